@@ -1,0 +1,155 @@
+// Database handle for both targets: embedded PGlite in DATA_DIR (default) or a PostgreSQL server.
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Kysely, PGliteDialect, PostgresDialect, type DatabaseConnection, type Driver } from 'kysely';
+import pg from 'pg';
+import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
+import type { DB } from './schema.ts';
+
+export type DbKind = 'pglite' | 'postgres';
+
+export interface Database {
+  readonly db: Kysely<DB>;
+  readonly kind: DbKind;
+  /** The raw embedded instance (migrations need its multi-statement exec). */
+  readonly pglite?: PGliteInstance;
+  close(): Promise<void>;
+}
+
+export class DataDirLockedError extends Error {
+  constructor(dir: string, pid: number) {
+    super(`DATA_DIR ${dir} is in use by process ${pid}; stop it first, or point DATA_DIR elsewhere`);
+    this.name = 'DataDirLockedError';
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Exclusive lock on a PGlite directory: PGlite is one process, one connection. Stale locks of dead processes are taken over. */
+export function lockDataDir(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'rampart.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        try {
+          unlinkSync(file);
+        } catch {
+          /* already gone */
+        }
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
+      if (Number.isInteger(pid) && pid !== process.pid && pidAlive(pid)) throw new DataDirLockedError(dir, pid);
+      if (pid === process.pid) throw new DataDirLockedError(dir, pid);
+      unlinkSync(file); // stale: its process is gone
+    }
+  }
+  throw new Error(`could not lock ${dir}`);
+}
+
+/**
+ * Kysely's PGlite driver hands every caller the same connection. Without a mutex, a query from one
+ * request would run inside another request's open transaction (and its tenant settings). This
+ * serialises connection use: acquire waits until the previous holder releases.
+ */
+class SerialisedDriver implements Driver {
+  #inner: Driver;
+  #tail: Promise<void> = Promise.resolve();
+  #release: (() => void) | undefined;
+  constructor(inner: Driver) {
+    this.#inner = inner;
+  }
+  init() {
+    return this.#inner.init();
+  }
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const previous = this.#tail;
+    let release!: () => void;
+    this.#tail = new Promise<void>((r) => (release = r));
+    await previous;
+    this.#release = release;
+    return this.#inner.acquireConnection();
+  }
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    await this.#inner.releaseConnection(connection);
+    const release = this.#release;
+    this.#release = undefined;
+    release?.();
+  }
+  beginTransaction: Driver['beginTransaction'] = (c, s) => this.#inner.beginTransaction(c, s);
+  commitTransaction: Driver['commitTransaction'] = (c) => this.#inner.commitTransaction(c);
+  rollbackTransaction: Driver['rollbackTransaction'] = (c) => this.#inner.rollbackTransaction(c);
+  savepoint: NonNullable<Driver['savepoint']> = (c, n, q) => this.#inner.savepoint!(c, n, q);
+  rollbackToSavepoint: NonNullable<Driver['rollbackToSavepoint']> = (c, n, q) => this.#inner.rollbackToSavepoint!(c, n, q);
+  releaseSavepoint: NonNullable<Driver['releaseSavepoint']> = (c, n, q) => this.#inner.releaseSavepoint!(c, n, q);
+  destroy() {
+    return this.#inner.destroy();
+  }
+}
+
+class SerialisedPGliteDialect extends PGliteDialect {
+  override createDriver(): Driver {
+    return new SerialisedDriver(super.createDriver());
+  }
+}
+
+export interface OpenDatabaseOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  poolMax?: number;
+  /** Tests: an in-memory PGlite (still locks dataDir). */
+  inMemory?: boolean;
+}
+
+// int8 and numeric come back as strings by default; counts and ids here fit in a JS number.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+
+export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolMax ?? 10 });
+    pool.on('error', () => {
+      /* idle client errors surface on the next query; never crash the process */
+    });
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    return { db, kind: 'postgres', close: () => db.destroy() };
+  }
+  const dir = resolve(opts.dataDir);
+  const unlock = lockDataDir(dir);
+  try {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const pglite = await PGlite.create(opts.inMemory ? undefined : join(dir, 'pg'), {
+      parsers: { 20: (v: string) => Number.parseInt(v, 10) },
+    });
+    const db = new Kysely<DB>({ dialect: new SerialisedPGliteDialect({ pglite }) });
+    return {
+      db,
+      kind: 'pglite',
+      pglite,
+      close: async () => {
+        try {
+          await db.destroy();
+        } finally {
+          unlock();
+        }
+      },
+    };
+  } catch (e) {
+    unlock();
+    throw e;
+  }
+}

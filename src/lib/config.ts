@@ -1,0 +1,143 @@
+// One zod schema for every setting (DESIGN §5.1). Parsed once at boot, frozen.
+// Invalid configuration stops the process with a message naming the variable.
+import { z } from 'zod';
+
+const bool = z
+  .enum(['1', '0', 'true', 'false', 'on', 'off', 'yes', 'no'])
+  .transform((v) => ['1', 'true', 'on', 'yes'].includes(v));
+
+const csv = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  );
+
+const optionalSecret = z.string().min(1).optional();
+
+/** Peer env suffix: upper-case, every character outside A-Z0-9 becomes `_` (`bid-portal` → `BID_PORTAL`). */
+export function peerEnvSuffix(name: string): string {
+  return name.toUpperCase().replace(/[^A-Z0-9]/g, '_');
+}
+
+const schema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    HOST: z.string().min(1).default('0.0.0.0'),
+    PUBLIC_BASE_URL: z.url().optional(),
+    DATA_DIR: z.string().min(1).default('./.data'),
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(200).default(10),
+    EMBEDDED_WORKER: bool.optional(),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    TRUST_PROXY: bool.default(false),
+    SVC_SELF_NAME: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and dashes')
+      .default('rampart'),
+    SVC_MANAGEMENT_PEER: z.string().min(1).optional(),
+    SVC_BID_PEER: z.string().min(1).optional(),
+    SVC_MAX_DRIFT_MS: z.coerce.number().int().positive().default(300_000),
+    SVC_IDEMPOTENCY_STALE_MS: z.coerce.number().int().positive().default(60_000),
+    SVC_MAX_BODY_BYTES: z.coerce.number().int().positive().default(262_144),
+    CRON_SECRET: optionalSecret,
+    AGENT_RELAY_SECRET: optionalSecret,
+    CMMC_SCRIPT_SIGNING_SEED: optionalSecret,
+    OPERATIONS_DOC_VERSION: z
+      .string()
+      .regex(/^\d+\.\d+\.\d+$/, 'a semantic version such as 2.15.0')
+      .optional(),
+    STAFF_EMAIL_DOMAINS: csv.default([]),
+    APP_ENCRYPTION_KEY: z
+      .string()
+      .refine((v) => Buffer.from(v, 'base64').length === 32, '32 bytes, base64-encoded')
+      .optional(),
+    AUTH_SECRET: z.string().min(32, 'at least 32 characters').optional(),
+    LLM_BASE_URL: z.url().optional(),
+    LLM_API_KEY: optionalSecret,
+    LLM_MODEL: z.string().min(1).optional(),
+    SMTP_URL: z
+      .string()
+      .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+      .optional(),
+    MAIL_FROM: z.string().min(3).default('Rampart <no-reply@localhost>'),
+    METRICS_TOKEN: optionalSecret,
+    SIGNUP_ENABLED: bool.default(true),
+  })
+  .transform((c) => ({
+    ...c,
+    PUBLIC_BASE_URL: (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ''),
+    EMBEDDED_WORKER: c.EMBEDDED_WORKER ?? !c.DATABASE_URL,
+    embedded: !c.DATABASE_URL,
+  }));
+
+export type Config = Readonly<z.output<typeof schema>> & {
+  /** Mesh peer entries (SVC_PEER_URL_*, SVC_SECRET_TO_*, SVC_SECRET_FROM_*, SVC_PEER_FLOWS_*), keyed by env suffix. */
+  readonly peers: Readonly<Record<string, PeerConfig>>;
+};
+
+export interface PeerConfig {
+  readonly suffix: string;
+  readonly url?: string;
+  readonly secretTo?: string;
+  readonly secretFrom?: string;
+  readonly flows: readonly string[];
+}
+
+export class ConfigError extends Error {
+  readonly issues: string[];
+  constructor(issues: string[]) {
+    super(`Invalid configuration:\n${issues.map((i) => `  - ${i}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.issues = issues;
+  }
+}
+
+const PEER_RE = /^SVC_(PEER_URL|SECRET_TO|SECRET_FROM|PEER_FLOWS)_([A-Z0-9_]+)$/;
+
+function parsePeers(env: NodeJS.ProcessEnv, issues: string[]): Record<string, PeerConfig> {
+  const peers: Record<string, { url?: string; secretTo?: string; secretFrom?: string; flows?: string[] }> = {};
+  for (const [key, value] of Object.entries(env)) {
+    const m = PEER_RE.exec(key);
+    if (!m || value === undefined || value === '') continue;
+    const [, kind, suffix] = m as unknown as [string, string, string];
+    const p = (peers[suffix] ??= {});
+    if (kind === 'PEER_URL') {
+      if (!z.url({ protocol: /^https?$/ }).safeParse(value).success) issues.push(`${key}: must be an http(s) URL`);
+      else p.url = value;
+    } else if (kind === 'SECRET_TO') p.secretTo = value;
+    else if (kind === 'SECRET_FROM') p.secretFrom = value;
+    else
+      p.flows = value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+  }
+  // Flow allowlist alone does not make a peer (DESIGN §5.1: URL or secret entries define the list).
+  const out: Record<string, PeerConfig> = {};
+  for (const [suffix, p] of Object.entries(peers)) {
+    if (!p.url && !p.secretTo && !p.secretFrom) continue;
+    out[suffix] = Object.freeze({ suffix, ...p, flows: Object.freeze(p.flows ?? ['ping', 'health_check']) });
+  }
+  return out;
+}
+
+/** Parses the environment once. Throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings mean "unset", as in most deployment tools.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = schema.safeParse(cleaned);
+  const issues: string[] = [];
+  if (!result.success) {
+    for (const issue of result.error.issues) issues.push(`${issue.path.join('.') || '(env)'}: ${issue.message}`);
+  }
+  const peers = parsePeers(cleaned, issues);
+  if (issues.length || !result.success) throw new ConfigError(issues);
+  return Object.freeze({ ...result.data, peers: Object.freeze(peers) });
+}
