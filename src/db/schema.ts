@@ -58,7 +58,7 @@ export interface TenantSettingsTable {
   tenant_id: string;
   daily_scan_quota: Generated<number>;
   per_asset_concurrent_scans: Generated<number>;
-  updated_at: Generated<Timestamp>;
+  updated_at: Timestamp;
   updated_by: string | null;
 }
 
@@ -74,21 +74,21 @@ export interface AuditLogTable {
   ip_address: string | null;
   user_agent: string | null;
   request_id: string | null;
-  created_at: Generated<Timestamp>;
+  created_at: Timestamp;
 }
 
 export interface PlatformRolesTable {
   user_id: string;
   role: 'staff' | 'super_admin';
   granted_by: string | null;
-  created_at: Generated<Timestamp>;
+  created_at: Timestamp;
 }
 
 export interface SchemaMigrationsTable {
   version: string;
   name: string;
   checksum: string;
-  applied_at: Generated<Timestamp>;
+  applied_at: Timestamp;
 }
 
 export interface DB {

@@ -56,6 +56,13 @@ grant select ("id", "email", "role", "status", "expiresAt", "createdAt", "invite
 alter table "invitation" enable row level security;
 create policy invitation_tenant on "invitation" for select to rampart_app using ("organizationId" = app_tenant_id());
 
+-- The service role reads identity to answer "which tenants is this user in" and for staff lists.
+grant select on "organization", "member" to rampart_service;
+grant select ("id", "name", "email", "emailVerified", "image", "createdAt", "twoFactorEnabled") on "user" to rampart_service;
+create policy organization_service on "organization" for select to rampart_service using (true);
+create policy member_service on "member" for select to rampart_service using (true);
+create policy user_service on "user" for select to rampart_service using (true);
+
 -- Tenant settings (enforced by the scans module).
 create table tenant_settings (
   tenant_id uuid primary key references "organization" (id) on delete cascade,

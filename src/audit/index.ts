@@ -1,0 +1,2 @@
+export { createAuditService, type AuditRecord, type AuditService } from './audit-service.ts';
+export * from './audit-schemas.ts';

@@ -1,0 +1,64 @@
+// Every error a client can see is `{error, message}` with a stable code from this table.
+// docs/errors.md documents each code; a test fails on an undocumented one.
+
+export const ERROR_STATUS = {
+  // generic
+  validation_failed: 400,
+  invalid_json: 400,
+  unauthenticated: 401,
+  two_factor_required: 401,
+  forbidden: 403,
+  csrf_invalid: 403,
+  tenant_forbidden: 403,
+  staff_only: 403,
+  super_admin_only: 403,
+  not_found: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+  // tenants
+  tenant_not_found: 404,
+  last_owner: 409,
+  // auth proxy (Better Auth answers are re-coded into this family)
+  auth_failed: 400,
+  auth_invalid_credentials: 401,
+  auth_email_not_verified: 403,
+  auth_user_exists: 422,
+  auth_weak_password: 400,
+  auth_invalid_token: 400,
+  auth_invalid_two_factor_code: 401,
+  auth_signup_disabled: 403,
+  // platform roles
+  role_not_found: 404,
+  user_not_found: 404,
+  staff_domain_not_approved: 422,
+  // metrics
+  metrics_token_invalid: 401,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: unknown;
+  readonly headers: Record<string, string> | undefined;
+  constructor(code: ErrorCode, message: string, opts: { details?: unknown; headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = opts.details;
+    this.headers = opts.headers;
+  }
+}
+
+export const appError = (code: ErrorCode, message: string, opts?: ConstructorParameters<typeof AppError>[2]): AppError =>
+  new AppError(code, message, opts);
+
+export const isAppError = (e: unknown): e is AppError => e instanceof AppError;

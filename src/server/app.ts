@@ -1,0 +1,170 @@
+// Composition root: builds the Fastify app from explicit dependencies, without listening.
+// Tests call buildApp() and use app.inject(); main.ts listens.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import cookie from '@fastify/cookie';
+import helmet from '@fastify/helmet';
+import fastifyStatic from '@fastify/static';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { createAuditService, type AuditService } from '../audit/index.ts';
+import { createAuth, type Auth } from '../auth/auth.ts';
+import { registerAuthRoutes } from '../auth/auth-routes.ts';
+import type { Mailer } from '../auth/mailer.ts';
+import type { Database } from '../db/client.ts';
+import type { Config } from '../lib/config.ts';
+import { newId } from '../lib/ids.ts';
+import { runWithRequestInfo } from '../lib/request-context.ts';
+import { registerHealthRoutes } from '../ops/health-routes.ts';
+import { APP_VERSION } from '../ops/version.ts';
+import { createStaffService, registerStaffRoutes, type StaffService } from '../staff/index.ts';
+import { createTenantsService, registerTenantRoutes, type TenantsService } from '../tenants/index.ts';
+import { registerErrorHandling, sendError, type UnhandledErrorListener } from './plugins/errors.ts';
+import { registerSession, type SessionGuards } from './plugins/session.ts';
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  mailer: Mailer;
+  /** Signs sessions and CSRF tokens (AUTH_SECRET or the generated one in DATA_DIR). */
+  authSecret: string;
+  logger?: FastifyServerOptions['logger'];
+  /** An existing pino logger (main.ts shares one with start-up code). */
+  loggerInstance?: FastifyBaseLogger;
+  /** Built SPA directory; null serves the API only. */
+  webDir?: string | null;
+  onUnhandledError?: UnhandledErrorListener;
+  /** Sign-in attempts per client address per minute (login throttling). */
+  signInPerMinute?: number;
+}
+
+export interface Services {
+  auth: Auth;
+  audit: AuditService;
+  staff: StaffService;
+  tenants: TenantsService;
+  guards: SessionGuards;
+}
+
+export type App = FastifyInstance & { services: Services };
+
+/** Key names whose values never reach a log line. */
+export const LOG_REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-csrf-token"]',
+  'req.headers["x-svc-signature"]',
+  'req.headers["x-rampart-signature"]',
+  'req.headers["x-cron-secret"]',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.newPassword',
+  '*.currentPassword',
+  '*.token',
+  '*.secret',
+  '*.secretAccessKey',
+  '*.apiKey',
+];
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export const CONTENT_SECURITY_POLICY = {
+  defaultSrc: ["'self'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'", "'unsafe-inline'"],
+  imgSrc: ["'self'", 'data:'],
+  connectSrc: ["'self'"],
+  fontSrc: ["'self'", 'data:'],
+  objectSrc: ["'none'"],
+  baseUri: ["'self'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+  upgradeInsecureRequests: null,
+};
+
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { config, database } = deps;
+  const app = Fastify({
+    ...(deps.loggerInstance
+      ? { loggerInstance: deps.loggerInstance }
+      : { logger: deps.logger ?? { level: config.LOG_LEVEL, redact: { paths: LOG_REDACT, censor: '[redacted]' } } }),
+    trustProxy: config.TRUST_PROXY,
+    bodyLimit: 1024 * 1024,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : newId();
+    },
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  }) as unknown as App;
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // Request info for code deep inside libraries (audit entries written from Better Auth hooks).
+  app.addHook('onRequest', (req, _reply, done) => {
+    runWithRequestInfo({ requestId: String(req.id), ip: req.ip, userAgent: req.headers['user-agent'] ?? null }, done);
+  });
+  app.addHook('onSend', async (req, reply) => {
+    void reply.header('x-request-id', req.id);
+  });
+
+  const audit = createAuditService({ db: database.db });
+  const staff = createStaffService({ db: database.db, staffDomains: config.STAFF_EMAIL_DOMAINS, audit });
+  const tenants = createTenantsService({ db: database.db, audit });
+  const auth = createAuth({
+    db: database.db,
+    baseUrl: config.PUBLIC_BASE_URL,
+    secret: deps.authSecret,
+    mailer: deps.mailer,
+    audit,
+    signupEnabled: config.SIGNUP_ENABLED,
+    ...(deps.signInPerMinute ? { signInPerMinute: deps.signInPerMinute } : {}),
+  });
+
+  registerErrorHandling(app, deps.onUnhandledError ?? (() => {}));
+  await app.register(helmet, { contentSecurityPolicy: { directives: CONTENT_SECURITY_POLICY }, crossOriginEmbedderPolicy: false });
+  await app.register(cookie);
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Rampart API', version: APP_VERSION, description: 'Multi-tenant security scanning and compliance platform.' },
+      components: { securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: 'rampart.session_token' } } },
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+
+  const guards = registerSession(app, { auth, baseUrl: config.PUBLIC_BASE_URL, secret: deps.authSecret, staff });
+  registerHealthRoutes(app, { db: database.db, dbKind: database.kind, metricsToken: config.METRICS_TOKEN, signupEnabled: config.SIGNUP_ENABLED });
+  registerAuthRoutes(app, auth, config.PUBLIC_BASE_URL);
+  registerTenantRoutes(app, { guards, tenants, staff });
+  registerStaffRoutes(app, { guards, staff, audit });
+
+  if (deps.webDir && existsSync(join(deps.webDir, 'index.html'))) registerWebApp(app, deps.webDir);
+
+  app.decorate('services', { auth, audit, staff, tenants, guards });
+  return app;
+}
+
+/** The SPA: hashed assets cached for a year, index.html for every other browser navigation. */
+function registerWebApp(app: FastifyInstance, webDir: string): void {
+  const index = readFileSync(join(webDir, 'index.html'));
+  void app.register(fastifyStatic, {
+    root: webDir,
+    wildcard: false,
+    index: false,
+    setHeaders(res, path) {
+      res.header('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+    },
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '/';
+    const api = /^\/(api|docs|healthz|readyz|metrics)(\/|$)/.test(path);
+    if ((req.method === 'GET' || req.method === 'HEAD') && !api) {
+      return reply.code(200).type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(index);
+    }
+    return sendError(reply, { status: 404, code: 'route_not_found', message: `No route for ${req.method} ${path}.` });
+  });
+}

@@ -1,0 +1,77 @@
+// Process entry: configuration, secrets, database, migrations, listen, clean shutdown.
+import { resolve } from 'node:path';
+import pino from 'pino';
+import { createLogMailer, createSmtpMailer, type Mailer } from '../auth/mailer.ts';
+import { openDatabase } from '../db/client.ts';
+import { migrate } from '../db/migrate.ts';
+import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
+import { loadOrCreateSecret } from '../lib/secrets-file.ts';
+import { buildApp, LOG_REDACT } from './app.ts';
+
+export interface RuntimeSecrets {
+  authSecret: string;
+  encryptionKey: string;
+}
+
+/** AUTH_SECRET / APP_ENCRYPTION_KEY from the environment, else generated once into DATA_DIR. */
+export function resolveSecrets(config: Config, log: Pick<pino.Logger, 'warn'>): RuntimeSecrets {
+  const fromFile = (name: string, what: string) => {
+    const { value, created } = loadOrCreateSecret(resolve(config.DATA_DIR), name);
+    if (created) log.warn(`${what} not set: generated one into ${resolve(config.DATA_DIR, name)}; every replica must share it`);
+    return value;
+  };
+  return {
+    authSecret: config.AUTH_SECRET ?? fromFile('auth-secret', 'AUTH_SECRET'),
+    encryptionKey: config.APP_ENCRYPTION_KEY ?? fromFile('encryption-key', 'APP_ENCRYPTION_KEY'),
+  };
+}
+
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      process.exit(78); // EX_CONFIG
+    }
+    throw e;
+  }
+  const log = pino({ level: config.LOG_LEVEL, redact: { paths: LOG_REDACT, censor: '[redacted]' } });
+  const secrets = resolveSecrets(config, log);
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.DATABASE_POOL_MAX });
+  const { applied } = await migrate(database);
+  if (applied.length) log.info({ applied }, 'migrations applied');
+
+  let mailer: Mailer;
+  if (config.SMTP_URL) mailer = createSmtpMailer(config.SMTP_URL, config.MAIL_FROM);
+  else mailer = createLogMailer(log);
+
+  const app = await buildApp({ config, database, mailer, authSecret: secrets.authSecret, loggerInstance: log, webDir: resolve('dist/web') });
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      log.error('shutdown took longer than 10 s; exiting');
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    try {
+      await app.close();
+      await database.close();
+    } finally {
+      clearTimeout(force);
+      process.exit(0);
+    }
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+
+  await app.listen({ port: config.PORT, host: config.HOST });
+  log.info({ url: config.PUBLIC_BASE_URL, database: database.kind }, 'Rampart is serving');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();

@@ -1,0 +1,147 @@
+// Tenant-scoped reads and settings. Every method runs inside withTenant, so row-level security
+// holds even if a query forgets its tenant filter; the caller's role is checked in the same
+// transaction.
+import type { Kysely } from 'kysely';
+import type { z } from 'zod';
+import type { AuditService } from '../audit/audit-service.ts';
+import type { AuditQuery } from '../audit/audit-schemas.ts';
+import type { DB } from '../db/schema.ts';
+import { withService, withTenant, type Tx } from '../db/tenant.ts';
+import { appError } from '../lib/errors.ts';
+import type { membersResponseSchema, membershipSchema, TenantRole, TenantSettingsDto, TenantSettingsInput } from './tenants-schemas.ts';
+
+export interface Caller {
+  userId: string;
+  email: string;
+}
+
+const ADMIN_ROLES: readonly TenantRole[] = ['owner', 'admin'];
+
+export const TENANT_SETTING_DEFAULTS = { dailyScanQuota: 200, perAssetConcurrentScans: 1 } as const;
+
+export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService }) {
+  const { db, audit } = deps;
+
+  /** Runs `fn` as the tenant, after checking the caller is a member with one of `roles`. */
+  async function asMember<T>(tenantId: string, caller: Caller, roles: readonly TenantRole[] | 'any', fn: (tx: Tx, role: TenantRole) => Promise<T>): Promise<T> {
+    return withTenant(db, { tenantId, userId: caller.userId }, async (tx) => {
+      const m = await tx.selectFrom('member').select('role').where('organizationId', '=', tenantId).where('userId', '=', caller.userId).executeTakeFirst();
+      if (!m) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
+      const role = m.role as TenantRole;
+      if (roles !== 'any' && !roles.includes(role)) throw appError('tenant_forbidden', `This needs the ${roles.join(' or ')} role in this tenant.`);
+      return fn(tx, role);
+    });
+  }
+
+  async function readSettings(tx: Tx, tenantId: string, canEdit: boolean): Promise<TenantSettingsDto> {
+    const row = await tx.selectFrom('tenant_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
+    return row
+      ? { dailyScanQuota: row.daily_scan_quota, perAssetConcurrentScans: row.per_asset_concurrent_scans, updatedAt: new Date(row.updated_at).toISOString(), canEdit }
+      : { ...TENANT_SETTING_DEFAULTS, updatedAt: new Date(0).toISOString(), canEdit };
+  }
+
+  return {
+    asMember,
+
+    async membershipsOf(userId: string): Promise<z.infer<typeof membershipSchema>[]> {
+      const rows = await withService(db, (tx) =>
+        tx
+          .selectFrom('member as m')
+          .innerJoin('organization as o', 'o.id', 'm.organizationId')
+          .select(['o.id', 'o.name', 'o.slug', 'm.role'])
+          .where('m.userId', '=', userId)
+          .orderBy('o.name')
+          .execute(),
+      );
+      return rows.map((r) => ({ ...r, role: r.role as TenantRole }));
+    },
+
+    listMembers(tenantId: string, caller: Caller): Promise<z.infer<typeof membersResponseSchema>> {
+      return asMember(tenantId, caller, 'any', async (tx, role) => {
+        // No tenant filter on purpose in neither query's join: RLS scopes member and user rows.
+        const members = await tx
+          .selectFrom('member as m')
+          .innerJoin('user as u', 'u.id', 'm.userId')
+          .select(['m.id', 'm.userId', 'u.name', 'u.email', 'm.role', 'm.createdAt', 'u.twoFactorEnabled'])
+          .where('m.organizationId', '=', tenantId)
+          .orderBy('u.email')
+          .execute();
+        const invitations = ADMIN_ROLES.includes(role)
+          ? await tx
+              .selectFrom('invitation')
+              .select(['id', 'email', 'role', 'status', 'expiresAt', 'createdAt'])
+              .where('organizationId', '=', tenantId)
+              .where('status', '=', 'pending')
+              .orderBy('createdAt', 'desc')
+              .execute()
+          : [];
+        return {
+          members: members.map((m) => ({
+            id: m.id,
+            userId: m.userId,
+            name: m.name,
+            email: m.email,
+            role: m.role as TenantRole,
+            joinedAt: new Date(m.createdAt).toISOString(),
+            twoFactorEnabled: Boolean(m.twoFactorEnabled),
+          })),
+          invitations: invitations.map((i) => ({
+            id: i.id,
+            email: i.email,
+            role: i.role ?? 'member',
+            status: i.status,
+            expiresAt: new Date(i.expiresAt).toISOString(),
+            createdAt: new Date(i.createdAt).toISOString(),
+          })),
+        };
+      });
+    },
+
+    getSettings(tenantId: string, caller: Caller): Promise<TenantSettingsDto> {
+      return asMember(tenantId, caller, 'any', (tx, role) => readSettings(tx, tenantId, ADMIN_ROLES.includes(role)));
+    },
+
+    /** Also the read path the scans module uses for enforcement (inside its own tenant transaction). */
+    settingsIn: (tx: Tx, tenantId: string) => readSettings(tx, tenantId, false),
+
+    updateSettings(tenantId: string, caller: Caller, input: TenantSettingsInput): Promise<TenantSettingsDto> {
+      return asMember(tenantId, caller, ADMIN_ROLES, async (tx) => {
+        const before = await readSettings(tx, tenantId, true);
+        await tx
+          .insertInto('tenant_settings')
+          .values({ tenant_id: tenantId, daily_scan_quota: input.dailyScanQuota, per_asset_concurrent_scans: input.perAssetConcurrentScans, updated_by: caller.userId })
+          .onConflict((c) =>
+            c.column('tenant_id').doUpdateSet({
+              daily_scan_quota: input.dailyScanQuota,
+              per_asset_concurrent_scans: input.perAssetConcurrentScans,
+              updated_by: caller.userId,
+              updated_at: new Date(),
+            }),
+          )
+          .execute();
+        await audit.record(
+          {
+            tenantId,
+            actorUserId: caller.userId,
+            actorEmail: caller.email,
+            action: 'tenant.settings_updated',
+            targetType: 'tenant',
+            targetId: tenantId,
+            details: {
+              from: { dailyScanQuota: before.dailyScanQuota, perAssetConcurrentScans: before.perAssetConcurrentScans },
+              to: input,
+            },
+          },
+          tx,
+        );
+        return readSettings(tx, tenantId, true);
+      });
+    },
+
+    auditLog(tenantId: string, caller: Caller, query: Omit<AuditQuery, 'tenantId'>) {
+      return asMember(tenantId, caller, ADMIN_ROLES, (tx) => audit.list({ ...query, tenantId }, tx));
+    },
+  };
+}
+
+export type TenantsService = ReturnType<typeof createTenantsService>;

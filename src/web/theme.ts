@@ -1,0 +1,31 @@
+// Mantine theme: indigo primary at shades that keep white text at WCAG AA contrast, darker
+// "dimmed" text and darker light-variant text for the colours we use in badges and alerts.
+import { createTheme, type CSSVariablesResolver } from '@mantine/core';
+
+export const theme = createTheme({
+  primaryColor: 'indigo',
+  primaryShade: { light: 8, dark: 8 },
+  autoContrast: true,
+  defaultRadius: 'md',
+  cursorType: 'pointer',
+  focusRing: 'auto',
+  respectReducedMotion: true,
+  headings: { fontWeight: '650' },
+  components: {
+    Button: { defaultProps: { fw: 600 } },
+    Table: { defaultProps: { verticalSpacing: 'sm', highlightOnHover: true } },
+  },
+});
+
+export const cssVariablesResolver: CSSVariablesResolver = () => ({
+  variables: {},
+  light: {
+    '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
+    '--mantine-color-green-light-color': '#1e6b30',
+    '--mantine-color-yellow-light-color': '#7a4400',
+    '--mantine-color-orange-light-color': '#a13a08',
+    '--mantine-color-teal-light-color': '#066649',
+    '--mantine-color-cyan-light-color': '#0a5c6b',
+  },
+  dark: {},
+});
