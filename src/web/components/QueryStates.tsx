@@ -1,0 +1,37 @@
+import { Alert, Button, Center, Group, Loader, Stack, Text } from '@mantine/core';
+import { errorMessage } from '../lib/errors.ts';
+import { IconAlert } from './icons.tsx';
+
+export function LoadingState({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <Center py="xl" role="status" aria-live="polite">
+      <Group gap="sm">
+        <Loader size="sm" aria-hidden="true" />
+        <Text c="dimmed">{label}</Text>
+      </Group>
+    </Center>
+  );
+}
+
+export function ErrorState({ error, title = 'Could not load this', onRetry }: { error: unknown; title?: string; onRetry?: () => void }) {
+  return (
+    <Alert color="red" variant="light" title={title} icon={<IconAlert />} role="alert">
+      <Stack gap="sm" align="flex-start">
+        <Text size="sm">{errorMessage(error)}</Text>
+        {onRetry && (
+          <Button size="xs" variant="default" onClick={onRetry}>
+            Try again
+          </Button>
+        )}
+      </Stack>
+    </Alert>
+  );
+}
+
+export function FullPageLoader({ label = 'Loading Rampart…' }: { label?: string }) {
+  return (
+    <Center mih="100dvh">
+      <LoadingState label={label} />
+    </Center>
+  );
+}
