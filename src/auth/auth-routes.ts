@@ -3,6 +3,7 @@
 // Better Auth's `code` for its client).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_STATUS, type ErrorCode } from '../lib/errors.ts';
+import { sendError } from '../server/plugins/errors.ts';
 import type { Auth } from './auth.ts';
 
 const AUTH_CODES: Record<string, ErrorCode> = {
@@ -81,11 +82,24 @@ async function relay(res: Response, req: FastifyRequest, reply: FastifyReply): P
 }
 
 export function registerAuthRoutes(app: FastifyInstance, auth: Auth, baseUrl: string): void {
+  const allowedOrigin = new URL(baseUrl).origin;
   app.route({
     method: ['GET', 'POST'],
     url: '/api/auth/*',
     schema: { hide: true },
     async handler(req, reply) {
+      if (req.method === 'POST') {
+        // Cross-site form posts can only send form or text bodies, and browsers always send
+        // Origin on cross-origin POSTs: together these close CSRF on the auth routes.
+        const origin = req.headers.origin;
+        if (origin !== undefined && origin !== allowedOrigin) {
+          return sendError(reply, { status: 403, code: 'csrf_invalid', message: 'Cross-origin request refused.' });
+        }
+        const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+        if (req.body !== undefined && type !== 'application/json') {
+          return sendError(reply, { status: 415, code: 'unsupported_media_type', message: 'Send JSON (content-type: application/json).' });
+        }
+      }
       const res = await auth.handler(toFetchRequest(req, baseUrl));
       return relay(res, req, reply);
     },

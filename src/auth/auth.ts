@@ -1,7 +1,7 @@
 // Better Auth over our Kysely database: e-mail + password, database sessions, TOTP two-factor
 // with recovery codes, password reset, e-mail verification, organizations as tenants.
 import { betterAuth } from 'better-auth';
-import { APIError, createAuthMiddleware } from 'better-auth/api';
+import { createAuthMiddleware, isAPIError } from 'better-auth/api';
 import { organization, twoFactor } from 'better-auth/plugins';
 import type { Kysely } from 'kysely';
 import type { AuditService } from '../audit/audit-service.ts';
@@ -98,45 +98,6 @@ function createAuthInstance(deps: AuthDeps) {
         },
       },
     },
-    hooks: {
-      after: createAuthMiddleware(async (ctx) => {
-        const returned = ctx.context.returned;
-        const failed = returned instanceof APIError;
-        const session = ctx.context.newSession ?? ctx.context.session;
-        const actor = session ? { actorUserId: session.user.id, actorEmail: session.user.email } : {};
-        const email = typeof ctx.body?.email === 'string' ? ctx.body.email.toLowerCase().slice(0, 320) : null;
-        switch (ctx.path) {
-          case '/sign-in/email':
-            if (failed) {
-              await audit.record({ actorEmail: email, action: 'auth.sign_in_failed', details: { reason: returned.body?.code ?? returned.status } });
-            } else if (ctx.context.newSession) {
-              await audit.record({ ...actor, action: 'auth.sign_in', targetType: 'user', targetId: ctx.context.newSession.user.id });
-            } else {
-              await audit.record({ actorEmail: email, action: 'auth.sign_in_two_factor_challenge' });
-            }
-            break;
-          case '/two-factor/verify-totp':
-          case '/two-factor/verify-backup-code':
-            await audit.record({ ...actor, actorEmail: actor.actorEmail ?? null, action: failed ? 'auth.two_factor_failed' : 'auth.sign_in', details: { method: ctx.path.endsWith('totp') ? 'totp' : 'recovery_code' } });
-            break;
-          case '/sign-out':
-            await audit.record({ action: 'auth.sign_out' });
-            break;
-          case '/change-password':
-            if (!failed) await audit.record({ ...actor, action: 'auth.password_changed', targetType: 'user', targetId: session?.user.id ?? null });
-            break;
-          case '/two-factor/enable':
-          case '/two-factor/disable':
-          case '/two-factor/generate-backup-codes':
-            if (!failed)
-              await audit.record({ ...actor, action: `auth.two_factor_${ctx.path.split('/').pop()!.replace(/-/g, '_')}`, targetType: 'user', targetId: session?.user.id ?? null });
-            break;
-          case '/request-password-reset':
-            await audit.record({ actorEmail: email, action: 'auth.password_reset_requested' });
-            break;
-        }
-      }),
-    },
     plugins: [
       twoFactor({ issuer: 'Rampart', backupCodeOptions: { amount: 10, length: 10 } }),
       organization({
@@ -184,6 +145,55 @@ function createAuthInstance(deps: AuthDeps) {
           },
         },
       }),
+      // Last, so it sees what the two-factor plugin made of a sign-in.
+      {
+        id: 'rampart-audit',
+        hooks: { after: [{ matcher: () => true, handler: createAuthMiddleware(async (ctx) => {
+        const returned = ctx.context.returned as unknown;
+        const failed = isAPIError(returned);
+        const body = (returned as { body?: unknown } | undefined)?.body ?? returned;
+        const challenged = Boolean((body as { twoFactorRedirect?: boolean } | undefined)?.twoFactorRedirect);
+        const session = ctx.context.newSession ?? ctx.context.session;
+        const actor = session ? { actorUserId: session.user.id, actorEmail: session.user.email } : {};
+        const email = typeof ctx.body?.email === 'string' ? ctx.body.email.toLowerCase().slice(0, 320) : null;
+        switch (ctx.path) {
+          case '/sign-in/email':
+            if (failed) {
+              await audit.record({ actorEmail: email, action: 'auth.sign_in_failed', details: { reason: returned.body?.code ?? returned.status } });
+            } else if (challenged || !ctx.context.newSession) {
+              await audit.record({ actorEmail: email, action: 'auth.sign_in_two_factor_challenge' });
+            } else {
+              await audit.record({ ...actor, action: 'auth.sign_in', targetType: 'user', targetId: ctx.context.newSession.user.id });
+            }
+            break;
+          case '/two-factor/verify-totp':
+          case '/two-factor/verify-backup-code':
+            // Without a prior session this is the second step of a sign-in; with one, the user is
+            // confirming a newly enabled authenticator.
+            await audit.record({
+              ...actor,
+              action: failed ? 'auth.two_factor_failed' : ctx.context.session ? 'auth.two_factor_confirmed' : 'auth.sign_in',
+              details: { method: ctx.path.endsWith('totp') ? 'totp' : 'recovery_code' },
+            });
+            break;
+          case '/sign-out':
+            await audit.record({ action: 'auth.sign_out' });
+            break;
+          case '/change-password':
+            if (!failed) await audit.record({ ...actor, action: 'auth.password_changed', targetType: 'user', targetId: session?.user.id ?? null });
+            break;
+          case '/two-factor/enable':
+          case '/two-factor/disable':
+          case '/two-factor/generate-backup-codes':
+            if (!failed)
+              await audit.record({ ...actor, action: `auth.two_factor_${ctx.path.split('/').pop()!.replace(/-/g, '_')}`, targetType: 'user', targetId: session?.user.id ?? null });
+            break;
+          case '/request-password-reset':
+            await audit.record({ actorEmail: email, action: 'auth.password_reset_requested' });
+            break;
+        }
+      }) }] },
+      },
     ],
   });
 }

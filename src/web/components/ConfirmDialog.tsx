@@ -6,6 +6,7 @@ interface ConfirmDialogProps {
   title: string;
   children: ReactNode;
   confirmLabel: string;
+  cancelLabel?: string;
   danger?: boolean;
   loading?: boolean;
   onConfirm: () => void;
@@ -13,7 +14,7 @@ interface ConfirmDialogProps {
 }
 
 /** A confirmation dialog; Cancel has focus first so Enter never destroys anything by accident. */
-export function ConfirmDialog({ opened, title, children, confirmLabel, danger, loading, onConfirm, onClose }: ConfirmDialogProps) {
+export function ConfirmDialog({ opened, title, children, confirmLabel, cancelLabel = 'Cancel', danger, loading, onConfirm, onClose }: ConfirmDialogProps) {
   return (
     <Modal opened={opened} onClose={onClose} title={title} centered>
       <Stack gap="lg">
@@ -22,7 +23,7 @@ export function ConfirmDialog({ opened, title, children, confirmLabel, danger, l
         </Text>
         <Group justify="flex-end" gap="sm">
           <Button variant="default" onClick={onClose} data-autofocus>
-            Cancel
+            {cancelLabel}
           </Button>
           <Button color={danger ? 'red' : undefined} loading={loading} onClick={onConfirm}>
             {confirmLabel}
