@@ -52,17 +52,10 @@ export function useForm<V extends Record<string, unknown>>(initial: V, validate?
     void handler(values);
   };
 
-  return {
-    values,
-    errors,
-    setValue,
-    setValues: setAll,
-    setErrors,
-    reset: (next) => {
-      setAll(next ?? initialRef.current);
-      setErrorsState({});
-    },
-    formRef,
-    onSubmit,
-  };
+  const reset = useCallback((next?: V) => {
+    setAll(next ?? initialRef.current);
+    setErrorsState({});
+  }, []);
+
+  return { values, errors, setValue, setValues: setAll, setErrors, reset, formRef, onSubmit };
 }

@@ -1,0 +1,144 @@
+// Audit entries with cursor pagination ("Load more"), shared by the tenant and staff views.
+import { Badge, Button, Center, Code, Modal, Paper, Stack, Table, Text, VisuallyHidden } from '@mantine/core';
+import type { InfiniteData, UseInfiniteQueryResult } from '@tanstack/react-query';
+import { useState } from 'react';
+import { formatDateTime } from '../../lib/format.ts';
+import type { AuditEntry, AuditPage } from '../../lib/types.ts';
+import { ErrorState, LoadingState } from '../QueryStates.tsx';
+
+interface AuditTableProps {
+  query: UseInfiniteQueryResult<InfiniteData<AuditPage>, Error>;
+  showTenant?: boolean;
+  filtered: boolean;
+}
+
+function actionColor(action: string): string {
+  if (/failed|denied|forbidden|rejected/.test(action)) return 'red';
+  if (/removed|deleted|cancel|revoked|disable/.test(action)) return 'orange';
+  if (action.startsWith('auth.')) return 'gray';
+  return 'indigo';
+}
+
+function target(entry: AuditEntry): string {
+  if (!entry.targetType) return '—';
+  return entry.targetId ? `${entry.targetType} ${entry.targetId}` : entry.targetType;
+}
+
+export function AuditTable({ query, showTenant, filtered }: AuditTableProps) {
+  const [open, setOpen] = useState<AuditEntry | null>(null);
+  if (query.isPending) return <LoadingState label="Loading the audit log…" />;
+  if (!query.data) return <ErrorState error={query.error} title="Could not load the audit log" onRetry={() => void query.refetch()} />;
+
+  const entries = query.data.pages.flatMap((p) => p.entries);
+  if (entries.length === 0)
+    return (
+      <Paper withBorder p="xl" radius="md">
+        <Text ta="center" c="dimmed">
+          {filtered ? 'No entries match these filters.' : 'No audit entries yet. Sign-ins, member changes and settings changes appear here.'}
+        </Text>
+      </Paper>
+    );
+
+  return (
+    <Stack gap="md">
+      <Paper withBorder radius="md">
+        <Table.ScrollContainer minWidth={showTenant ? 920 : 800}>
+          <Table striped>
+            <Table.Caption>
+              {entries.length} {entries.length === 1 ? 'entry' : 'entries'} shown, newest first
+            </Table.Caption>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th scope="col">Time</Table.Th>
+                {showTenant && <Table.Th scope="col">Tenant</Table.Th>}
+                <Table.Th scope="col">Actor</Table.Th>
+                <Table.Th scope="col">Action</Table.Th>
+                <Table.Th scope="col">Target</Table.Th>
+                <Table.Th scope="col">IP address</Table.Th>
+                <Table.Th scope="col">
+                  <VisuallyHidden>Details</VisuallyHidden>
+                </Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {entries.map((e) => (
+                <Table.Tr key={e.id}>
+                  <Table.Td className="nowrap">{formatDateTime(e.createdAt)}</Table.Td>
+                  {showTenant && <Table.Td>{e.tenantName ?? (e.tenantId ? e.tenantId : <Text c="dimmed" size="sm">Platform</Text>)}</Table.Td>}
+                  <Table.Td>{e.actorEmail ?? e.actorUserId ?? <Text c="dimmed" size="sm">System</Text>}</Table.Td>
+                  <Table.Td>
+                    <Badge variant="light" color={actionColor(e.action)} tt="none" fw={600}>
+                      {e.action}
+                    </Badge>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm" className="mono-break">
+                      {target(e)}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td className="nowrap">{e.ipAddress ?? '—'}</Table.Td>
+                  <Table.Td ta="right">
+                    <Button size="compact-xs" variant="subtle" aria-label={`Details of ${e.action} at ${formatDateTime(e.createdAt)}`} onClick={() => setOpen(e)}>
+                      Details
+                    </Button>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      </Paper>
+      <Center>
+        {query.hasNextPage ? (
+          <Button variant="default" loading={query.isFetchingNextPage} onClick={() => void query.fetchNextPage()}>
+            Load more
+          </Button>
+        ) : (
+          <Text size="sm" c="dimmed">
+            End of the audit log.
+          </Text>
+        )}
+      </Center>
+      {query.isError && <ErrorState error={query.error} title="Could not load more entries" />}
+      <Modal opened={open !== null} onClose={() => setOpen(null)} title="Audit entry" size="lg">
+        {open && <EntryDetails entry={open} />}
+      </Modal>
+    </Stack>
+  );
+}
+
+function EntryDetails({ entry }: { entry: AuditEntry }) {
+  const rows: [string, string][] = [
+    ['Time', formatDateTime(entry.createdAt)],
+    ['Action', entry.action],
+    ['Actor', [entry.actorEmail, entry.actorUserId].filter(Boolean).join(' · ') || 'System'],
+    ['Tenant', entry.tenantName ?? entry.tenantId ?? 'Platform'],
+    ['Target', target(entry)],
+    ['IP address', entry.ipAddress ?? '—'],
+    ['User agent', entry.userAgent ?? '—'],
+    ['Request id', entry.requestId ?? '—'],
+  ];
+  const hasDetails = entry.details && Object.keys(entry.details).length > 0;
+  return (
+    <Stack gap="md">
+      <Table variant="vertical" layout="fixed" withTableBorder>
+        <Table.Tbody>
+          {rows.map(([k, v]) => (
+            <Table.Tr key={k}>
+              <Table.Th w={120}>{k}</Table.Th>
+              <Table.Td style={{ wordBreak: 'break-word' }}>{v}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+      {hasDetails && (
+        <Stack gap={4}>
+          <Text size="sm" fw={600}>
+            Details
+          </Text>
+          <Code block>{JSON.stringify(entry.details, null, 2)}</Code>
+        </Stack>
+      )}
+    </Stack>
+  );
+}
