@@ -38,7 +38,7 @@ export function RecoveryCodes({ codes }: { codes: string[] }) {
           Download as text file
         </Button>
       </Group>
-      <Text size="xs" c="dimmed" aria-live="polite">
+      <Text size="xs" c="dimmed">
         {codes.length} codes
       </Text>
     </Stack>

@@ -1,0 +1,190 @@
+// Code-based route tree. Guards run in beforeLoad against the cached /me query.
+import type { QueryClient } from '@tanstack/react-query';
+import { createRootRouteWithContext, createRoute, createRouter, Outlet, redirect } from '@tanstack/react-router';
+import { AppLayout } from './components/AppLayout.tsx';
+import { RouteAnnouncer } from './components/RouteAnnouncer.tsx';
+import { NotFoundPage, RouteErrorPage } from './components/StatusPages.tsx';
+import { meQueryOptions } from './lib/me.ts';
+import { safeRedirect } from './lib/validate.ts';
+import { AccountPage } from './pages/account/AccountPage.tsx';
+import { AssetsPage, CmmcPage, CompliancePage, FindingsPage, ScansPage, WorkersPage } from './pages/areas/AreaPages.tsx';
+import { AcceptInvitationPage, type AcceptInvitationSearch } from './pages/auth/AcceptInvitationPage.tsx';
+import { ForgotPasswordPage } from './pages/auth/ForgotPasswordPage.tsx';
+import { ResetPasswordPage, type ResetPasswordSearch } from './pages/auth/ResetPasswordPage.tsx';
+import { SignInPage, type SignInSearch } from './pages/auth/SignInPage.tsx';
+import { SignUpPage, type SignUpSearch } from './pages/auth/SignUpPage.tsx';
+import { AuditLogPage } from './pages/settings/AuditLogPage.tsx';
+import { MembersPage } from './pages/settings/MembersPage.tsx';
+import { TenantSettingsPage } from './pages/settings/TenantSettingsPage.tsx';
+import { PlatformRolesPage } from './pages/staff/PlatformRolesPage.tsx';
+import { StaffAuditLogPage } from './pages/staff/StaffAuditLogPage.tsx';
+import { StaffGuard } from './pages/staff/StaffGuard.tsx';
+import { StaffTenantsPage } from './pages/staff/StaffTenantsPage.tsx';
+
+export interface RouterContext {
+  queryClient: QueryClient;
+}
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+const rootRoute = createRootRouteWithContext<RouterContext>()({
+  component: () => (
+    <>
+      <RouteAnnouncer />
+      <Outlet />
+    </>
+  ),
+  notFoundComponent: NotFoundPage,
+  errorComponent: RouteErrorPage,
+});
+
+const indexRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/',
+  beforeLoad: async ({ context }) => {
+    const me = await context.queryClient.ensureQueryData(meQueryOptions);
+    throw redirect({ to: me ? '/assets' : '/sign-in', replace: true });
+  },
+});
+
+/** Sign-in and sign-up: a signed-in visitor goes straight on to where they were headed. */
+async function redirectIfSignedIn(context: RouterContext, target: string | undefined) {
+  const me = await context.queryClient.ensureQueryData(meQueryOptions);
+  if (me) throw redirect({ href: safeRedirect(target), replace: true });
+}
+
+const signInRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/sign-in',
+  validateSearch: (search: Record<string, unknown>): SignInSearch => {
+    const notice = search['notice'];
+    return {
+      redirect: str(search['redirect']),
+      notice: notice === 'password-reset' || notice === 'verified' ? notice : undefined,
+    };
+  },
+  beforeLoad: ({ context, search }) => redirectIfSignedIn(context, search.redirect),
+  component: function SignInRoute() {
+    return <SignInPage search={signInRoute.useSearch()} />;
+  },
+});
+
+const signUpRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/sign-up',
+  validateSearch: (search: Record<string, unknown>): SignUpSearch => ({ redirect: str(search['redirect']), email: str(search['email']) }),
+  beforeLoad: ({ context, search }) => redirectIfSignedIn(context, search.redirect),
+  component: function SignUpRoute() {
+    return <SignUpPage search={signUpRoute.useSearch()} />;
+  },
+});
+
+const forgotPasswordRoute = createRoute({ getParentRoute: () => rootRoute, path: '/forgot-password', component: ForgotPasswordPage });
+
+const resetPasswordRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/reset-password',
+  validateSearch: (search: Record<string, unknown>): ResetPasswordSearch => ({ token: str(search['token']), error: str(search['error']) }),
+  component: function ResetPasswordRoute() {
+    return <ResetPasswordPage search={resetPasswordRoute.useSearch()} />;
+  },
+});
+
+const acceptInvitationRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/accept-invitation/$invitationId',
+  validateSearch: (search: Record<string, unknown>): AcceptInvitationSearch => ({ email: str(search['email']) }),
+  component: function AcceptInvitationRoute() {
+    const { invitationId } = acceptInvitationRoute.useParams();
+    return <AcceptInvitationPage invitationId={invitationId} search={acceptInvitationRoute.useSearch()} />;
+  },
+});
+
+// Everything below needs a session; the layout supplies the shell and the active tenant.
+const appRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  id: 'app',
+  beforeLoad: async ({ context, location }) => {
+    const me = await context.queryClient.ensureQueryData(meQueryOptions);
+    if (!me) throw redirect({ to: '/sign-in', search: { redirect: location.href }, replace: true });
+  },
+  component: AppLayout,
+});
+
+const page = (path: string, component: () => React.ReactNode) => createRoute({ getParentRoute: () => appRoute, path, component });
+
+const accountRoute = page('/account', AccountPage);
+const assetsRoute = page('/assets', AssetsPage);
+const scansRoute = page('/scans', ScansPage);
+const findingsRoute = page('/findings', FindingsPage);
+const complianceRoute = page('/compliance', CompliancePage);
+const cmmcRoute = page('/cmmc', CmmcPage);
+const workersRoute = page('/workers', WorkersPage);
+
+const settingsRoute = createRoute({ getParentRoute: () => appRoute, path: '/settings' });
+const settingsIndexRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: '/',
+  beforeLoad: () => {
+    throw redirect({ to: '/settings/members', replace: true });
+  },
+});
+const settingsPage = (path: string, component: () => React.ReactNode) => createRoute({ getParentRoute: () => settingsRoute, path, component });
+const membersRoute = settingsPage('/members', MembersPage);
+const tenantSettingsRoute = settingsPage('/tenant', TenantSettingsPage);
+const auditLogRoute = settingsPage('/audit-log', AuditLogPage);
+
+const staffRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/staff', component: StaffGuard });
+const staffIndexRoute = createRoute({
+  getParentRoute: () => staffRoute,
+  path: '/',
+  beforeLoad: () => {
+    throw redirect({ to: '/settings/staff/audit-log', replace: true });
+  },
+});
+const staffPage = (path: string, component: () => React.ReactNode) => createRoute({ getParentRoute: () => staffRoute, path, component });
+const staffAuditRoute = staffPage('/audit-log', StaffAuditLogPage);
+const staffTenantsRoute = staffPage('/tenants', StaffTenantsPage);
+const staffRolesRoute = staffPage('/roles', PlatformRolesPage);
+
+const routeTree = rootRoute.addChildren([
+  indexRoute,
+  signInRoute,
+  signUpRoute,
+  forgotPasswordRoute,
+  resetPasswordRoute,
+  acceptInvitationRoute,
+  appRoute.addChildren([
+    accountRoute,
+    assetsRoute,
+    scansRoute,
+    findingsRoute,
+    complianceRoute,
+    cmmcRoute,
+    workersRoute,
+    settingsRoute.addChildren([
+      settingsIndexRoute,
+      membersRoute,
+      tenantSettingsRoute,
+      auditLogRoute,
+      staffRoute.addChildren([staffIndexRoute, staffAuditRoute, staffTenantsRoute, staffRolesRoute]),
+    ]),
+  ]),
+]);
+
+export function createAppRouter(queryClient: QueryClient) {
+  return createRouter({
+    routeTree,
+    context: { queryClient },
+    defaultPreload: 'intent',
+    defaultPreloadStaleTime: 0,
+    scrollRestoration: true,
+    defaultNotFoundComponent: NotFoundPage,
+  });
+}
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: ReturnType<typeof createAppRouter>;
+  }
+}
