@@ -1,5 +1,5 @@
 // Database handle for both targets: embedded PGlite in DATA_DIR (default) or a PostgreSQL server.
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Kysely, PGliteDialect, PostgresDialect, type DatabaseConnection, type Driver } from 'kysely';
 import pg from 'pg';
@@ -114,6 +114,8 @@ export interface OpenDatabaseOptions {
   poolMax?: number;
   /** Tests: an in-memory PGlite (still locks dataDir). */
   inMemory?: boolean;
+  /** A pre-migrated cluster tarball used when the directory holds no database yet (pglite-template.ts). */
+  pgliteTemplate?: () => Blob | null;
 }
 
 // int8 and numeric come back as strings by default; counts and ids here fit in a JS number.
@@ -132,8 +134,12 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   const unlock = lockDataDir(dir);
   try {
     const { PGlite } = await import('@electric-sql/pglite');
-    const pglite = await PGlite.create(opts.inMemory ? undefined : join(dir, 'pg'), {
+    const pgDir = join(dir, 'pg');
+    const fresh = !opts.inMemory && !existsSync(join(pgDir, 'PG_VERSION'));
+    const template = fresh ? (opts.pgliteTemplate?.() ?? null) : null;
+    const pglite = await PGlite.create(opts.inMemory ? undefined : pgDir, {
       parsers: { 20: (v: string) => Number.parseInt(v, 10) },
+      ...(template ? { loadDataDir: template } : {}),
     });
     const db = new Kysely<DB>({ dialect: new SerialisedPGliteDialect({ pglite }) });
     return {

@@ -6,7 +6,6 @@ export const ERROR_STATUS = {
   validation_failed: 400,
   invalid_json: 400,
   unauthenticated: 401,
-  two_factor_required: 401,
   forbidden: 403,
   csrf_invalid: 403,
   tenant_forbidden: 403,
@@ -14,16 +13,12 @@ export const ERROR_STATUS = {
   super_admin_only: 403,
   not_found: 404,
   route_not_found: 404,
-  method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,
-  // tenants
-  tenant_not_found: 404,
-  last_owner: 409,
   // auth proxy (Better Auth answers are re-coded into this family)
   auth_failed: 400,
   auth_invalid_credentials: 401,
@@ -36,7 +31,6 @@ export const ERROR_STATUS = {
   // platform roles
   role_not_found: 404,
   user_not_found: 404,
-  staff_domain_not_approved: 422,
   // metrics
   metrics_token_invalid: 401,
 } as const;

@@ -97,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : newId();
     },
-    return503OnClosing: true,
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
   }) as unknown as App;
 
@@ -124,7 +124,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...(deps.signInPerMinute ? { signInPerMinute: deps.signInPerMinute } : {}),
   });
 
-  registerErrorHandling(app, deps.onUnhandledError ?? (() => {}));
+  const spaIndexPath = deps.webDir ? join(deps.webDir, 'index.html') : null;
+  const spaIndex = spaIndexPath && existsSync(spaIndexPath) ? readFileSync(spaIndexPath) : null;
+  registerErrorHandling(app, deps.onUnhandledError ?? (() => {}), spaIndex);
+  // During shutdown, answer 503 with our error shape (Fastify's own body has no stable code).
+  let closing = false;
+  app.addHook('onClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_req, reply) => {
+    if (closing) return sendError(reply.header('connection', 'close'), { status: 503, code: 'service_unavailable', message: 'The server is shutting down; retry shortly.' });
+  });
   await app.register(helmet, { contentSecurityPolicy: { directives: CONTENT_SECURITY_POLICY }, crossOriginEmbedderPolicy: false });
   await app.register(cookie);
   await app.register(swagger, {
@@ -142,29 +152,20 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerTenantRoutes(app, { guards, tenants, staff });
   registerStaffRoutes(app, { guards, staff, audit });
 
-  if (deps.webDir && existsSync(join(deps.webDir, 'index.html'))) registerWebApp(app, deps.webDir);
+  if (deps.webDir && spaIndex) await registerWebApp(app, deps.webDir);
 
   app.decorate('services', { auth, audit, staff, tenants, guards });
   return app;
 }
 
-/** The SPA: hashed assets cached for a year, index.html for every other browser navigation. */
-function registerWebApp(app: FastifyInstance, webDir: string): void {
-  const index = readFileSync(join(webDir, 'index.html'));
-  void app.register(fastifyStatic, {
+/** The SPA's files: hashed assets cached for a year; navigations fall back to index.html (errors.ts). */
+async function registerWebApp(app: FastifyInstance, webDir: string): Promise<void> {
+  await app.register(fastifyStatic, {
     root: webDir,
     wildcard: false,
     index: false,
     setHeaders(res, path) {
       res.header('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
     },
-  });
-  app.setNotFoundHandler((req, reply) => {
-    const path = req.url.split('?')[0] ?? '/';
-    const api = /^\/(api|docs|healthz|readyz|metrics)(\/|$)/.test(path);
-    if ((req.method === 'GET' || req.method === 'HEAD') && !api) {
-      return reply.code(200).type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(index);
-    }
-    return sendError(reply, { status: 404, code: 'route_not_found', message: `No route for ${req.method} ${path}.` });
   });
 }

@@ -4,6 +4,7 @@ import pino from 'pino';
 import { createLogMailer, createSmtpMailer, type Mailer } from '../auth/mailer.ts';
 import { openDatabase } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
+import { readPgliteTemplate } from '../db/pglite-template.ts';
 import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
 import { loadOrCreateSecret } from '../lib/secrets-file.ts';
 import { buildApp, LOG_REDACT } from './app.ts';
@@ -39,7 +40,12 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   }
   const log = pino({ level: config.LOG_LEVEL, redact: { paths: LOG_REDACT, censor: '[redacted]' } });
   const secrets = resolveSecrets(config, log);
-  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.DATABASE_POOL_MAX });
+  const database = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    poolMax: config.DATABASE_POOL_MAX,
+    pgliteTemplate: readPgliteTemplate,
+  });
   const { applied } = await migrate(database);
   if (applied.length) log.info({ applied }, 'migrations applied');
 

@@ -111,15 +111,13 @@ const appRoute = createRoute({
   component: AppLayout,
 });
 
-const page = (path: string, component: () => React.ReactNode) => createRoute({ getParentRoute: () => appRoute, path, component });
-
-const accountRoute = page('/account', AccountPage);
-const assetsRoute = page('/assets', AssetsPage);
-const scansRoute = page('/scans', ScansPage);
-const findingsRoute = page('/findings', FindingsPage);
-const complianceRoute = page('/compliance', CompliancePage);
-const cmmcRoute = page('/cmmc', CmmcPage);
-const workersRoute = page('/workers', WorkersPage);
+const accountRoute = createRoute({ getParentRoute: () => appRoute, path: '/account', component: AccountPage });
+const assetsRoute = createRoute({ getParentRoute: () => appRoute, path: '/assets', component: AssetsPage });
+const scansRoute = createRoute({ getParentRoute: () => appRoute, path: '/scans', component: ScansPage });
+const findingsRoute = createRoute({ getParentRoute: () => appRoute, path: '/findings', component: FindingsPage });
+const complianceRoute = createRoute({ getParentRoute: () => appRoute, path: '/compliance', component: CompliancePage });
+const cmmcRoute = createRoute({ getParentRoute: () => appRoute, path: '/cmmc', component: CmmcPage });
+const workersRoute = createRoute({ getParentRoute: () => appRoute, path: '/workers', component: WorkersPage });
 
 const settingsRoute = createRoute({ getParentRoute: () => appRoute, path: '/settings' });
 const settingsIndexRoute = createRoute({
@@ -129,11 +127,12 @@ const settingsIndexRoute = createRoute({
     throw redirect({ to: '/settings/members', replace: true });
   },
 });
-const settingsPage = (path: string, component: () => React.ReactNode) => createRoute({ getParentRoute: () => settingsRoute, path, component });
-const membersRoute = settingsPage('/members', MembersPage);
-const tenantSettingsRoute = settingsPage('/tenant', TenantSettingsPage);
-const auditLogRoute = settingsPage('/audit-log', AuditLogPage);
+const membersRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/members', component: MembersPage });
+const tenantSettingsRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/tenant', component: TenantSettingsPage });
+const auditLogRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/audit-log', component: AuditLogPage });
 
+// Staff area: the guard renders a "Staff only" page for everyone else; later staff pages
+// (/settings/cmmc, /settings/mesh, ...) get their own guarded routes.
 const staffRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/staff', component: StaffGuard });
 const staffIndexRoute = createRoute({
   getParentRoute: () => staffRoute,
@@ -142,10 +141,9 @@ const staffIndexRoute = createRoute({
     throw redirect({ to: '/settings/staff/audit-log', replace: true });
   },
 });
-const staffPage = (path: string, component: () => React.ReactNode) => createRoute({ getParentRoute: () => staffRoute, path, component });
-const staffAuditRoute = staffPage('/audit-log', StaffAuditLogPage);
-const staffTenantsRoute = staffPage('/tenants', StaffTenantsPage);
-const staffRolesRoute = staffPage('/roles', PlatformRolesPage);
+const staffAuditRoute = createRoute({ getParentRoute: () => staffRoute, path: '/audit-log', component: StaffAuditLogPage });
+const staffTenantsRoute = createRoute({ getParentRoute: () => staffRoute, path: '/tenants', component: StaffTenantsPage });
+const staffRolesRoute = createRoute({ getParentRoute: () => staffRoute, path: '/roles', component: PlatformRolesPage });
 
 const routeTree = rootRoute.addChildren([
   indexRoute,

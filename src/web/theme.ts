@@ -21,6 +21,8 @@ export const cssVariablesResolver: CSSVariablesResolver = () => ({
   variables: {},
   light: {
     '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
+    '--mantine-color-error': 'var(--mantine-color-red-9)',
+    '--mantine-color-placeholder': 'var(--mantine-color-gray-6)',
     '--mantine-color-green-light-color': '#1e6b30',
     '--mantine-color-yellow-light-color': '#7a4400',
     '--mantine-color-orange-light-color': '#a13a08',

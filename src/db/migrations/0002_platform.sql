@@ -21,9 +21,14 @@ end $$;
 do $$
 begin
   -- The connecting role must be able to SET ROLE to them (superusers already can).
+  -- Skip roles already granted (a DBA may have done it, possibly without ADMIN OPTION).
   if not (select rolsuper from pg_roles where rolname = current_user) then
-    execute format('grant rampart_app to %I', current_user);
-    execute format('grant rampart_service to %I', current_user);
+    if not pg_has_role(current_user, 'rampart_app', 'MEMBER') then
+      execute format('grant rampart_app to %I', current_user);
+    end if;
+    if not pg_has_role(current_user, 'rampart_service', 'MEMBER') then
+      execute format('grant rampart_service to %I', current_user);
+    end if;
   end if;
 end $$;
 

@@ -62,7 +62,11 @@ export function sendError(reply: FastifyReply, m: Mapped): FastifyReply {
   return reply.code(m.status).type('application/json; charset=utf-8').send(body);
 }
 
-export function registerErrorHandling(app: FastifyInstance, onUnhandled: UnhandledErrorListener): void {
+/**
+ * @param spaIndex the SPA's index.html: browser navigations to unknown paths outside the API get
+ *   it (client-side routes); everything else gets a JSON 404.
+ */
+export function registerErrorHandling(app: FastifyInstance, onUnhandled: UnhandledErrorListener, spaIndex: Buffer | null = null): void {
   app.setErrorHandler((error, request, reply) => {
     const mapped = map(error);
     if (mapped) {
@@ -78,7 +82,12 @@ export function registerErrorHandling(app: FastifyInstance, onUnhandled: Unhandl
     return sendError(reply, { status: 500, code: 'internal_error', message: `Something went wrong on our side. Quote request id ${request.id} when reporting it.` });
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, { status: 404, code: 'route_not_found', message: `No route for ${request.method} ${request.url.split('?')[0]}.` }),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const api = /^\/(api|docs|healthz|readyz|metrics)(\/|$)/.test(path);
+    if (spaIndex && !api && (request.method === 'GET' || request.method === 'HEAD')) {
+      return reply.code(200).type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(spaIndex);
+    }
+    return sendError(reply, { status: 404, code: 'route_not_found', message: `No route for ${request.method} ${path}.` });
+  });
 }

@@ -4,13 +4,13 @@ import { localDateToIso } from '../../lib/format.ts';
 import type { AuditFilters, StaffTenant } from '../../lib/types.ts';
 import { useForm } from '../../lib/use-form.ts';
 
-export interface AuditFilterInputs {
+export type AuditFilterInputs = {
   action: string;
   actor: string;
   fromDate: string;
   toDate: string;
   tenantId: string;
-}
+};
 
 export const EMPTY_AUDIT_INPUTS: AuditFilterInputs = { action: '', actor: '', fromDate: '', toDate: '', tenantId: '' };
 

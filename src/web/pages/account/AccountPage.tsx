@@ -1,5 +1,5 @@
 // Account: name, password and two-factor settings of the signed-in user.
-import { Badge, Button, Group, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Badge, Button, Group, Paper, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
@@ -9,6 +9,7 @@ import type { Me } from '../../lib/types.ts';
 import { useForm } from '../../lib/use-form.ts';
 import { MIN_PASSWORD_LENGTH, requireText, validateNewPassword } from '../../lib/validate.ts';
 import { TwoFactorCard } from './TwoFactorCard.tsx';
+import { PasswordField } from '../../components/PasswordField.tsx';
 
 export function AccountPage() {
   const me = useMe();
@@ -102,7 +103,7 @@ function PasswordCard() {
         </Title>
         <form ref={form.formRef} onSubmit={form.onSubmit((v) => change.mutate(v))} noValidate>
           <Stack gap="sm" maw={400}>
-            <PasswordInput
+            <PasswordField
               label="Current password"
               autoComplete="current-password"
               required
@@ -110,7 +111,7 @@ function PasswordCard() {
               error={form.errors.current}
               onChange={(e) => form.setValue('current', e.currentTarget.value)}
             />
-            <PasswordInput
+            <PasswordField
               label="New password"
               description={`At least ${MIN_PASSWORD_LENGTH} characters`}
               autoComplete="new-password"
@@ -119,7 +120,7 @@ function PasswordCard() {
               error={form.errors.password}
               onChange={(e) => form.setValue('password', e.currentTarget.value)}
             />
-            <PasswordInput
+            <PasswordField
               label="Confirm password"
               autoComplete="new-password"
               required

@@ -1,9 +1,10 @@
 // Asks for the account password before a sensitive two-factor change.
-import { Alert, Button, Group, Modal, PasswordInput, Stack, Text } from '@mantine/core';
+import { Alert, Button, Group, Modal, Stack, Text } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { errorMessage } from '../../lib/errors.ts';
 import { useForm } from '../../lib/use-form.ts';
+import { PasswordField } from '../../components/PasswordField.tsx';
 
 interface PasswordPromptModalProps {
   opened: boolean;
@@ -38,7 +39,7 @@ export function PasswordPromptModal({ opened, title, description, confirmLabel, 
               {errorMessage(action.error)}
             </Alert>
           )}
-          <PasswordInput
+          <PasswordField
             label="Password"
             autoComplete="current-password"
             required

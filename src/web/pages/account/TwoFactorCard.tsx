@@ -21,6 +21,7 @@ export function TwoFactorCard({ me }: { me: Me }) {
 
   const enable = async (password: string) => {
     const data = await authCall(authClient.twoFactor.enable({ password }));
+    if (!data || !('totpURI' in data)) throw new Error('The server did not return an authenticator key. Try again.');
     setNewCodes(null);
     setSetup({ totpURI: data.totpURI, backupCodes: data.backupCodes });
   };

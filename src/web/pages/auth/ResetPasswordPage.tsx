@@ -1,6 +1,6 @@
 // Choose a new password from an e-mailed link (/reset-password?token=…). Also the landing page
 // of the admin CLI's one-time "set your password" link.
-import { Alert, Button, PasswordInput, Stack } from '@mantine/core';
+import { Alert, Button, Stack } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { AuthLayout } from '../../components/AuthLayout.tsx';
@@ -10,6 +10,7 @@ import { authCall, authClient } from '../../lib/auth-client.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { useForm } from '../../lib/use-form.ts';
 import { MIN_PASSWORD_LENGTH, validateNewPassword } from '../../lib/validate.ts';
+import { PasswordField } from '../../components/PasswordField.tsx';
 
 export interface ResetPasswordSearch {
   token?: string;
@@ -60,7 +61,7 @@ export function ResetPasswordPage({ search }: { search: ResetPasswordSearch }) {
               )}
             </Alert>
           )}
-          <PasswordInput
+          <PasswordField
             label="New password"
             description={`At least ${MIN_PASSWORD_LENGTH} characters`}
             autoComplete="new-password"
@@ -70,7 +71,7 @@ export function ResetPasswordPage({ search }: { search: ResetPasswordSearch }) {
             error={form.errors.password}
             onChange={(e) => form.setValue('password', e.currentTarget.value)}
           />
-          <PasswordInput
+          <PasswordField
             label="Confirm password"
             autoComplete="new-password"
             required

@@ -1,6 +1,6 @@
 // Sign in with e-mail and password; a second step asks for the TOTP or a recovery code when the
 // account has two-factor authentication.
-import { Alert, Button, Group, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Button, Group, Stack, Text, TextInput } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
@@ -13,6 +13,7 @@ import { publicConfigQueryOptions, useRefreshMe } from '../../lib/me.ts';
 import { useForm } from '../../lib/use-form.ts';
 import { safeRedirect, validateEmail } from '../../lib/validate.ts';
 import { TwoFactorStep } from './TwoFactorStep.tsx';
+import { PasswordField } from '../../components/PasswordField.tsx';
 
 export interface SignInSearch {
   redirect?: string;
@@ -99,7 +100,7 @@ export function SignInPage({ search }: { search: SignInSearch }) {
             error={form.errors.email}
             onChange={(e) => form.setValue('email', e.currentTarget.value)}
           />
-          <PasswordInput
+          <PasswordField
             label="Password"
             autoComplete="current-password"
             required

@@ -1,6 +1,6 @@
 // Create an account (name, e-mail, password). The user is signed in at once; a verification
 // e-mail is sent and a banner reminds them until it is confirmed.
-import { Alert, Button, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Button, Stack, Text, TextInput } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { AuthLayout } from '../../components/AuthLayout.tsx';
@@ -12,6 +12,7 @@ import { errorMessage } from '../../lib/errors.ts';
 import { publicConfigQueryOptions, useRefreshMe } from '../../lib/me.ts';
 import { useForm } from '../../lib/use-form.ts';
 import { MIN_PASSWORD_LENGTH, requireText, safeRedirect, validateEmail, validateNewPassword } from '../../lib/validate.ts';
+import { PasswordField } from '../../components/PasswordField.tsx';
 
 export interface SignUpSearch {
   redirect?: string;
@@ -91,7 +92,7 @@ export function SignUpPage({ search }: { search: SignUpSearch }) {
             error={form.errors.email}
             onChange={(e) => form.setValue('email', e.currentTarget.value)}
           />
-          <PasswordInput
+          <PasswordField
             label="Password"
             description={`At least ${MIN_PASSWORD_LENGTH} characters. A long passphrase is best.`}
             autoComplete="new-password"

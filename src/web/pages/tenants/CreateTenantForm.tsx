@@ -3,7 +3,7 @@ import { Button, Stack, TextInput } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { authCall, authClient } from '../../lib/auth-client.ts';
-import { errorMessage } from '../../lib/errors.ts';
+import { errorCode, errorMessage } from '../../lib/errors.ts';
 import { slugify } from '../../lib/format.ts';
 import { useRefreshMe } from '../../lib/me.ts';
 import { useForm } from '../../lib/use-form.ts';
@@ -34,7 +34,8 @@ export function CreateTenantForm({ onCreated, autoFocus }: CreateTenantFormProps
     },
     onError: (error) => {
       const message = errorMessage(error);
-      if (/slug/i.test(message)) form.setErrors({ slug: message });
+      if (errorCode(error) === 'organization_already_exists' || /already exists|slug/i.test(message))
+        form.setErrors({ slug: 'This slug is taken. Choose another one.' });
       else form.setErrors({ name: message });
     },
   });

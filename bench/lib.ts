@@ -1,0 +1,60 @@
+// Shared pieces of the benchmarks: spawning the real server, waiting for health, statistics.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export const ROOT = join(import.meta.dirname, '..');
+export const MAIN = join(ROOT, 'src/server/main.ts');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Server {
+  child: ChildProcess;
+  port: number;
+  stop(): Promise<number | null>;
+}
+
+export function spawnServer(env: Record<string, string>, port: number): Server {
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  return {
+    child,
+    port,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** Milliseconds from `since` until GET /healthz answers 200, polling every 10 ms. */
+export async function msUntilHealthy(port: number, since: number, timeoutMs = 60_000): Promise<number> {
+  while (performance.now() - since < timeoutMs) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      if (res.status === 200) return performance.now() - since;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('server did not become healthy');
+}
+
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+export const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
