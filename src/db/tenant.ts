@@ -19,6 +19,20 @@ export async function withTenant<T>(db: Kysely<DB>, ctx: TenantContext, fn: (tx:
   });
 }
 
+/**
+ * withTenant for a member of the tenant: one statement reads the caller's membership and switches
+ * to the app role. The membership read is planned and permission-checked before set_config runs,
+ * so it happens as the connecting (owner) role, which is not subject to RLS on "member" — by
+ * design, since it asks exactly "is this user in this tenant". `fn` gets null for non-members
+ * and decides; saves a round trip on every tenant request.
+ */
+export async function withTenantMember<T>(db: Kysely<DB>, ctx: { tenantId: string; userId: string }, fn: (tx: Tx, role: string | null) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (tx) => {
+    const { rows } = await sql<{ role: string | null }>`select (select m.role from "member" m where m."organizationId" = ${ctx.tenantId}::uuid and m."userId" = ${ctx.userId}::uuid) as role, set_config('role', 'rampart_app', true), set_config('app.tenant_id', ${ctx.tenantId}, true), set_config('app.user_id', ${ctx.userId}, true)`.execute(tx);
+    return fn(tx, rows[0]?.role ?? null);
+  });
+}
+
 /** Service paths (auth hooks, staff reads, cron, mesh): the rampart_service role, whose policies name what it may touch. */
 export async function withService<T>(db: Kysely<DB>, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (tx) => {

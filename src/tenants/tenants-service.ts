@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import type { AuditService } from '../audit/audit-service.ts';
 import type { AuditQuery } from '../audit/audit-schemas.ts';
 import type { DB } from '../db/schema.ts';
-import { withService, withTenant, type Tx } from '../db/tenant.ts';
+import { withService, withTenantMember, type Tx } from '../db/tenant.ts';
 import { appError } from '../lib/errors.ts';
 import type { membersResponseSchema, membershipSchema, TenantRole, TenantSettingsDto, TenantSettingsInput } from './tenants-schemas.ts';
 
@@ -24,10 +24,9 @@ export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService
 
   /** Runs `fn` as the tenant, after checking the caller is a member with one of `roles`. */
   async function asMember<T>(tenantId: string, caller: Caller, roles: readonly TenantRole[] | 'any', fn: (tx: Tx, role: TenantRole) => Promise<T>): Promise<T> {
-    return withTenant(db, { tenantId, userId: caller.userId }, async (tx) => {
-      const m = await tx.selectFrom('member').select('role').where('organizationId', '=', tenantId).where('userId', '=', caller.userId).executeTakeFirst();
-      if (!m) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
-      const role = m.role as TenantRole;
+    return withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, memberRole) => {
+      if (!memberRole) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
+      const role = memberRole as TenantRole;
       if (roles !== 'any' && !roles.includes(role)) throw appError('tenant_forbidden', `This needs the ${roles.join(' or ')} role in this tenant.`);
       return fn(tx, role);
     });

@@ -12,6 +12,12 @@ export const theme = createTheme({
   respectReducedMotion: true,
   headings: { fontWeight: '650' },
   components: {
+    // Required fields are announced (aria-required) and validated, but carry no "*" in the label:
+    // nearly every field here is required, and a bare label keeps exact label matching simple.
+    TextInput: { defaultProps: { withAsterisk: false } },
+    PasswordInput: { defaultProps: { withAsterisk: false } },
+    NumberInput: { defaultProps: { withAsterisk: false } },
+    NativeSelect: { defaultProps: { withAsterisk: false } },
     Button: { defaultProps: { fw: 600 } },
     Table: { defaultProps: { verticalSpacing: 'sm', highlightOnHover: true } },
   },

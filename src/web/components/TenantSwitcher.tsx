@@ -38,10 +38,10 @@ export function TenantSwitcher({ me, tenant }: { me: Me; tenant: MeTenant }) {
             rightSection={<IconSelector size={16} />}
             loading={switchTenant.isPending}
             maw={{ base: 170, xs: 260, sm: 320 }}
-            styles={{ label: { overflow: 'hidden', textOverflow: 'ellipsis', display: 'block' } }}
+            styles={{ label: { minWidth: 0 } }}
           >
             <VisuallyHidden>Switch tenant, current: </VisuallyHidden>
-            {tenant.name}
+            <span style={{ overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }}>{tenant.name}</span>
           </Button>
         </Menu.Target>
         <Menu.Dropdown>
