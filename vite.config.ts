@@ -16,7 +16,7 @@ export default defineConfig({
   build: {
     outDir,
     emptyOutDir: true,
-    sourcemap: true,
+    sourcemap: false, // keep source out of the public bundle
     target: 'es2022',
     // The CSP forbids inline scripts: never inline the module preload polyfill or assets as scripts.
     modulePreload: { polyfill: false },

@@ -105,7 +105,8 @@ function createAuthInstance(deps: AuthDeps) {
         invitationExpiresIn: 60 * 60 * 24 * 7,
         cancelPendingInvitationsOnReInvite: true,
         sendInvitationEmail: async (data) => {
-          const url = `${deps.baseUrl}/accept-invitation/${data.id}`;
+          // The address lets the signed-out landing page say which account to use.
+          const url = `${deps.baseUrl}/accept-invitation/${data.id}?email=${encodeURIComponent(data.email)}`;
           await mailer.send({
             to: data.email,
             subject: `${data.inviter.user.name} invited you to ${data.organization.name} on Rampart`,

@@ -111,7 +111,7 @@ const appRoute = createRoute({
   component: AppLayout,
 });
 
-const accountRoute = createRoute({ getParentRoute: () => appRoute, path: '/account', component: AccountPage });
+const accountRoute = createRoute({ getParentRoute: () => appRoute, path: '/account', component: AccountPage, staticData: { tenantOptional: true } });
 const assetsRoute = createRoute({ getParentRoute: () => appRoute, path: '/assets', component: AssetsPage });
 const scansRoute = createRoute({ getParentRoute: () => appRoute, path: '/scans', component: ScansPage });
 const findingsRoute = createRoute({ getParentRoute: () => appRoute, path: '/findings', component: FindingsPage });
@@ -133,7 +133,7 @@ const auditLogRoute = createRoute({ getParentRoute: () => settingsRoute, path: '
 
 // Staff area: the guard renders a "Staff only" page for everyone else; later staff pages
 // (/settings/cmmc, /settings/mesh, ...) get their own guarded routes.
-const staffRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/staff', component: StaffGuard });
+const staffRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/staff', component: StaffGuard, staticData: { tenantOptional: true } });
 const staffIndexRoute = createRoute({
   getParentRoute: () => staffRoute,
   path: '/',
@@ -184,5 +184,9 @@ export function createAppRouter(queryClient: QueryClient) {
 declare module '@tanstack/react-router' {
   interface Register {
     router: ReturnType<typeof createAppRouter>;
+  }
+  interface StaticDataRouteOption {
+    /** The page works without an active tenant (account, staff area). */
+    tenantOptional?: boolean;
   }
 }

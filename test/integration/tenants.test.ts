@@ -14,7 +14,9 @@ async function invite(owner: Client, tenantId: string, email: string, role: 'mem
   expect(res.statusCode, res.body).toBe(200);
   const link = t.mailer.lastLink(email, /invited you/);
   expect(link.startsWith(`${TEST_BASE_URL}/accept-invitation/`)).toBe(true);
-  return link.split('/').pop()!;
+  const url = new URL(link);
+  expect(url.searchParams.get('email')).toBe(email);
+  return url.pathname.split('/').pop()!;
 }
 
 async function joinAs(email: string, tenantId: string, owner: Client, role: 'member' | 'admin'): Promise<Client> {

@@ -3,7 +3,7 @@
 import { AppShell, Box, Burger, Container, Group, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useQuery } from '@tanstack/react-query';
-import { Navigate, Outlet, useRouterState } from '@tanstack/react-router';
+import { Outlet, useMatches, useRouter } from '@tanstack/react-router';
 import { useEffect, useRef, useState } from 'react';
 import { authCall, authClient } from '../lib/auth-client.ts';
 import { errorMessage } from '../lib/errors.ts';
@@ -17,14 +17,8 @@ import { TenantSwitcher } from './TenantSwitcher.tsx';
 import { UserMenu } from './UserMenu.tsx';
 import { VerifyEmailBanner } from './VerifyEmailBanner.tsx';
 
-/** Routes that work without an active tenant. */
-function worksWithoutTenant(pathname: string): boolean {
-  return pathname === '/account' || pathname.startsWith('/settings/staff');
-}
-
 export function AppLayout() {
   const meQuery = useMeQuery();
-  const href = useRouterState({ select: (s) => s.location.href });
   if (meQuery.data === undefined) {
     if (meQuery.isError)
       return (
@@ -34,8 +28,19 @@ export function AppLayout() {
       );
     return <FullPageLoader />;
   }
-  if (meQuery.data === null) return <Navigate to="/sign-in" search={{ redirect: href }} replace />;
+  if (meQuery.data === null) return <RedirectToSignIn />;
   return <Shell me={meQuery.data} />;
+}
+
+/** The session ended (sign-out, expiry): go to sign-in once, remembering where the user was. */
+function RedirectToSignIn() {
+  const router = useRouter();
+  useEffect(() => {
+    const { pathname, href } = router.state.location;
+    if (pathname === '/sign-in') return;
+    void router.navigate({ to: '/sign-in', search: { redirect: href }, replace: true });
+  }, [router]);
+  return <FullPageLoader label="Your session has ended. Opening the sign-in page…" />;
 }
 
 /** Picks a tenant when the session has none active but the user belongs to some. */
@@ -59,14 +64,16 @@ function useEnsureActiveTenant(me: Me): { activating: boolean; error: string | n
 
 function Shell({ me }: { me: Me }) {
   const [navOpen, nav] = useDisclosure(false);
-  const pathname = useRouterState({ select: (s) => s.location.pathname });
+  // Decided from the rendered matches, not the location: while a navigation is pending the
+  // location is already the new one but the outlet still shows the old page.
+  const tenantOptional = useMatches({ select: (matches) => matches.some((m) => m.staticData?.tenantOptional === true) });
   const tenant = activeTenantOf(me);
   const { activating, error } = useEnsureActiveTenant(me);
   const config = useQuery(publicConfigQueryOptions);
   const hasNavbar = tenant !== null || me.staff;
 
   let content;
-  if (tenant || worksWithoutTenant(pathname)) content = <Outlet />;
+  if (tenant || tenantOptional) content = <Outlet />;
   else if (activating) content = <LoadingState label="Opening your tenant…" />;
   else if (error) content = <ErrorState error={new Error(error)} title="Could not open your tenant" />;
   else content = <FirstTenantPage />;

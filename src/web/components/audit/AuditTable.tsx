@@ -1,5 +1,5 @@
 // Audit entries with cursor pagination ("Load more"), shared by the tenant and staff views.
-import { Badge, Button, Center, Code, Modal, Paper, Stack, Table, Text, VisuallyHidden } from '@mantine/core';
+import { Button, Code, Modal, Paper, Stack, Table, Text, VisuallyHidden } from '@mantine/core';
 import type { InfiniteData, UseInfiniteQueryResult } from '@tanstack/react-query';
 import { useState } from 'react';
 import { formatDateTime } from '../../lib/format.ts';
@@ -12,16 +12,19 @@ interface AuditTableProps {
   filtered: boolean;
 }
 
-function actionColor(action: string): string {
-  if (/failed|denied|forbidden|rejected/.test(action)) return 'red';
-  if (/removed|deleted|cancel|revoked|disable/.test(action)) return 'orange';
-  if (action.startsWith('auth.')) return 'gray';
-  return 'indigo';
-}
+const FAILURE_RE = /failed|denied|forbidden|rejected/;
 
 function target(entry: AuditEntry): string {
   if (!entry.targetType) return '—';
   return entry.targetId ? `${entry.targetType} ${entry.targetId}` : entry.targetType;
+}
+
+/** "invitation 7012ff98…" — the full id is in the details dialog. */
+function shortTarget(entry: AuditEntry): string {
+  if (!entry.targetType) return '—';
+  if (!entry.targetId) return entry.targetType;
+  const id = entry.targetId.length > 12 ? `${entry.targetId.slice(0, 8)}…` : entry.targetId;
+  return `${entry.targetType} ${id}`;
 }
 
 export function AuditTable({ query, showTenant, filtered }: AuditTableProps) {
@@ -44,9 +47,6 @@ export function AuditTable({ query, showTenant, filtered }: AuditTableProps) {
       <Paper withBorder radius="md">
         <Table.ScrollContainer minWidth={showTenant ? 920 : 800}>
           <Table striped>
-            <Table.Caption>
-              {entries.length} {entries.length === 1 ? 'entry' : 'entries'} shown, newest first
-            </Table.Caption>
             <Table.Thead>
               <Table.Tr>
                 <Table.Th scope="col">Time</Table.Th>
@@ -67,13 +67,13 @@ export function AuditTable({ query, showTenant, filtered }: AuditTableProps) {
                   {showTenant && <Table.Td>{e.tenantName ?? (e.tenantId ? e.tenantId : <Text c="dimmed" size="sm">Platform</Text>)}</Table.Td>}
                   <Table.Td>{e.actorEmail ?? e.actorUserId ?? <Text c="dimmed" size="sm">System</Text>}</Table.Td>
                   <Table.Td>
-                    <Badge variant="light" color={actionColor(e.action)} tt="none" fw={600}>
+                    <Text size="sm" ff="monospace" fw={600} c={FAILURE_RE.test(e.action) ? 'var(--mantine-color-error)' : undefined}>
                       {e.action}
-                    </Badge>
+                    </Text>
                   </Table.Td>
                   <Table.Td>
-                    <Text size="sm" className="mono-break">
-                      {target(e)}
+                    <Text size="sm" title={target(e)}>
+                      {shortTarget(e)}
                     </Text>
                   </Table.Td>
                   <Table.Td className="nowrap">{e.ipAddress ?? '—'}</Table.Td>
@@ -88,17 +88,16 @@ export function AuditTable({ query, showTenant, filtered }: AuditTableProps) {
           </Table>
         </Table.ScrollContainer>
       </Paper>
-      <Center>
-        {query.hasNextPage ? (
+      <Stack gap="xs" align="center">
+        <Text size="sm" c="dimmed" aria-live="polite">
+          {entries.length} {entries.length === 1 ? 'entry' : 'entries'} shown, newest first{query.hasNextPage ? '' : '. End of the audit log.'}
+        </Text>
+        {query.hasNextPage && (
           <Button variant="default" loading={query.isFetchingNextPage} onClick={() => void query.fetchNextPage()}>
             Load more
           </Button>
-        ) : (
-          <Text size="sm" c="dimmed">
-            End of the audit log.
-          </Text>
         )}
-      </Center>
+      </Stack>
       {query.isError && <ErrorState error={query.error} title="Could not load more entries" />}
       <Modal opened={open !== null} onClose={() => setOpen(null)} title="Audit entry" size="lg">
         {open && <EntryDetails entry={open} />}

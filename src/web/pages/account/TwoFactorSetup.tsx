@@ -3,7 +3,7 @@
 import { Alert, Button, Code, CopyButton, Group, Image, Skeleton, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { toDataURL } from 'qrcode';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { authCall, authClient } from '../../lib/auth-client.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { useForm } from '../../lib/use-form.ts';
@@ -26,12 +26,19 @@ function secretOf(uri: string): string {
 
 export function TwoFactorSetup({ totpURI, backupCodes, onEnabled, onCancel }: TwoFactorSetupProps) {
   const [qr, setQr] = useState<string | null>(null);
+  const headingRef = useRef<HTMLHeadingElement>(null);
   const secret = secretOf(totpURI);
   const form = useForm({ code: '' }, (v) => ({ code: /^\d{6}$/.test(v.code.replace(/\s+/g, '')) ? null : 'Enter the 6-digit code from the app' }));
   const verify = useMutation({
     mutationFn: (code: string) => authCall(authClient.twoFactor.verifyTotp({ code: code.replace(/\s+/g, '') })),
     onSuccess: onEnabled,
   });
+
+  // The password dialog that led here has closed: continue from the first step.
+  useEffect(() => {
+    headingRef.current?.focus();
+    headingRef.current?.scrollIntoView({ block: 'nearest' });
+  }, []);
 
   useEffect(() => {
     let live = true;
@@ -46,7 +53,7 @@ export function TwoFactorSetup({ totpURI, backupCodes, onEnabled, onCancel }: Tw
   return (
     <Stack gap="lg">
       <Stack gap="xs">
-        <Title order={3} size="h5">
+        <Title order={3} size="h5" ref={headingRef} tabIndex={-1} style={{ outline: 'none' }}>
           1. Add Rampart to your authenticator app
         </Title>
         <Text size="sm" c="dimmed">

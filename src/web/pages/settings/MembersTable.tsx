@@ -83,18 +83,18 @@ export function MembersTable({ tenant, members, currentUserId }: MembersTablePro
                 <Table.Tr key={m.id}>
                   <Table.Td>
                     <Group gap={6} wrap="nowrap">
-                      <Text size="sm" fw={500}>
+                      <Text size="sm" fw={500} className="nowrap">
                         {m.name || '—'}
                       </Text>
                       {m.userId === currentUserId && (
-                        <Badge size="xs" variant="outline" color="gray">
+                        <Badge size="xs" variant="outline" color="gray" style={{ flexShrink: 0 }}>
                           You
                         </Badge>
                       )}
                     </Group>
                   </Table.Td>
                   <Table.Td>
-                    <Text size="sm" className="mono-break" style={{ fontFamily: 'inherit' }}>
+                    <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
                       {m.email}
                     </Text>
                   </Table.Td>

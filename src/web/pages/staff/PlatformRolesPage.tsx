@@ -123,7 +123,7 @@ function RolesTable({ roles }: { roles: PlatformRole[] }) {
         </Title>
         {inactive > 0 && (
           <Alert color="yellow" variant="light" role="note">
-            {inactive === 1 ? 'One person' : `${inactive} people`} hold a role that is not in effect: staff rights need a verified e-mail on an
+            {inactive === 1 ? 'One person holds' : `${inactive} people hold`} a role that is not in effect: staff rights need a verified e-mail on an
             approved staff domain.
           </Alert>
         )}

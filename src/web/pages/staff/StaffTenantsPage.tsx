@@ -33,12 +33,12 @@ export function StaffTenantsPage() {
             value={search}
             onChange={(e) => setSearch(e.currentTarget.value)}
           />
+          <Text size="sm" c="dimmed" mb="xs" aria-live="polite">
+            {rows.length} of {tenants.data.tenants.length} tenants
+          </Text>
           <Paper withBorder radius="md">
             <Table.ScrollContainer minWidth={560}>
               <Table striped>
-                <Table.Caption>
-                  {rows.length} of {tenants.data.tenants.length} tenants
-                </Table.Caption>
                 <Table.Thead>
                   <Table.Tr>
                     <Table.Th scope="col">Name</Table.Th>
