@@ -1,0 +1,72 @@
+// Browser tests: a real server on loopback (the built SPA, a real database, a capturing mailer)
+// driven by Debian's Chromium through playwright-core. Without Chromium they are skipped with a
+// notice, except under CI=true, where a missing browser is a failure.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { describe, it } from 'vitest';
+import { ensureWebBuilt } from '../../scripts/build-web.ts';
+import { loadConfig } from '../../src/lib/config.ts';
+import { buildApp, type App } from '../../src/server/app.ts';
+import { openTestDatabase, STAFF_DOMAIN } from '../helpers/app.ts';
+import { createMemoryMailer, type MemoryMailer } from '../helpers/mailer.ts';
+import { freePort } from '../../bench/lib.ts';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+
+/** describe() for browser suites: skip with a notice without Chromium, fail under CI. */
+export function describeBrowser(name: string, fn: () => void): void {
+  if (available) {
+    describe(name, fn);
+    return;
+  }
+  if (process.env.CI === 'true') {
+    describe(name, () => it('needs Chromium', () => {
+      throw new Error(`Chromium not found at ${CHROMIUM}; CI installs it with apt-get install chromium`);
+    }));
+    return;
+  }
+  console.warn(`notice: browser tests "${name}" skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+  describe.skip(name, fn);
+}
+
+export interface E2eServer {
+  baseUrl: string;
+  app: App;
+  mailer: MemoryMailer;
+  database: Awaited<ReturnType<typeof openTestDatabase>>['database'];
+  config: ReturnType<typeof loadConfig>;
+  close(): Promise<void>;
+}
+
+export async function startE2eServer(): Promise<E2eServer> {
+  await ensureWebBuilt({});
+  const db = await openTestDatabase();
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const config = loadConfig({ DATA_DIR: db.dataDir, PUBLIC_BASE_URL: baseUrl, STAFF_EMAIL_DOMAINS: STAFF_DOMAIN, LOG_LEVEL: 'silent' });
+  const mailer = createMemoryMailer();
+  const app = await buildApp({ config, database: db.database, mailer, authSecret: 'e2e-secret-e2e-secret-e2e-secret-012345', webDir: join(import.meta.dirname, '../../dist/web') });
+  await app.listen({ port, host: '127.0.0.1' });
+  return {
+    baseUrl,
+    app,
+    mailer,
+    database: db.database,
+    config,
+    async close() {
+      await app.close();
+      await db.cleanup();
+    },
+  };
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // Closed network here: no background or component traffic.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+}

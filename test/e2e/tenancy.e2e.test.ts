@@ -1,0 +1,136 @@
+// A newcomer's path through the web app: sign up, create a tenant, invite a colleague, the
+// colleague accepts, each sees what their role allows, and staff pages stay closed to them.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { runAdmin } from '../../src/ops/admin-cli.ts';
+import { STAFF_DOMAIN, uniqueEmail } from '../helpers/app.ts';
+import { describeBrowser, launchChromium, startE2eServer, type E2eServer } from './harness.ts';
+
+const PASSWORD = 'correct horse battery staple';
+
+describeBrowser('tenancy in the browser', () => {
+  let server: E2eServer;
+  let browser: Browser;
+  const ownerEmail = uniqueEmail('owner');
+  const memberEmail = uniqueEmail('colleague');
+
+  beforeAll(async () => {
+    server = await startE2eServer();
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  async function newPage(): Promise<Page> {
+    const context = await browser.newContext({ baseURL: server.baseUrl });
+    const page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    return page;
+  }
+
+  let owner: Page;
+  let member: Page;
+
+  it('signs up and creates the first tenant', async () => {
+    owner = await newPage();
+    await owner.goto('/');
+    await expect.poll(() => owner.url()).toContain('/sign-in');
+    await owner.getByRole('link', { name: 'Create an account' }).click();
+    await owner.getByLabel('Name', { exact: true }).fill('Olive Owner');
+    await owner.getByLabel('Email', { exact: true }).fill(ownerEmail);
+    await owner.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await owner.getByRole('button', { name: 'Create account' }).click();
+    await owner.getByLabel('Tenant name', { exact: true }).fill('Acme Defense');
+    await owner.getByRole('button', { name: 'Create tenant' }).click();
+    await expect.poll(() => owner.url()).toMatch(/\/assets$/);
+    await owner.getByRole('button', { name: /Switch tenant, current: Acme Defense/ }).waitFor();
+  });
+
+  it('invites a colleague who signs up from the link and accepts', async () => {
+    await owner.goto('/settings/members');
+    await owner.getByLabel('Invite email', { exact: true }).fill(memberEmail);
+    await owner.getByRole('button', { name: 'Send invitation' }).click();
+    await owner.getByRole('button', { name: `Cancel invitation for ${memberEmail}` }).waitFor();
+
+    const link = server.mailer.lastLink(memberEmail, /invited you/);
+    member = await newPage();
+    await member.goto(link.replace(server.baseUrl, ''));
+    await member.getByRole('link', { name: 'Create an account' }).click();
+    await member.getByLabel('Name', { exact: true }).fill('Cole League');
+    await member.getByLabel('Email', { exact: true }).fill(memberEmail);
+    await member.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await member.getByRole('button', { name: 'Create account' }).click();
+    await member.getByRole('button', { name: 'Accept invitation' }).click();
+    await expect.poll(() => member.url()).not.toContain('/accept-invitation');
+    await member.goto('/settings/members');
+    await member.getByText(ownerEmail).waitFor();
+    await member.getByText(memberEmail).first().waitFor();
+    // Plain members cannot invite.
+    expect(await member.getByRole('button', { name: 'Send invitation' }).count()).toBe(0);
+  });
+
+  it('lets the owner change settings and shows them read-only to the member', async () => {
+    await owner.goto('/settings/tenant');
+    await owner.getByLabel('Daily scan quota', { exact: true }).fill('150');
+    await owner.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(async () => (await owner.reload(), await owner.getByLabel('Daily scan quota', { exact: true }).inputValue())).toBe('150');
+
+    await member.goto('/settings/tenant');
+    await member.getByText('Only admins and owners can change these settings.').waitFor();
+    expect(await member.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
+    await expect(member.getByLabel('Daily scan quota', { exact: true }).inputValue()).resolves.toBe('150');
+    // The audit log is for admins and owners.
+    expect(await member.getByRole('link', { name: 'Audit log', exact: true }).count()).toBe(0);
+  });
+
+  it('keeps staff pages and APIs closed to non-staff', async () => {
+    expect(await member.getByRole('link', { name: 'Audit log (all tenants)' }).count()).toBe(0);
+    await member.goto('/settings/staff/audit-log');
+    await member.getByText('Staff only').first().waitFor();
+    const api = await member.request.get('/api/v1/staff/audit-log');
+    expect(api.status()).toBe(403);
+    expect(await api.json()).toMatchObject({ error: 'staff_only' });
+    await owner.goto('/settings/staff/tenants');
+    await owner.getByText('Staff only').first().waitFor();
+  });
+
+  it('shows the staff area to a super-admin, with the audit log across tenants', async () => {
+    const email = uniqueEmail('root', STAFF_DOMAIN);
+    const out: string[] = [];
+    const code = await runAdmin(['create', '--email', email, '--role', 'super_admin'], {
+      config: server.config,
+      database: server.database,
+      authSecret: 'e2e-secret-e2e-secret-e2e-secret-012345',
+      io: { out: (l) => out.push(l), err: () => {} },
+    });
+    expect(code).toBe(0);
+    const link = /(http\S+reset-password\S+)/.exec(out.join('\n'))![1]!;
+    const staff = await newPage();
+    await staff.goto(link.replace(server.baseUrl, ''));
+    await staff.getByLabel('New password', { exact: true }).fill('staff passphrase 123');
+    await staff.getByLabel('Confirm password', { exact: true }).fill('staff passphrase 123');
+    await staff.getByRole('button', { name: 'Set password' }).click();
+    await expect.poll(() => staff.url()).toContain('/sign-in');
+    await staff.getByLabel('Email', { exact: true }).fill(email);
+    await staff.getByLabel('Password', { exact: true }).fill('staff passphrase 123');
+    await staff.getByRole('button', { name: 'Sign in' }).click();
+    await staff.getByRole('link', { name: 'Audit log (all tenants)' }).click();
+    const log = staff.locator('table');
+    await log.getByText('member.joined').first().waitFor();
+    await log.getByText('Acme Defense').first().waitFor();
+    await staff.getByRole('link', { name: 'Platform roles' }).click();
+    await staff.getByText(email).first().waitFor();
+  });
+
+  it('is usable on a phone-sized screen', async () => {
+    await owner.setViewportSize({ width: 375, height: 740 });
+    await owner.goto('/settings/members');
+    await owner.getByRole('button', { name: 'Open navigation' }).click();
+    await owner.getByRole('link', { name: 'Tenant settings' }).click();
+    await owner.getByLabel('Daily scan quota', { exact: true }).waitFor();
+    const overflow = await owner.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+  });
+});
