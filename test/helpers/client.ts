@@ -6,12 +6,16 @@ import { TEST_BASE_URL } from './app.ts';
 
 export const PASSWORD = 'correct horse battery staple';
 
+const octet = () => 1 + Math.floor(Math.random() * 254);
+const randomIp = () => `10.${octet()}.${octet()}.${octet()}`;
+
 export class Client {
   readonly app: App;
   readonly cookies = new Map<string, string>();
   csrf: string | null = null;
   ip: string;
-  constructor(app: App, ip = '127.0.0.1') {
+  /** Each client gets its own address by default: per-address throttles are shared through the database. */
+  constructor(app: App, ip = randomIp()) {
     this.app = app;
     this.ip = ip;
   }
