@@ -127,14 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const spaIndexPath = deps.webDir ? join(deps.webDir, 'index.html') : null;
   const spaIndex = spaIndexPath && existsSync(spaIndexPath) ? readFileSync(spaIndexPath) : null;
   registerErrorHandling(app, deps.onUnhandledError ?? (() => {}), spaIndex);
-  // During shutdown, answer 503 with our error shape (Fastify's own body has no stable code).
-  let closing = false;
-  app.addHook('onClose', async () => {
-    closing = true;
-  });
-  app.addHook('onRequest', async (_req, reply) => {
-    if (closing) return sendError(reply.header('connection', 'close'), { status: 503, code: 'service_unavailable', message: 'The server is shutting down; retry shortly.' });
-  });
+  trackInFlight(app);
   await app.register(helmet, { contentSecurityPolicy: { directives: CONTENT_SECURITY_POLICY }, crossOriginEmbedderPolicy: false });
   await app.register(cookie);
   await app.register(swagger, {
@@ -156,6 +149,46 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.decorate('services', { auth, audit, staff, tenants, guards });
   return app;
+}
+
+/**
+ * Graceful shutdown. New requests get 503 with our error shape (Fastify's own body has no stable
+ * code). close() waits for handlers still running, including those whose client already hung up
+ * (Fastify stops waiting for those), so the database is never closed under a running handler.
+ */
+function trackInFlight(app: FastifyInstance, drainTimeoutMs = 10_000): void {
+  let closing = false;
+  let inFlight = 0;
+  let onDrained: (() => void) | null = null;
+  const kCounted = Symbol('inFlight');
+  type Counted = { [kCounted]?: boolean };
+  app.addHook('onRequest', async (req, reply) => {
+    (req as Counted)[kCounted] = true;
+    inFlight += 1;
+    if (closing) return sendError(reply.header('connection', 'close'), { status: 503, code: 'service_unavailable', message: 'The server is shutting down; retry shortly.' });
+  });
+  // onSend runs once per request, after the handler (or error handler) has produced its answer,
+  // whether or not the client is still there to receive it.
+  app.addHook('onSend', async (req) => {
+    if (!(req as Counted)[kCounted]) return;
+    (req as Counted)[kCounted] = false;
+    inFlight -= 1;
+    if (inFlight === 0) onDrained?.();
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onClose', async () => {
+    if (inFlight === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, drainTimeoutMs);
+      timer.unref();
+      onDrained = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  });
 }
 
 /** The SPA's files: hashed assets cached for a year; navigations fall back to index.html (errors.ts). */

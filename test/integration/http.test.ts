@@ -103,6 +103,27 @@ describe('errors', () => {
   });
 });
 
+describe('graceful shutdown', () => {
+  it('waits for running handlers before close() resolves, so the database outlives them', async () => {
+    const own = await openTestDatabase();
+    const { buildApp } = await import('../../src/server/app.ts');
+    const { sql } = await import('kysely');
+    const app = await buildApp({ config: t.config, database: own.database, mailer: t.mailer, authSecret: 'x'.repeat(40), webDir: null, logger: false });
+    app.get('/slow', async () => {
+      await new Promise((r) => setTimeout(r, 300));
+      return (await sql<{ x: number }>`select 1 as x`.execute(own.database.db)).rows[0];
+    });
+    await app.ready();
+    const pending = app.inject('/slow');
+    await new Promise((r) => setTimeout(r, 50));
+    await app.close();
+    await own.cleanup();
+    const res = await pending;
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ x: 1 });
+  });
+});
+
 describe('OpenAPI', () => {
   it('documents the API at /docs', async () => {
     const spec = (await t.app.inject('/docs/json')).json() as { openapi: string; paths: Record<string, unknown> };
