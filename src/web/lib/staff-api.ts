@@ -2,7 +2,7 @@
 import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
 import { api } from './api.ts';
 import { AUDIT_PAGE_SIZE } from './tenant-api.ts';
-import type { AuditFilters, AuditPage, PlatformRole, PlatformRoleName, StaffTenant } from './types.ts';
+import type { AuditFilters, AuditPage, GrantRoleBody, PlatformRole, StaffTenant } from './types.ts';
 
 export const staffKeys = {
   tenants: ['staff', 'tenants'] as const,
@@ -20,7 +20,7 @@ export const platformRolesQuery = queryOptions({
   queryFn: () => api<{ roles: PlatformRole[] }>('/api/v1/staff/platform-roles'),
 });
 
-export function grantPlatformRole(body: { email: string; role: PlatformRoleName }) {
+export function grantPlatformRole(body: GrantRoleBody) {
   return api<{ role: PlatformRole }>('/api/v1/staff/platform-roles', { method: 'PUT', body });
 }
 

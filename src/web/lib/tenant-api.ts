@@ -1,7 +1,7 @@
 // Queries and mutations for the active tenant (/api/v1/tenants/:tenantId/...).
 import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
 import { api } from './api.ts';
-import type { AuditFilters, AuditPage, MembersResponse, TenantSettings } from './types.ts';
+import type { AuditFilters, AuditPage, MembersResponse, TenantSettings, TenantSettingsBody } from './types.ts';
 
 export const AUDIT_PAGE_SIZE = 50;
 
@@ -20,7 +20,7 @@ export const membersQuery = (tenantId: string) =>
 export const settingsQuery = (tenantId: string) =>
   queryOptions({ queryKey: tenantKeys.settings(tenantId), queryFn: () => api<TenantSettings>(`${base(tenantId)}/settings`) });
 
-export function saveSettings(tenantId: string, body: { dailyScanQuota: number; perAssetConcurrentScans: number }) {
+export function saveSettings(tenantId: string, body: TenantSettingsBody) {
   return api<TenantSettings>(`${base(tenantId)}/settings`, { method: 'PUT', body });
 }
 

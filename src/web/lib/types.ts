@@ -1,105 +1,51 @@
-// Shapes of the Rampart API (/api/v1) as the web app uses them.
+// Shapes of the Rampart API (/api/v1) as the web app uses them, inferred from the server's zod
+// schemas. Type-only imports: they are erased at build time, so no zod code enters the bundle.
+// z.infer is the schema's output type, which is what the JSON responses carry; request bodies and
+// query strings use z.input, the type the server's schema accepts.
+import type { z } from 'zod';
+import type { auditEntrySchema, auditPageSchema, auditQuerySchema } from '../../audit/audit-schemas.ts';
+import type { grantRoleBodySchema, platformRoleEntrySchema, platformRoleSchema, staffTenantSchema } from '../../staff/staff-schemas.ts';
+import type {
+  invitationSchema,
+  meSchema,
+  memberSchema,
+  membersResponseSchema,
+  membershipSchema,
+  tenantRoleSchema,
+  tenantSettingsBodySchema,
+  tenantSettingsSchema,
+} from '../../tenants/tenants-schemas.ts';
 
-export type TenantRole = 'owner' | 'admin' | 'member';
-export type PlatformRoleName = 'staff' | 'super_admin';
+export type TenantRole = z.infer<typeof tenantRoleSchema>;
+export type PlatformRoleName = z.infer<typeof platformRoleSchema>;
 
-export interface MeTenant {
-  id: string;
-  name: string;
-  slug: string;
-  role: TenantRole;
-}
+/** GET /api/v1/me */
+export type Me = z.infer<typeof meSchema>;
+export type MeTenant = z.infer<typeof membershipSchema>;
 
-export interface Me {
-  user: { id: string; name: string; email: string; emailVerified: boolean; twoFactorEnabled: boolean };
-  csrfToken: string;
-  activeTenantId: string | null;
-  tenants: MeTenant[];
-  staff: boolean;
-  superAdmin: boolean;
-  platformRole: PlatformRoleName | null;
-}
+/** GET /api/v1/tenants/:tenantId/members */
+export type MembersResponse = z.infer<typeof membersResponseSchema>;
+export type Member = z.infer<typeof memberSchema>;
+export type Invitation = z.infer<typeof invitationSchema>;
 
+/** GET and PUT /api/v1/tenants/:tenantId/settings */
+export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
+export type TenantSettingsBody = z.input<typeof tenantSettingsBodySchema>;
+
+/** GET /api/v1/tenants/:tenantId/audit-log and /api/v1/staff/audit-log */
+export type AuditPage = z.infer<typeof auditPageSchema>;
+export type AuditEntry = z.infer<typeof auditEntrySchema>;
+/** The filter fields of the audit-log query string; paging (`before`, `limit`) is the query's own. */
+export type AuditFilters = Pick<z.input<typeof auditQuerySchema>, 'action' | 'actor' | 'from' | 'to' | 'tenantId'>;
+
+/** /api/v1/staff/... */
+export type StaffTenant = z.infer<typeof staffTenantSchema>;
+export type PlatformRole = z.infer<typeof platformRoleEntrySchema>;
+export type GrantRoleBody = z.input<typeof grantRoleBodySchema>;
+
+/** GET /api/v1/public/config; the route declares no response schema, so the shape is written out here. */
 export interface PublicConfig {
   signupEnabled: boolean;
   version: string;
   opsDocVersion: string;
-}
-
-export interface Member {
-  id: string;
-  userId: string;
-  name: string;
-  email: string;
-  role: TenantRole;
-  joinedAt: string;
-  twoFactorEnabled: boolean;
-}
-
-export interface Invitation {
-  id: string;
-  email: string;
-  role: TenantRole;
-  status: string;
-  expiresAt: string;
-  createdAt: string;
-}
-
-export interface MembersResponse {
-  members: Member[];
-  invitations: Invitation[];
-}
-
-export interface TenantSettings {
-  dailyScanQuota: number;
-  perAssetConcurrentScans: number;
-  updatedAt: string;
-  canEdit: boolean;
-}
-
-export interface AuditEntry {
-  id: number;
-  tenantId: string | null;
-  tenantName?: string | null;
-  actorUserId: string | null;
-  actorEmail: string | null;
-  action: string;
-  targetType: string | null;
-  targetId: string | null;
-  details: Record<string, unknown> | null;
-  ipAddress: string | null;
-  userAgent: string | null;
-  requestId: string | null;
-  createdAt: string;
-}
-
-export interface AuditPage {
-  entries: AuditEntry[];
-  nextBefore: number | null;
-}
-
-export interface AuditFilters {
-  action?: string;
-  actor?: string;
-  from?: string;
-  to?: string;
-  tenantId?: string;
-}
-
-export interface StaffTenant {
-  id: string;
-  name: string;
-  slug: string;
-  createdAt: string;
-  memberCount: number;
-}
-
-export interface PlatformRole {
-  userId: string;
-  email: string;
-  name: string;
-  role: PlatformRoleName;
-  grantedAt: string;
-  domainApproved: boolean;
-  emailVerified: boolean;
 }

@@ -117,7 +117,7 @@ function EntryDetails({ entry }: { entry: AuditEntry }) {
     ['User agent', entry.userAgent ?? '—'],
     ['Request id', entry.requestId ?? '—'],
   ];
-  const hasDetails = entry.details && Object.keys(entry.details).length > 0;
+  const hasDetails = Object.keys(entry.details).length > 0;
   return (
     <Stack gap="md">
       <Table variant="vertical" layout="fixed" withTableBorder>
