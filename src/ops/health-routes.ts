@@ -1,10 +1,12 @@
 // Liveness, readiness and Prometheus metrics.
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { sql, type Kysely } from 'kysely';
 import client from 'prom-client';
 import type { DB } from '../db/schema.ts';
 import { safeEqual } from '../lib/crypto.ts';
 import { appError } from '../lib/errors.ts';
+import { healthSchema, publicConfigSchema, readySchema } from './ops-schemas.ts';
 import { APP_VERSION, OPERATIONS_DOC_VERSION } from './version.ts';
 
 export interface HealthDeps {
@@ -14,7 +16,8 @@ export interface HealthDeps {
   signupEnabled: boolean;
 }
 
-export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): void {
+export function registerHealthRoutes(fastify: FastifyInstance, deps: HealthDeps): void {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'rampart_' });
   const httpDuration = new client.Histogram({
@@ -30,19 +33,19 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): vo
     httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });
 
-  app.get('/healthz', { schema: { tags: ['ops'] } }, async () => ({ ok: true }));
+  app.get('/healthz', { schema: { tags: ['ops'], response: { 200: healthSchema } } }, async () => ({ ok: true as const }));
 
-  app.get('/readyz', { schema: { tags: ['ops'] } }, async (_req, reply) => {
+  app.get('/readyz', { schema: { tags: ['ops'], response: { 200: readySchema } } }, async () => {
     try {
       await Promise.race([
         sql`select 1`.execute(deps.db),
         new Promise((_, reject) => setTimeout(() => reject(new Error('database check timed out')), 2000).unref()),
       ]);
       ready.set(1);
-      return { ok: true, database: deps.dbKind };
+      return { ok: true as const, database: deps.dbKind };
     } catch {
       ready.set(0);
-      return reply.code(503).send({ error: 'service_unavailable', message: 'The database is not reachable.' });
+      throw appError('service_unavailable', 'The database is not reachable.');
     }
   });
 
@@ -55,7 +58,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): vo
     return reply.type(registry.contentType).send(await registry.metrics());
   });
 
-  app.get('/api/v1/public/config', { schema: { tags: ['ops'] } }, async () => ({
+  app.get('/api/v1/public/config', { schema: { tags: ['ops'], response: { 200: publicConfigSchema } } }, async () => ({
     signupEnabled: deps.signupEnabled,
     version: APP_VERSION,
     opsDocVersion: OPERATIONS_DOC_VERSION,

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { auditPageSchema, auditQuerySchema } from '../audit/audit-schemas.ts';
 import type { AuditService } from '../audit/audit-service.ts';
 import type { SessionGuards } from '../server/plugins/session.ts';
-import { grantRoleBodySchema, platformRoleEntrySchema, staffTenantSchema } from './staff-schemas.ts';
+import { grantRoleBodySchema, platformRoleResponseSchema, platformRolesResponseSchema, staffTenantsResponseSchema } from './staff-schemas.ts';
 import type { StaffService } from './staff-service.ts';
 
 export function registerStaffRoutes(app: FastifyInstance, deps: { guards: SessionGuards; staff: StaffService; audit: AuditService }): void {
@@ -17,17 +17,17 @@ export function registerStaffRoutes(app: FastifyInstance, deps: { guards: Sessio
     return audit.list(req.query);
   });
 
-  r.get('/api/v1/staff/tenants', { schema: { tags, response: { 200: z.object({ tenants: z.array(staffTenantSchema) }) } } }, async (req) => {
+  r.get('/api/v1/staff/tenants', { schema: { tags, response: { 200: staffTenantsResponseSchema } } }, async (req) => {
     await guards.requireStaff(req);
     return { tenants: await staff.listTenants() };
   });
 
-  r.get('/api/v1/staff/platform-roles', { schema: { tags, response: { 200: z.object({ roles: z.array(platformRoleEntrySchema) }) } } }, async (req) => {
+  r.get('/api/v1/staff/platform-roles', { schema: { tags, response: { 200: platformRolesResponseSchema } } }, async (req) => {
     await guards.requireSuperAdmin(req);
     return { roles: await staff.listRoles() };
   });
 
-  r.put('/api/v1/staff/platform-roles', { schema: { tags, body: grantRoleBodySchema, response: { 200: z.object({ role: platformRoleEntrySchema }) } } }, async (req) => {
+  r.put('/api/v1/staff/platform-roles', { schema: { tags, body: grantRoleBodySchema, response: { 200: platformRoleResponseSchema } } }, async (req) => {
     const me = await guards.requireSuperAdmin(req);
     return { role: await staff.grantRole(req.body, me.user) };
   });

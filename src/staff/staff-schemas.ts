@@ -24,3 +24,7 @@ export const staffTenantSchema = z.object({
   createdAt: z.string(),
   memberCount: z.number().int(),
 });
+
+export const staffTenantsResponseSchema = z.object({ tenants: z.array(staffTenantSchema) });
+export const platformRolesResponseSchema = z.object({ roles: z.array(platformRoleEntrySchema) });
+export const platformRoleResponseSchema = z.object({ role: platformRoleEntrySchema });

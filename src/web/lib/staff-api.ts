@@ -2,7 +2,7 @@
 import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
 import { api } from './api.ts';
 import { AUDIT_PAGE_SIZE } from './tenant-api.ts';
-import type { AuditFilters, AuditPage, GrantRoleBody, PlatformRole, StaffTenant } from './types.ts';
+import type { AuditFilters, AuditPage, GrantRoleBody, PlatformRoleResponse, PlatformRolesResponse, StaffTenantsResponse } from './types.ts';
 
 export const staffKeys = {
   tenants: ['staff', 'tenants'] as const,
@@ -12,16 +12,16 @@ export const staffKeys = {
 
 export const staffTenantsQuery = queryOptions({
   queryKey: staffKeys.tenants,
-  queryFn: () => api<{ tenants: StaffTenant[] }>('/api/v1/staff/tenants'),
+  queryFn: () => api<StaffTenantsResponse>('/api/v1/staff/tenants'),
 });
 
 export const platformRolesQuery = queryOptions({
   queryKey: staffKeys.roles,
-  queryFn: () => api<{ roles: PlatformRole[] }>('/api/v1/staff/platform-roles'),
+  queryFn: () => api<PlatformRolesResponse>('/api/v1/staff/platform-roles'),
 });
 
 export function grantPlatformRole(body: GrantRoleBody) {
-  return api<{ role: PlatformRole }>('/api/v1/staff/platform-roles', { method: 'PUT', body });
+  return api<PlatformRoleResponse>('/api/v1/staff/platform-roles', { method: 'PUT', body });
 }
 
 export function revokePlatformRole(userId: string) {

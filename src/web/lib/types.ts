@@ -4,7 +4,16 @@
 // query strings use z.input, the type the server's schema accepts.
 import type { z } from 'zod';
 import type { auditEntrySchema, auditPageSchema, auditQuerySchema } from '../../audit/audit-schemas.ts';
-import type { grantRoleBodySchema, platformRoleEntrySchema, platformRoleSchema, staffTenantSchema } from '../../staff/staff-schemas.ts';
+import type { publicConfigSchema } from '../../ops/ops-schemas.ts';
+import type {
+  grantRoleBodySchema,
+  platformRoleEntrySchema,
+  platformRoleResponseSchema,
+  platformRoleSchema,
+  platformRolesResponseSchema,
+  staffTenantSchema,
+  staffTenantsResponseSchema,
+} from '../../staff/staff-schemas.ts';
 import type {
   invitationSchema,
   meSchema,
@@ -42,10 +51,9 @@ export type AuditFilters = Pick<z.input<typeof auditQuerySchema>, 'action' | 'ac
 export type StaffTenant = z.infer<typeof staffTenantSchema>;
 export type PlatformRole = z.infer<typeof platformRoleEntrySchema>;
 export type GrantRoleBody = z.input<typeof grantRoleBodySchema>;
+export type StaffTenantsResponse = z.infer<typeof staffTenantsResponseSchema>;
+export type PlatformRolesResponse = z.infer<typeof platformRolesResponseSchema>;
+export type PlatformRoleResponse = z.infer<typeof platformRoleResponseSchema>;
 
-/** GET /api/v1/public/config; the route declares no response schema, so the shape is written out here. */
-export interface PublicConfig {
-  signupEnabled: boolean;
-  version: string;
-  opsDocVersion: string;
-}
+/** GET /api/v1/public/config */
+export type PublicConfig = z.infer<typeof publicConfigSchema>;
