@@ -15,6 +15,7 @@ import { registerAuthRoutes } from '../auth/auth-routes.ts';
 import type { Mailer } from '../auth/mailer.ts';
 import type { Database } from '../db/client.ts';
 import type { Config } from '../lib/config.ts';
+import { createSecretBox, type SecretBox } from '../lib/crypto.ts';
 import { newId } from '../lib/ids.ts';
 import { runWithRequestInfo } from '../lib/request-context.ts';
 import { registerHealthRoutes } from '../ops/health-routes.ts';
@@ -30,6 +31,8 @@ export interface AppDeps {
   mailer: Mailer;
   /** Signs sessions and CSRF tokens (AUTH_SECRET or the generated one in DATA_DIR). */
   authSecret: string;
+  /** 32-byte key for secrets stored at rest (APP_ENCRYPTION_KEY or the generated one). */
+  encryptionKey: Buffer;
   logger?: FastifyServerOptions['logger'];
   /** An existing pino logger (main.ts shares one with start-up code). */
   loggerInstance?: FastifyBaseLogger;
@@ -46,6 +49,8 @@ export interface Services {
   staff: StaffService;
   tenants: TenantsService;
   guards: SessionGuards;
+  /** Seals tenant secrets (S3 keys, webhook secrets) before they are stored. */
+  secretBox: SecretBox;
 }
 
 export type App = FastifyInstance & { services: Services };
@@ -147,7 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   if (deps.webDir && spaIndex) await registerWebApp(app, deps.webDir);
 
-  app.decorate('services', { auth, audit, staff, tenants, guards });
+  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox: createSecretBox(deps.encryptionKey) });
   return app;
 }
 

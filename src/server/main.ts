@@ -53,7 +53,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   if (config.SMTP_URL) mailer = createSmtpMailer(config.SMTP_URL, config.MAIL_FROM);
   else mailer = createLogMailer(log);
 
-  const app = await buildApp({ config, database, mailer, authSecret: secrets.authSecret, loggerInstance: log, webDir: resolve('dist/web') });
+  const app = await buildApp({ config, database, mailer, authSecret: secrets.authSecret, encryptionKey: Buffer.from(secrets.encryptionKey, 'base64'), loggerInstance: log, webDir: resolve('dist/web') });
 
   let closing = false;
   const shutdown = async (signal: string) => {

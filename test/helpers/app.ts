@@ -47,7 +47,7 @@ export async function createTestApp(opts: { env?: Record<string, string>; deps?:
     ...opts.env,
   });
   const mailer = createMemoryMailer();
-  const app = await buildApp({ config, database, mailer, authSecret: 'test-secret-test-secret-test-secret-0123', webDir: null, ...opts.deps });
+  const app = await buildApp({ config, database, mailer, authSecret: 'test-secret-test-secret-test-secret-0123', encryptionKey: Buffer.alloc(32, 7), webDir: null, ...opts.deps });
   await app.ready();
   return {
     app,
