@@ -8,7 +8,7 @@ import { describe, it } from 'vitest';
 import { ensureWebBuilt } from '../../scripts/build-web.ts';
 import { loadConfig } from '../../src/lib/config.ts';
 import { buildApp, type App } from '../../src/server/app.ts';
-import { openTestDatabase, STAFF_DOMAIN } from '../helpers/app.ts';
+import { openTestDatabase, STAFF_DOMAIN, testDeps } from '../helpers/app.ts';
 import { createMemoryMailer, type MemoryMailer } from '../helpers/mailer.ts';
 import { freePort } from '../../bench/lib.ts';
 
@@ -47,7 +47,7 @@ export async function startE2eServer(): Promise<E2eServer> {
   const baseUrl = `http://127.0.0.1:${port}`;
   const config = loadConfig({ DATA_DIR: db.dataDir, PUBLIC_BASE_URL: baseUrl, STAFF_EMAIL_DOMAINS: STAFF_DOMAIN, LOG_LEVEL: 'silent' });
   const mailer = createMemoryMailer();
-  const app = await buildApp({ config, database: db.database, mailer, authSecret: 'e2e-secret-e2e-secret-e2e-secret-012345', encryptionKey: Buffer.alloc(32, 7), webDir: join(import.meta.dirname, '../../dist/web') });
+  const app = await buildApp({ ...testDeps(config, db.database, mailer), webDir: join(import.meta.dirname, '../../dist/web') });
   await app.listen({ port, host: '127.0.0.1' });
   return {
     baseUrl,

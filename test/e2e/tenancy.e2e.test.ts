@@ -3,7 +3,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runAdmin } from '../../src/ops/admin-cli.ts';
-import { STAFF_DOMAIN, uniqueEmail } from '../helpers/app.ts';
+import { STAFF_DOMAIN, TEST_AUTH_SECRET, uniqueEmail } from '../helpers/app.ts';
 import { describeBrowser, launchChromium, startE2eServer, type E2eServer } from './harness.ts';
 
 const PASSWORD = 'correct horse battery staple';
@@ -102,7 +102,7 @@ describeBrowser('tenancy in the browser', () => {
     const code = await runAdmin(['create', '--email', email, '--role', 'super_admin'], {
       config: server.config,
       database: server.database,
-      authSecret: 'e2e-secret-e2e-secret-e2e-secret-012345',
+      authSecret: TEST_AUTH_SECRET,
       io: { out: (l) => out.push(l), err: () => {} },
     });
     expect(code).toBe(0);

@@ -36,6 +36,13 @@ export async function openTestDatabase(): Promise<{ database: Database; dataDir:
   };
 }
 
+export const TEST_AUTH_SECRET = 'test-secret-test-secret-test-secret-0123';
+
+/** The dependencies every test app shares; spread and override what a test needs. */
+export function testDeps(config: Config, database: Database, mailer: MemoryMailer): AppDeps {
+  return { config, database, mailer, authSecret: TEST_AUTH_SECRET, encryptionKey: Buffer.alloc(32, 7), webDir: null };
+}
+
 export async function createTestApp(opts: { env?: Record<string, string>; deps?: Partial<AppDeps>; database?: Database } = {}): Promise<TestApp> {
   const owned = opts.database ? null : await openTestDatabase();
   const database = opts.database ?? owned!.database;
@@ -47,7 +54,7 @@ export async function createTestApp(opts: { env?: Record<string, string>; deps?:
     ...opts.env,
   });
   const mailer = createMemoryMailer();
-  const app = await buildApp({ config, database, mailer, authSecret: 'test-secret-test-secret-test-secret-0123', encryptionKey: Buffer.alloc(32, 7), webDir: null, ...opts.deps });
+  const app = await buildApp({ ...testDeps(config, database, mailer), ...opts.deps });
   await app.ready();
   return {
     app,

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LOG_REDACT } from '../../src/server/app.ts';
-import { createTestApp, openTestDatabase, uniqueEmail, type TestApp } from '../helpers/app.ts';
+import { createTestApp, openTestDatabase, testDeps, uniqueEmail, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
 
 let t: TestApp;
@@ -75,7 +75,7 @@ describe('errors', () => {
     const own = await openTestDatabase();
     const listener = vi.fn();
     const { buildApp } = await import('../../src/server/app.ts');
-    const app = await buildApp({ config: t.config, database: own.database, mailer: t.mailer, authSecret: 'x'.repeat(40), encryptionKey: Buffer.alloc(32, 7), webDir: null, logger: false, onUnhandledError: listener });
+    const app = await buildApp({ ...testDeps(t.config, own.database, t.mailer), logger: false, onUnhandledError: listener });
     app.get('/boom', async () => {
       throw new Error('db password is hunter2');
     });
@@ -108,7 +108,7 @@ describe('graceful shutdown', () => {
     const own = await openTestDatabase();
     const { buildApp } = await import('../../src/server/app.ts');
     const { sql } = await import('kysely');
-    const app = await buildApp({ config: t.config, database: own.database, mailer: t.mailer, authSecret: 'x'.repeat(40), encryptionKey: Buffer.alloc(32, 7), webDir: null, logger: false });
+    const app = await buildApp({ ...testDeps(t.config, own.database, t.mailer), logger: false });
     app.get('/slow', async () => {
       await new Promise((r) => setTimeout(r, 300));
       return (await sql<{ x: number }>`select 1 as x`.execute(own.database.db)).rows[0];
@@ -145,7 +145,7 @@ describe('log redaction', () => {
     const own = await openTestDatabase();
     const { buildApp } = await import('../../src/server/app.ts');
     const loggerInstance = pino({ level: 'trace', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, stream);
-    const app = await buildApp({ config: t.config, database: own.database, mailer: t.mailer, authSecret: 'x'.repeat(40), encryptionKey: Buffer.alloc(32, 7), webDir: null, loggerInstance });
+    const app = await buildApp({ ...testDeps(t.config, own.database, t.mailer), loggerInstance });
     await app.inject({ url: '/api/v1/me', headers: { cookie: 'rampart.session_token=supersecretcookie', authorization: 'Bearer supersecrettoken' } });
     await app.inject({ method: 'POST', url: '/api/auth/sign-in/email', headers: { 'content-type': 'application/json' }, payload: { email: 'a@b.test', password: 'supersecretpassword' } });
     app.log.info({ body: { password: 'supersecretpassword', token: 'supersecrettoken' } }, 'explicit');

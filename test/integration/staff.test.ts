@@ -1,7 +1,7 @@
 // Staff = verified address in an approved domain AND a platform role row; super-admin on top.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../src/ops/admin-cli.ts';
-import { createTestApp, STAFF_DOMAIN, TEST_BASE_URL, uniqueEmail, type TestApp } from '../helpers/app.ts';
+import { createTestApp, STAFF_DOMAIN, TEST_AUTH_SECRET, TEST_BASE_URL, uniqueEmail, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
 
 let t: TestApp;
@@ -13,7 +13,7 @@ afterAll(() => t.close());
 async function admin(argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runAdmin(argv, { config: t.config, database: t.database, authSecret: 'test-secret-test-secret-test-secret-0123', io: { out: (l) => out.push(l), err: (l) => err.push(l) } });
+  const code = await runAdmin(argv, { config: t.config, database: t.database, authSecret: TEST_AUTH_SECRET, io: { out: (l) => out.push(l), err: (l) => err.push(l) } });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 

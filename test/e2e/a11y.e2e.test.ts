@@ -1,0 +1,77 @@
+// Automated accessibility scan (axe-core, WCAG 2.1 A and AA rules) of the main screens, signed
+// out and signed in, on a laptop and a phone. Serious and critical violations fail the test.
+import { createRequire } from 'node:module';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { uniqueEmail } from '../helpers/app.ts';
+import { describeBrowser, launchChromium, startE2eServer, type E2eServer } from './harness.ts';
+
+const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+interface Violation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+async function scan(page: Page): Promise<Violation[]> {
+  await page.addScriptTag({ path: AXE_PATH });
+  const result = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: Violation[] }> } }).axe;
+    return axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+  });
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+const describe = (vs: Violation[]) => vs.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+
+describeBrowser('accessibility', () => {
+  let server: E2eServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    server = await startE2eServer();
+    browser = await launchChromium();
+    // CSP bypass only so the test can inject axe; the app itself is unchanged.
+    context = await browser.newContext({ baseURL: server.baseUrl, bypassCSP: true });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('has no serious violations on the signed-out pages', async () => {
+    for (const path of ['/sign-in', '/sign-up', '/forgot-password', '/reset-password?token=x']) {
+      await page.goto(path);
+      await page.getByRole('heading').first().waitFor();
+      expect(describe(await scan(page)), path).toEqual([]);
+    }
+  });
+
+  it('has no serious violations on the signed-in pages, on a laptop and a phone', async () => {
+    await page.goto('/sign-up');
+    await page.getByLabel('Name', { exact: true }).fill('Ally');
+    await page.getByLabel('Email', { exact: true }).fill(uniqueEmail('a11y'));
+    await page.getByLabel('Password', { exact: true }).fill('correct horse battery staple');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByLabel('Tenant name', { exact: true }).waitFor();
+    expect(describe(await scan(page)), 'first tenant').toEqual([]);
+    await page.getByLabel('Tenant name', { exact: true }).fill('Access Co');
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await expect.poll(() => page.url()).toMatch(/\/assets$/);
+    for (const viewport of [{ width: 1280, height: 800 }, { width: 375, height: 740 }]) {
+      await page.setViewportSize(viewport);
+      for (const path of ['/assets', '/settings/members', '/settings/tenant', '/settings/audit-log', '/account']) {
+        await page.goto(path);
+        await page.getByRole('heading', { level: 1 }).first().waitFor();
+        await page.waitForLoadState('networkidle');
+        expect(describe(await scan(page)), `${path} at ${viewport.width}px`).toEqual([]);
+      }
+    }
+  });
+});
