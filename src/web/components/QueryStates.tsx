@@ -1,4 +1,5 @@
 import { Alert, Button, Center, Group, Loader, Stack, Text } from '@mantine/core';
+import type { ReactNode } from 'react';
 import { errorMessage } from '../lib/errors.ts';
 import { IconAlert } from './icons.tsx';
 
@@ -24,6 +25,26 @@ export function ErrorState({ error, title = 'Could not load this', onRetry }: { 
           </Button>
         )}
       </Stack>
+    </Alert>
+  );
+}
+
+interface ErrorAlertProps {
+  /** Nothing is shown while this is null or undefined (a mutation's `error`). */
+  error: unknown;
+  title?: string;
+  /** The alert icon; off for the compact alerts inside cards and dialogs. */
+  withIcon?: boolean;
+  /** Replaces the error's own message. */
+  children?: ReactNode;
+}
+
+/** The failure of a form submit or other action, announced at once. */
+export function ErrorAlert({ error, title, withIcon = true, children }: ErrorAlertProps) {
+  if (error === null || error === undefined) return null;
+  return (
+    <Alert color="red" variant="light" title={title} icon={withIcon ? <IconAlert /> : undefined} role="alert">
+      {children ?? errorMessage(error)}
     </Alert>
   );
 }

@@ -1,7 +1,14 @@
 // A small form-state hook (values, per-field errors, submit with client-side validation).
-import { useCallback, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useRef, useState, type ChangeEvent, type FormEvent } from 'react';
 
 export type FormErrors<V> = Partial<Record<keyof V & string, string | null>>;
+
+/** What a text input or native select needs to show and edit one field: spread it onto the input. */
+export interface FieldProps<T> {
+  value: T;
+  error: string | null | undefined;
+  onChange: (event: ChangeEvent<HTMLInputElement | HTMLSelectElement>) => void;
+}
 
 export interface FormState<V extends Record<string, unknown>> {
   values: V;
@@ -12,6 +19,8 @@ export interface FormState<V extends Record<string, unknown>> {
   reset: (values?: V) => void;
   formRef: React.RefObject<HTMLFormElement | null>;
   onSubmit: (handler: (values: V) => void | Promise<void>) => (event: FormEvent<HTMLFormElement>) => void;
+  /** Value, error and change handler of a text-valued field, e.g. `<TextInput {...form.field('email')} />`. */
+  field: <K extends keyof V & string>(key: K) => FieldProps<V[K]>;
 }
 
 function clean<V>(errors: FormErrors<V>): FormErrors<V> {
@@ -57,5 +66,11 @@ export function useForm<V extends Record<string, unknown>>(initial: V, validate?
     setErrorsState({});
   }, []);
 
-  return { values, errors, setValue, setValues: setAll, setErrors, reset, formRef, onSubmit };
+  const field = <K extends keyof V & string>(key: K): FieldProps<V[K]> => ({
+    value: values[key],
+    error: errors[key],
+    onChange: (event) => setValue(key, event.currentTarget.value as V[K]),
+  });
+
+  return { values, errors, setValue, setValues: setAll, setErrors, reset, formRef, onSubmit, field };
 }

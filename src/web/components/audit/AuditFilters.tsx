@@ -52,39 +52,13 @@ export function AuditFiltersForm({ initial, onApply, tenants, tenantsLoading }: 
                 { value: '', label: tenantsLoading ? 'Loading tenants…' : 'All tenants' },
                 ...(tenants ?? []).map((t) => ({ value: t.id, label: t.name })),
               ]}
-              value={form.values.tenantId}
-              onChange={(e) => form.setValue('tenantId', e.currentTarget.value)}
+              {...form.field('tenantId')}
             />
           )}
-          <TextInput
-            label="Action prefix"
-            placeholder="e.g. member."
-            spellCheck={false}
-            autoCapitalize="off"
-            value={form.values.action}
-            onChange={(e) => form.setValue('action', e.currentTarget.value)}
-          />
-          <TextInput
-            label="Actor"
-            placeholder="E-mail or user id"
-            spellCheck={false}
-            autoCapitalize="off"
-            value={form.values.actor}
-            onChange={(e) => form.setValue('actor', e.currentTarget.value)}
-          />
-          <TextInput
-            type="date"
-            label="From date"
-            value={form.values.fromDate}
-            onChange={(e) => form.setValue('fromDate', e.currentTarget.value)}
-          />
-          <TextInput
-            type="date"
-            label="To date"
-            value={form.values.toDate}
-            error={form.errors.toDate}
-            onChange={(e) => form.setValue('toDate', e.currentTarget.value)}
-          />
+          <TextInput label="Action prefix" placeholder="e.g. member." spellCheck={false} autoCapitalize="off" {...form.field('action')} />
+          <TextInput label="Actor" placeholder="E-mail or user id" spellCheck={false} autoCapitalize="off" {...form.field('actor')} />
+          <TextInput type="date" label="From date" {...form.field('fromDate')} />
+          <TextInput type="date" label="To date" {...form.field('toDate')} />
         </SimpleGrid>
         <Group gap="sm" mt="md">
           <Button type="submit">Apply filters</Button>

@@ -1,9 +1,10 @@
 // Audit entries with cursor pagination ("Load more"), shared by the tenant and staff views.
-import { Button, Code, Modal, Paper, Stack, Table, Text, VisuallyHidden } from '@mantine/core';
+import { Button, Code, Modal, Paper, Stack, Table, Text } from '@mantine/core';
 import type { InfiniteData, UseInfiniteQueryResult } from '@tanstack/react-query';
 import { useState } from 'react';
 import { formatDateTime } from '../../lib/format.ts';
 import type { AuditEntry, AuditPage } from '../../lib/types.ts';
+import { DataTable } from '../DataTable.tsx';
 import { ErrorState, LoadingState } from '../QueryStates.tsx';
 
 interface AuditTableProps {
@@ -45,48 +46,35 @@ export function AuditTable({ query, showTenant, filtered }: AuditTableProps) {
   return (
     <Stack gap="md">
       <Paper withBorder radius="md">
-        <Table.ScrollContainer minWidth={showTenant ? 920 : 800}>
-          <Table striped>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th scope="col">Time</Table.Th>
-                {showTenant && <Table.Th scope="col">Tenant</Table.Th>}
-                <Table.Th scope="col">Actor</Table.Th>
-                <Table.Th scope="col">Action</Table.Th>
-                <Table.Th scope="col">Target</Table.Th>
-                <Table.Th scope="col">IP address</Table.Th>
-                <Table.Th scope="col">
-                  <VisuallyHidden>Details</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {entries.map((e) => (
-                <Table.Tr key={e.id}>
-                  <Table.Td className="nowrap">{formatDateTime(e.createdAt)}</Table.Td>
-                  {showTenant && <Table.Td>{e.tenantName ?? (e.tenantId ? e.tenantId : <Text c="dimmed" size="sm">Platform</Text>)}</Table.Td>}
-                  <Table.Td>{e.actorEmail ?? e.actorUserId ?? <Text c="dimmed" size="sm">System</Text>}</Table.Td>
-                  <Table.Td>
-                    <Text size="sm" ff="monospace" fw={600} c={FAILURE_RE.test(e.action) ? 'var(--mantine-color-error)' : undefined}>
-                      {e.action}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td>
-                    <Text size="sm" title={target(e)}>
-                      {shortTarget(e)}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td className="nowrap">{e.ipAddress ?? '—'}</Table.Td>
-                  <Table.Td ta="right">
-                    <Button size="compact-xs" variant="subtle" aria-label={`Details of ${e.action} at ${formatDateTime(e.createdAt)}`} onClick={() => setOpen(e)}>
-                      Details
-                    </Button>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
+        <DataTable label="Audit log entries"
+          minWidth={showTenant ? 920 : 800}
+          striped
+          columns={['Time', showTenant && 'Tenant', 'Actor', 'Action', 'Target', 'IP address', { label: 'Details', visuallyHidden: true }]}
+        >
+          {entries.map((e) => (
+            <Table.Tr key={e.id}>
+              <Table.Td className="nowrap">{formatDateTime(e.createdAt)}</Table.Td>
+              {showTenant && <Table.Td>{e.tenantName ?? (e.tenantId ? e.tenantId : <Text c="dimmed" size="sm">Platform</Text>)}</Table.Td>}
+              <Table.Td>{e.actorEmail ?? e.actorUserId ?? <Text c="dimmed" size="sm">System</Text>}</Table.Td>
+              <Table.Td>
+                <Text size="sm" ff="monospace" fw={600} c={FAILURE_RE.test(e.action) ? 'var(--mantine-color-error)' : undefined}>
+                  {e.action}
+                </Text>
+              </Table.Td>
+              <Table.Td>
+                <Text size="sm" title={target(e)}>
+                  {shortTarget(e)}
+                </Text>
+              </Table.Td>
+              <Table.Td className="nowrap">{e.ipAddress ?? '—'}</Table.Td>
+              <Table.Td ta="right">
+                <Button size="compact-xs" variant="subtle" aria-label={`Details of ${e.action} at ${formatDateTime(e.createdAt)}`} onClick={() => setOpen(e)}>
+                  Details
+                </Button>
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </DataTable>
       </Paper>
       <Stack gap="xs" align="center">
         <Text size="sm" c="dimmed" aria-live="polite">

@@ -1,5 +1,5 @@
 // Account: name, password and two-factor settings of the signed-in user.
-import { Badge, Button, Group, Paper, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Badge, Button, Group, Stack, Text, TextInput } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
@@ -7,9 +7,10 @@ import { errorMessage, notifySuccess } from '../../lib/errors.ts';
 import { useMe, useRefreshMe } from '../../lib/me.ts';
 import type { Me } from '../../lib/types.ts';
 import { useForm } from '../../lib/use-form.ts';
-import { MIN_PASSWORD_LENGTH, requireText, validateNewPassword } from '../../lib/validate.ts';
+import { requireText, validateNewPassword } from '../../lib/validate.ts';
 import { TwoFactorCard } from './TwoFactorCard.tsx';
-import { PasswordField } from '../../components/PasswordField.tsx';
+import { NewPasswordFields, PasswordField } from '../../components/PasswordField.tsx';
+import { SectionCard } from '../../components/SectionCard.tsx';
 
 export function AccountPage() {
   const me = useMe();
@@ -40,38 +41,24 @@ function ProfileCard({ me }: { me: Me }) {
   });
 
   return (
-    <Paper withBorder p="lg" radius="md" component="section" aria-labelledby="profile-heading">
-      <Stack gap="md">
-        <Title order={2} size="h4" id="profile-heading">
-          Profile
-        </Title>
-        <Group gap="xs">
-          <Text size="sm">
-            Email: <strong>{me.user.email}</strong>
-          </Text>
-          <Badge color={me.user.emailVerified ? 'green' : 'yellow'} variant={me.user.emailVerified ? 'light' : 'filled'}>
-            {me.user.emailVerified ? 'Verified' : 'Not verified'}
-          </Badge>
+    <SectionCard headingId="profile-heading" title="Profile">
+      <Group gap="xs">
+        <Text size="sm">
+          Email: <strong>{me.user.email}</strong>
+        </Text>
+        <Badge color={me.user.emailVerified ? 'green' : 'yellow'} variant={me.user.emailVerified ? 'light' : 'filled'}>
+          {me.user.emailVerified ? 'Verified' : 'Not verified'}
+        </Badge>
+      </Group>
+      <form ref={form.formRef} onSubmit={form.onSubmit((v) => save.mutate(v))} noValidate>
+        <Group align="flex-start" gap="sm" wrap="wrap">
+          <TextInput label="Name" autoComplete="name" required maxLength={200} style={{ flex: '1 1 16rem' }} {...form.field('name')} />
+          <Button type="submit" loading={save.isPending} mt={{ base: 0, xs: 25 }} disabled={form.values.name.trim() === me.user.name}>
+            Save name
+          </Button>
         </Group>
-        <form ref={form.formRef} onSubmit={form.onSubmit((v) => save.mutate(v))} noValidate>
-          <Group align="flex-start" gap="sm" wrap="wrap">
-            <TextInput
-              label="Name"
-              autoComplete="name"
-              required
-              maxLength={200}
-              style={{ flex: '1 1 16rem' }}
-              value={form.values.name}
-              error={form.errors.name}
-              onChange={(e) => form.setValue('name', e.currentTarget.value)}
-            />
-            <Button type="submit" loading={save.isPending} mt={{ base: 0, xs: 25 }} disabled={form.values.name.trim() === me.user.name}>
-              Save name
-            </Button>
-          </Group>
-        </form>
-      </Stack>
-    </Paper>
+      </form>
+    </SectionCard>
   );
 }
 
@@ -96,47 +83,19 @@ function PasswordCard() {
   });
 
   return (
-    <Paper withBorder p="lg" radius="md" component="section" aria-labelledby="password-heading">
-      <Stack gap="md">
-        <Title order={2} size="h4" id="password-heading">
-          Password
-        </Title>
-        <form ref={form.formRef} onSubmit={form.onSubmit((v) => change.mutate(v))} noValidate>
-          <Stack gap="sm" maw={400}>
-            <PasswordField
-              label="Current password"
-              autoComplete="current-password"
-              required
-              value={form.values.current}
-              error={form.errors.current}
-              onChange={(e) => form.setValue('current', e.currentTarget.value)}
-            />
-            <PasswordField
-              label="New password"
-              description={`At least ${MIN_PASSWORD_LENGTH} characters`}
-              autoComplete="new-password"
-              required
-              value={form.values.password}
-              error={form.errors.password}
-              onChange={(e) => form.setValue('password', e.currentTarget.value)}
-            />
-            <PasswordField
-              label="Confirm password"
-              autoComplete="new-password"
-              required
-              value={form.values.confirm}
-              error={form.errors.confirm}
-              onChange={(e) => form.setValue('confirm', e.currentTarget.value)}
-            />
-            <Text size="xs" c="dimmed">
-              Changing the password signs out your other sessions.
-            </Text>
-            <Button type="submit" loading={change.isPending} style={{ alignSelf: 'flex-start' }}>
-              Change password
-            </Button>
-          </Stack>
-        </form>
-      </Stack>
-    </Paper>
+    <SectionCard headingId="password-heading" title="Password">
+      <form ref={form.formRef} onSubmit={form.onSubmit((v) => change.mutate(v))} noValidate>
+        <Stack gap="sm" maw={400}>
+          <PasswordField label="Current password" autoComplete="current-password" required {...form.field('current')} />
+          <NewPasswordFields form={form} />
+          <Text size="xs" c="dimmed">
+            Changing the password signs out your other sessions.
+          </Text>
+          <Button type="submit" loading={change.isPending} style={{ alignSelf: 'flex-start' }}>
+            Change password
+          </Button>
+        </Stack>
+      </form>
+    </SectionCard>
   );
 }

@@ -1,8 +1,8 @@
 // Asks for the account password before a sensitive two-factor change.
-import { Alert, Button, Group, Modal, Stack, Text } from '@mantine/core';
+import { Button, Group, Modal, Stack, Text } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import { errorMessage } from '../../lib/errors.ts';
+import { ErrorAlert } from '../../components/QueryStates.tsx';
 import { useForm } from '../../lib/use-form.ts';
 import { PasswordField } from '../../components/PasswordField.tsx';
 
@@ -34,20 +34,8 @@ export function PasswordPromptModal({ opened, title, description, confirmLabel, 
       <form ref={form.formRef} onSubmit={form.onSubmit((v) => action.mutate(v.password))} noValidate>
         <Stack gap="md">
           <Text size="sm">{description}</Text>
-          {action.isError && (
-            <Alert color="red" variant="light" role="alert">
-              {errorMessage(action.error)}
-            </Alert>
-          )}
-          <PasswordField
-            label="Password"
-            autoComplete="current-password"
-            required
-            data-autofocus
-            value={form.values.password}
-            error={form.errors.password}
-            onChange={(e) => form.setValue('password', e.currentTarget.value)}
-          />
+          <ErrorAlert error={action.error} withIcon={false} />
+          <PasswordField label="Password" autoComplete="current-password" required data-autofocus {...form.field('password')} />
           <Group justify="flex-end" gap="sm">
             <Button variant="default" onClick={onClose}>
               Cancel

@@ -1,7 +1,8 @@
 // Account → Two-factor authentication: enable (QR + recovery codes + confirm), regenerate
 // recovery codes, disable. Each change asks for the password again.
-import { Badge, Button, Group, Paper, Stack, Text, Title } from '@mantine/core';
+import { Badge, Button, Group, Stack, Text } from '@mantine/core';
 import { useState } from 'react';
+import { SectionCard } from '../../components/SectionCard.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
 import { notifySuccess } from '../../lib/errors.ts';
 import { useRefreshMe } from '../../lib/me.ts';
@@ -38,58 +39,56 @@ export function TwoFactorCard({ me }: { me: Me }) {
   };
 
   return (
-    <Paper withBorder p="lg" radius="md" component="section" aria-labelledby="two-factor-heading">
-      <Stack gap="md">
-        <Group justify="space-between" align="center">
-          <Title order={2} size="h4" id="two-factor-heading">
-            Two-factor authentication
-          </Title>
-          <Badge color={enabled ? 'green' : 'gray'} variant="light" data-testid="two-factor-status">
-            {enabled ? 'On' : 'Off'}
-          </Badge>
-        </Group>
-        <Text size="sm" c="dimmed">
-          {enabled
-            ? 'Signing in asks for a code from your authenticator app, or one of your recovery codes.'
-            : 'Protect your account with a code from an authenticator app in addition to your password.'}
-        </Text>
+    <SectionCard
+      headingId="two-factor-heading"
+      title="Two-factor authentication"
+      aside={
+        <Badge color={enabled ? 'green' : 'gray'} variant="light" data-testid="two-factor-status">
+          {enabled ? 'On' : 'Off'}
+        </Badge>
+      }
+    >
+      <Text size="sm" c="dimmed">
+        {enabled
+          ? 'Signing in asks for a code from your authenticator app, or one of your recovery codes.'
+          : 'Protect your account with a code from an authenticator app in addition to your password.'}
+      </Text>
 
-        {setup && !enabled ? (
-          <TwoFactorSetup
-            totpURI={setup.totpURI}
-            backupCodes={setup.backupCodes}
-            onCancel={() => setSetup(null)}
-            onEnabled={async () => {
-              setSetup(null);
-              await refreshMe();
-              notifySuccess('Two-factor authentication is on.');
-            }}
-          />
-        ) : enabled ? (
-          <Stack gap="md">
-            {newCodes && (
-              <>
-                <RecoveryCodes codes={newCodes} />
-                <Button variant="default" size="xs" style={{ alignSelf: 'flex-start' }} onClick={() => setNewCodes(null)}>
-                  I saved the codes
-                </Button>
-              </>
-            )}
-            <Group gap="sm">
-              <Button variant="default" onClick={() => setPrompt('regenerate')}>
-                Regenerate recovery codes
+      {setup && !enabled ? (
+        <TwoFactorSetup
+          totpURI={setup.totpURI}
+          backupCodes={setup.backupCodes}
+          onCancel={() => setSetup(null)}
+          onEnabled={async () => {
+            setSetup(null);
+            await refreshMe();
+            notifySuccess('Two-factor authentication is on.');
+          }}
+        />
+      ) : enabled ? (
+        <Stack gap="md">
+          {newCodes && (
+            <>
+              <RecoveryCodes codes={newCodes} />
+              <Button variant="default" size="xs" style={{ alignSelf: 'flex-start' }} onClick={() => setNewCodes(null)}>
+                I saved the codes
               </Button>
-              <Button color="red" variant="light" onClick={() => setPrompt('disable')}>
-                Disable two-factor authentication
-              </Button>
-            </Group>
-          </Stack>
-        ) : (
-          <Button style={{ alignSelf: 'flex-start' }} onClick={() => setPrompt('enable')}>
-            Enable two-factor authentication
-          </Button>
-        )}
-      </Stack>
+            </>
+          )}
+          <Group gap="sm">
+            <Button variant="default" onClick={() => setPrompt('regenerate')}>
+              Regenerate recovery codes
+            </Button>
+            <Button color="red" variant="light" onClick={() => setPrompt('disable')}>
+              Disable two-factor authentication
+            </Button>
+          </Group>
+        </Stack>
+      ) : (
+        <Button style={{ alignSelf: 'flex-start' }} onClick={() => setPrompt('enable')}>
+          Enable two-factor authentication
+        </Button>
+      )}
 
       <PasswordPromptModal
         opened={prompt === 'enable'}
@@ -116,6 +115,6 @@ export function TwoFactorCard({ me }: { me: Me }) {
         onClose={() => setPrompt(null)}
         onConfirm={disable}
       />
-    </Paper>
+    </SectionCard>
   );
 }

@@ -1,11 +1,11 @@
 // Step 2 of enabling two-factor: scan the QR code (or type the key), save the recovery codes,
 // and prove it works with a code before it is switched on.
-import { Alert, Button, Code, CopyButton, Group, Image, Skeleton, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Button, Code, CopyButton, Group, Image, Skeleton, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { toDataURL } from 'qrcode';
 import { useEffect, useRef, useState } from 'react';
+import { ErrorAlert } from '../../components/QueryStates.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
-import { errorMessage } from '../../lib/errors.ts';
 import { useForm } from '../../lib/use-form.ts';
 import { RecoveryCodes } from './RecoveryCodes.tsx';
 
@@ -92,11 +92,7 @@ export function TwoFactorSetup({ totpURI, backupCodes, onEnabled, onCancel }: Tw
         </Title>
         <form ref={form.formRef} onSubmit={form.onSubmit((v) => verify.mutate(v.code))} noValidate>
           <Stack gap="sm" maw={360}>
-            {verify.isError && (
-              <Alert color="red" variant="light" role="alert">
-                {errorMessage(verify.error)}
-              </Alert>
-            )}
+            <ErrorAlert error={verify.error} withIcon={false} />
             <TextInput
               label="Authentication code"
               description="The 6-digit code your app shows for Rampart"
@@ -104,9 +100,7 @@ export function TwoFactorSetup({ totpURI, backupCodes, onEnabled, onCancel }: Tw
               autoComplete="one-time-code"
               maxLength={7}
               required
-              value={form.values.code}
-              error={form.errors.code}
-              onChange={(e) => form.setValue('code', e.currentTarget.value)}
+              {...form.field('code')}
             />
             <Group gap="sm">
               <Button type="submit" loading={verify.isPending}>

@@ -1,12 +1,11 @@
 // Landing page of the invitation e-mail (/accept-invitation/:id). Signed out: explain and link to
 // sign-in / sign-up, both returning here. Signed in: show the invitation with Accept / Decline.
-import { Alert, Button, Group, Stack, Text } from '@mantine/core';
+import { Button, Group, Stack, Text } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { AuthLayout } from '../../components/AuthLayout.tsx';
-import { IconAlert } from '../../components/icons.tsx';
 import { ButtonLink, TextLink } from '../../components/links.tsx';
-import { ErrorState, LoadingState } from '../../components/QueryStates.tsx';
+import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
 import { errorMessage, errorStatus, notifySuccess } from '../../lib/errors.ts';
 import { formatDate, tenantRoleLabel } from '../../lib/format.ts';
@@ -102,13 +101,13 @@ function SignedIn({ invitationId, me }: { invitationId: string; me: Me }) {
     const wrongUser = status === 403 && /recipient/i.test(errorMessage(invitation.error));
     return (
       <AuthLayout title="This invitation cannot be used" footer={signedInAs}>
-        <Alert color="red" variant="light" icon={<IconAlert />} role="alert">
+        <ErrorAlert error={invitation.error}>
           {wrongUser
             ? `This invitation was sent to another e-mail address. Sign out, then sign in with the invited address.`
             : status === 400 || status === 404
               ? 'The invitation was not found. It may have expired, been cancelled, or already been used.'
               : errorMessage(invitation.error)}
-        </Alert>
+        </ErrorAlert>
         <ButtonLink to="/" variant="default">
           Go to Rampart
         </ButtonLink>
@@ -136,11 +135,7 @@ function SignedIn({ invitationId, me }: { invitationId: string; me: Me }) {
       <Text size="sm" c="dimmed">
         The invitation is for {inv.email} and expires on {formatDate(String(inv.expiresAt))}.
       </Text>
-      {failure && (
-        <Alert color="red" variant="light" icon={<IconAlert />} role="alert">
-          {errorMessage(failure)}
-        </Alert>
-      )}
+      <ErrorAlert error={failure} />
       <Stack gap="sm">
         <Button onClick={() => accept.mutate()} loading={accept.isPending} disabled={busy && !accept.isPending}>
           Accept invitation

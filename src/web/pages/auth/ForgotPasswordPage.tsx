@@ -2,10 +2,9 @@
 import { Alert, Anchor, Button, Stack, Text, TextInput } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { AuthLayout } from '../../components/AuthLayout.tsx';
-import { IconAlert } from '../../components/icons.tsx';
 import { TextLink } from '../../components/links.tsx';
+import { ErrorAlert } from '../../components/QueryStates.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
-import { errorMessage } from '../../lib/errors.ts';
 import { useForm } from '../../lib/use-form.ts';
 import { validateEmail } from '../../lib/validate.ts';
 
@@ -41,21 +40,8 @@ export function ForgotPasswordPage() {
     <AuthLayout title="Reset your password" subtitle="Enter the e-mail address of your account and we will send you a link to choose a new password." footer={footer}>
       <form ref={form.formRef} onSubmit={form.onSubmit((v) => request.mutate(v))} noValidate>
         <Stack gap="md">
-          {request.isError && (
-            <Alert color="red" variant="light" icon={<IconAlert />} role="alert" title="Could not send the link">
-              {errorMessage(request.error)}
-            </Alert>
-          )}
-          <TextInput
-            label="Email"
-            type="email"
-            autoComplete="email"
-            required
-            autoFocus
-            value={form.values.email}
-            error={form.errors.email}
-            onChange={(e) => form.setValue('email', e.currentTarget.value)}
-          />
+          <ErrorAlert error={request.error} title="Could not send the link" />
+          <TextInput label="Email" type="email" autoComplete="email" required autoFocus {...form.field('email')} />
           <Button type="submit" loading={request.isPending}>
             Send reset link
           </Button>

@@ -6,11 +6,12 @@ import { useNavigate } from '@tanstack/react-router';
 import { AuthLayout } from '../../components/AuthLayout.tsx';
 import { IconAlert } from '../../components/icons.tsx';
 import { ButtonLink, TextLink } from '../../components/links.tsx';
+import { ErrorAlert } from '../../components/QueryStates.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
 import { errorMessage } from '../../lib/errors.ts';
 import { useForm } from '../../lib/use-form.ts';
-import { MIN_PASSWORD_LENGTH, validateNewPassword } from '../../lib/validate.ts';
-import { PasswordField } from '../../components/PasswordField.tsx';
+import { validateNewPassword } from '../../lib/validate.ts';
+import { NewPasswordFields } from '../../components/PasswordField.tsx';
 
 export interface ResetPasswordSearch {
   token?: string;
@@ -50,35 +51,16 @@ export function ResetPasswordPage({ search }: { search: ResetPasswordSearch }) {
     <AuthLayout title="Choose a new password" subtitle="Other sessions of this account are signed out when the password changes." footer={footer}>
       <form ref={form.formRef} onSubmit={form.onSubmit((v) => reset.mutate(v))} noValidate>
         <Stack gap="md">
-          {reset.isError && (
-            <Alert color="red" variant="light" icon={<IconAlert />} role="alert" title="Could not set the password">
-              {expired ? 'The link is invalid or has expired. Ask for a new one.' : errorMessage(reset.error)}
-              {expired && (
-                <>
-                  {' '}
-                  <TextLink to="/forgot-password">Request a new link</TextLink>
-                </>
-              )}
-            </Alert>
-          )}
-          <PasswordField
-            label="New password"
-            description={`At least ${MIN_PASSWORD_LENGTH} characters`}
-            autoComplete="new-password"
-            required
-            autoFocus
-            value={form.values.password}
-            error={form.errors.password}
-            onChange={(e) => form.setValue('password', e.currentTarget.value)}
-          />
-          <PasswordField
-            label="Confirm password"
-            autoComplete="new-password"
-            required
-            value={form.values.confirm}
-            error={form.errors.confirm}
-            onChange={(e) => form.setValue('confirm', e.currentTarget.value)}
-          />
+          <ErrorAlert error={reset.error} title="Could not set the password">
+            {expired ? 'The link is invalid or has expired. Ask for a new one.' : errorMessage(reset.error)}
+            {expired && (
+              <>
+                {' '}
+                <TextLink to="/forgot-password">Request a new link</TextLink>
+              </>
+            )}
+          </ErrorAlert>
+          <NewPasswordFields form={form} autoFocus />
           <Button type="submit" loading={reset.isPending}>
             Set password
           </Button>

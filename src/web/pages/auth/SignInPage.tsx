@@ -5,10 +5,9 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { AuthLayout } from '../../components/AuthLayout.tsx';
-import { IconAlert } from '../../components/icons.tsx';
 import { TextLink } from '../../components/links.tsx';
+import { ErrorAlert } from '../../components/QueryStates.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
-import { errorMessage } from '../../lib/errors.ts';
 import { publicConfigQueryOptions, useRefreshMe } from '../../lib/me.ts';
 import { useForm } from '../../lib/use-form.ts';
 import { safeRedirect, validateEmail } from '../../lib/validate.ts';
@@ -85,29 +84,9 @@ export function SignInPage({ search }: { search: SignInSearch }) {
               {NOTICES[search.notice]}
             </Alert>
           )}
-          {signIn.isError && (
-            <Alert color="red" variant="light" icon={<IconAlert />} role="alert" title="Could not sign in">
-              {errorMessage(signIn.error)}
-            </Alert>
-          )}
-          <TextInput
-            label="Email"
-            type="email"
-            autoComplete="username"
-            required
-            autoFocus
-            value={form.values.email}
-            error={form.errors.email}
-            onChange={(e) => form.setValue('email', e.currentTarget.value)}
-          />
-          <PasswordField
-            label="Password"
-            autoComplete="current-password"
-            required
-            value={form.values.password}
-            error={form.errors.password}
-            onChange={(e) => form.setValue('password', e.currentTarget.value)}
-          />
+          <ErrorAlert error={signIn.error} title="Could not sign in" />
+          <TextInput label="Email" type="email" autoComplete="username" required autoFocus {...form.field('email')} />
+          <PasswordField label="Password" autoComplete="current-password" required {...form.field('password')} />
           <Group justify="space-between" align="center">
             <TextLink to="/forgot-password" size="sm">
               Forgot password?

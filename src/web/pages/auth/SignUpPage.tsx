@@ -1,14 +1,12 @@
 // Create an account (name, e-mail, password). The user is signed in at once; a verification
 // e-mail is sent and a banner reminds them until it is confirmed.
-import { Alert, Button, Stack, Text, TextInput } from '@mantine/core';
+import { Button, Stack, Text, TextInput } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { AuthLayout } from '../../components/AuthLayout.tsx';
-import { IconAlert } from '../../components/icons.tsx';
 import { TextLink } from '../../components/links.tsx';
-import { LoadingState } from '../../components/QueryStates.tsx';
+import { ErrorAlert, LoadingState } from '../../components/QueryStates.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
-import { errorMessage } from '../../lib/errors.ts';
 import { publicConfigQueryOptions, useRefreshMe } from '../../lib/me.ts';
 import { useForm } from '../../lib/use-form.ts';
 import { MIN_PASSWORD_LENGTH, requireText, safeRedirect, validateEmail, validateNewPassword } from '../../lib/validate.ts';
@@ -68,38 +66,15 @@ export function SignUpPage({ search }: { search: SignUpSearch }) {
     <AuthLayout title="Create your Rampart account" subtitle="Scan what you own, track findings and prove compliance." footer={footer}>
       <form ref={form.formRef} onSubmit={form.onSubmit((v) => signUp.mutate(v))} noValidate>
         <Stack gap="md">
-          {signUp.isError && (
-            <Alert color="red" variant="light" icon={<IconAlert />} role="alert" title="Could not create the account">
-              {errorMessage(signUp.error)}
-            </Alert>
-          )}
-          <TextInput
-            label="Name"
-            autoComplete="name"
-            required
-            autoFocus
-            maxLength={200}
-            value={form.values.name}
-            error={form.errors.name}
-            onChange={(e) => form.setValue('name', e.currentTarget.value)}
-          />
-          <TextInput
-            label="Email"
-            type="email"
-            autoComplete="email"
-            required
-            value={form.values.email}
-            error={form.errors.email}
-            onChange={(e) => form.setValue('email', e.currentTarget.value)}
-          />
+          <ErrorAlert error={signUp.error} title="Could not create the account" />
+          <TextInput label="Name" autoComplete="name" required autoFocus maxLength={200} {...form.field('name')} />
+          <TextInput label="Email" type="email" autoComplete="email" required {...form.field('email')} />
           <PasswordField
             label="Password"
             description={`At least ${MIN_PASSWORD_LENGTH} characters. A long passphrase is best.`}
             autoComplete="new-password"
             required
-            value={form.values.password}
-            error={form.errors.password}
-            onChange={(e) => form.setValue('password', e.currentTarget.value)}
+            {...form.field('password')}
           />
           <Button type="submit" loading={signUp.isPending}>
             Create account

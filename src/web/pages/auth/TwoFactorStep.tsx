@@ -1,10 +1,9 @@
 // Second sign-in step: a TOTP code from the authenticator app, or one of the recovery codes.
-import { Alert, Button, Checkbox, Group, Stack, TextInput } from '@mantine/core';
+import { Button, Checkbox, Group, Stack, TextInput } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
-import { IconAlert } from '../../components/icons.tsx';
+import { ErrorAlert } from '../../components/QueryStates.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
-import { errorMessage } from '../../lib/errors.ts';
 import { useForm } from '../../lib/use-form.ts';
 
 interface TwoFactorStepProps {
@@ -39,11 +38,7 @@ export function TwoFactorStep({ onVerified, onBack }: TwoFactorStepProps) {
   return (
     <form ref={form.formRef} onSubmit={form.onSubmit((v) => verify.mutate(v))} noValidate>
       <Stack gap="md">
-        {verify.isError && (
-          <Alert color="red" variant="light" icon={<IconAlert />} role="alert" title="Code not accepted">
-            {errorMessage(verify.error)}
-          </Alert>
-        )}
+        <ErrorAlert error={verify.error} title="Code not accepted" />
         {mode === 'totp' ? (
           <TextInput
             key="totp"
@@ -54,9 +49,7 @@ export function TwoFactorStep({ onVerified, onBack }: TwoFactorStepProps) {
             maxLength={7}
             required
             autoFocus
-            value={form.values.code}
-            error={form.errors.code}
-            onChange={(e) => form.setValue('code', e.currentTarget.value)}
+            {...form.field('code')}
           />
         ) : (
           <TextInput
@@ -67,9 +60,7 @@ export function TwoFactorStep({ onVerified, onBack }: TwoFactorStepProps) {
             spellCheck={false}
             required
             autoFocus
-            value={form.values.code}
-            error={form.errors.code}
-            onChange={(e) => form.setValue('code', e.currentTarget.value)}
+            {...form.field('code')}
           />
         )}
         <Checkbox

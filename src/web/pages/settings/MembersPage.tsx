@@ -1,11 +1,12 @@
 // Settings → Members: who belongs to the tenant, invitations, role changes, leaving.
-import { Button, Paper, Stack, Text, Title } from '@mantine/core';
+import { Button, Stack, Text } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { ErrorState, LoadingState } from '../../components/QueryStates.tsx';
+import { SectionCard } from '../../components/SectionCard.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
 import { notifyError, notifySuccess } from '../../lib/errors.ts';
 import { isTenantAdmin, useMe, useRefreshMe, useTenant } from '../../lib/me.ts';
@@ -71,18 +72,13 @@ function LeaveTenant() {
   });
 
   return (
-    <Paper withBorder p="lg" radius="md" component="section" aria-labelledby="leave-heading">
-      <Stack gap="sm" align="flex-start">
-        <Title order={2} size="h4" id="leave-heading">
-          Leave {tenant.name}
-        </Title>
-        <Text size="sm" c="dimmed">
-          You lose access to this tenant's assets, scans and findings. {tenant.role === 'owner' && 'A tenant needs an owner: make someone else owner before you leave.'}
-        </Text>
-        <Button color="red" variant="light" onClick={() => setConfirming(true)}>
-          Leave tenant
-        </Button>
-      </Stack>
+    <SectionCard headingId="leave-heading" title={<>Leave {tenant.name}</>} gap="sm" align="flex-start">
+      <Text size="sm" c="dimmed">
+        You lose access to this tenant's assets, scans and findings. {tenant.role === 'owner' && 'A tenant needs an owner: make someone else owner before you leave.'}
+      </Text>
+      <Button color="red" variant="light" onClick={() => setConfirming(true)}>
+        Leave tenant
+      </Button>
       <ConfirmDialog
         opened={confirming}
         title={`Leave ${tenant.name}?`}
@@ -94,6 +90,6 @@ function LeaveTenant() {
       >
         You will need a new invitation to come back.
       </ConfirmDialog>
-    </Paper>
+    </SectionCard>
   );
 }

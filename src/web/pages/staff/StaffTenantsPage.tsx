@@ -2,6 +2,7 @@
 import { Paper, Table, Text, TextInput } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
+import { DataTable } from '../../components/DataTable.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { ErrorState, LoadingState } from '../../components/QueryStates.tsx';
 import { formatDate } from '../../lib/format.ts';
@@ -37,45 +38,26 @@ export function StaffTenantsPage() {
             {rows.length} of {tenants.data.tenants.length} tenants
           </Text>
           <Paper withBorder radius="md">
-            <Table.ScrollContainer minWidth={560}>
-              <Table striped>
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th scope="col">Name</Table.Th>
-                    <Table.Th scope="col">Slug</Table.Th>
-                    <Table.Th scope="col" ta="right">
-                      Members
-                    </Table.Th>
-                    <Table.Th scope="col">Created</Table.Th>
-                    <Table.Th scope="col">Id</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {rows.length === 0 && (
-                    <Table.Tr>
-                      <Table.Td colSpan={5}>
-                        <Text size="sm" c="dimmed" ta="center" py="md">
-                          {search.trim() ? 'No tenant matches this search.' : 'No tenants yet.'}
-                        </Text>
-                      </Table.Td>
-                    </Table.Tr>
-                  )}
-                  {rows.map((t) => (
-                    <Table.Tr key={t.id}>
-                      <Table.Td fw={500}>{t.name}</Table.Td>
-                      <Table.Td>{t.slug}</Table.Td>
-                      <Table.Td ta="right">{t.memberCount}</Table.Td>
-                      <Table.Td className="nowrap">{formatDate(t.createdAt)}</Table.Td>
-                      <Table.Td>
-                        <Text size="xs" c="dimmed" className="mono-break">
-                          {t.id}
-                        </Text>
-                      </Table.Td>
-                    </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </Table>
-            </Table.ScrollContainer>
+            <DataTable label="Tenants"
+              minWidth={560}
+              striped
+              columns={['Name', 'Slug', { label: 'Members', align: 'right' }, 'Created', 'Id']}
+              empty={rows.length === 0 && (search.trim() ? 'No tenant matches this search.' : 'No tenants yet.')}
+            >
+              {rows.map((t) => (
+                <Table.Tr key={t.id}>
+                  <Table.Td fw={500}>{t.name}</Table.Td>
+                  <Table.Td>{t.slug}</Table.Td>
+                  <Table.Td ta="right">{t.memberCount}</Table.Td>
+                  <Table.Td className="nowrap">{formatDate(t.createdAt)}</Table.Td>
+                  <Table.Td>
+                    <Text size="xs" c="dimmed" className="mono-break">
+                      {t.id}
+                    </Text>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </DataTable>
           </Paper>
         </>
       )}
