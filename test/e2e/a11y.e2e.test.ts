@@ -1,10 +1,10 @@
 // Automated accessibility scan (axe-core, WCAG 2.1 A and AA rules) of the main screens, signed
 // out and signed in, on a laptop and a phone. Serious and critical violations fail the test.
 import { createRequire } from 'node:module';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { uniqueEmail } from '../helpers/app.ts';
-import { describeBrowser, launchChromium, startE2eServer, type E2eServer } from './harness.ts';
+import { describeBrowser, openE2e, signUpInBrowser, type E2e } from './harness.ts';
 
 const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
@@ -27,23 +27,15 @@ async function scan(page: Page): Promise<Violation[]> {
 const describe = (vs: Violation[]) => vs.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 
 describeBrowser('accessibility', () => {
-  let server: E2eServer;
-  let browser: Browser;
-  let context: BrowserContext;
+  let e2e: E2e;
   let page: Page;
 
   beforeAll(async () => {
-    server = await startE2eServer();
-    browser = await launchChromium();
+    e2e = await openE2e();
     // CSP bypass only so the test can inject axe; the app itself is unchanged.
-    context = await browser.newContext({ baseURL: server.baseUrl, bypassCSP: true });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
+    page = await e2e.newPage({ bypassCSP: true });
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => e2e?.close());
 
   it('has no serious violations on the signed-out pages', async () => {
     for (const path of ['/sign-in', '/sign-up', '/forgot-password', '/reset-password?token=x']) {
@@ -54,11 +46,7 @@ describeBrowser('accessibility', () => {
   });
 
   it('has no serious violations on the signed-in pages, on a laptop and a phone', async () => {
-    await page.goto('/sign-up');
-    await page.getByLabel('Name', { exact: true }).fill('Ally');
-    await page.getByLabel('Email', { exact: true }).fill(uniqueEmail('a11y'));
-    await page.getByLabel('Password', { exact: true }).fill('correct horse battery staple');
-    await page.getByRole('button', { name: 'Create account' }).click();
+    await signUpInBrowser(page, { name: 'Ally', email: uniqueEmail('a11y'), password: 'correct horse battery staple' });
     await page.getByLabel('Tenant name', { exact: true }).waitFor();
     expect(describe(await scan(page)), 'first tenant').toEqual([]);
     await page.getByLabel('Tenant name', { exact: true }).fill('Access Co');

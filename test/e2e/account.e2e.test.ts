@@ -1,32 +1,27 @@
 // Account security in the browser: enable two-factor, sign in with a code, reset a forgotten
 // password from the mailed link.
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { uniqueEmail } from '../helpers/app.ts';
 import { totp } from '../helpers/totp.ts';
-import { describeBrowser, launchChromium, startE2eServer, type E2eServer } from './harness.ts';
+import { describeBrowser, openE2e, signUpInBrowser, type E2e, type E2eServer } from './harness.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const NEW_PASSWORD = 'a different long passphrase';
 
 describeBrowser('account security in the browser', () => {
+  let e2e: E2e;
   let server: E2eServer;
-  let browser: Browser;
   let page: Page;
   let secret = '';
   const email = uniqueEmail('secure');
 
   beforeAll(async () => {
-    server = await startE2eServer();
-    browser = await launchChromium();
-    const context = await browser.newContext({ baseURL: server.baseUrl });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
+    e2e = await openE2e();
+    server = e2e.server;
+    page = await e2e.newPage();
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => e2e?.close());
 
   async function signOut() {
     await page.getByRole('button', { name: 'User menu' }).click();
@@ -42,11 +37,7 @@ describeBrowser('account security in the browser', () => {
   }
 
   it('enables two-factor with an authenticator code', async () => {
-    await page.goto('/sign-up');
-    await page.getByLabel('Name', { exact: true }).fill('Sam Secure');
-    await page.getByLabel('Email', { exact: true }).fill(email);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Create account' }).click();
+    await signUpInBrowser(page, { name: 'Sam Secure', email, password: PASSWORD });
     await page.getByLabel('Tenant name', { exact: true }).waitFor();
     await page.goto('/account');
     await page.getByRole('button', { name: 'Enable two-factor authentication' }).click();

@@ -3,7 +3,7 @@
 // notice, except under CI=true, where a missing browser is a failure.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { describe, it } from 'vitest';
 import { ensureWebBuilt } from '../../scripts/build-web.ts';
 import { loadConfig } from '../../src/lib/config.ts';
@@ -69,4 +69,41 @@ export function launchChromium(): Promise<Browser> {
     // Closed network here: no background or component traffic.
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
+}
+
+export interface E2e {
+  server: E2eServer;
+  browser: Browser;
+  /** A page in a fresh browser context (its own cookies) at the server's base URL. */
+  newPage(opts?: { bypassCSP?: boolean }): Promise<Page>;
+  close(): Promise<void>;
+}
+
+/** Server and browser for one suite: call in beforeAll, close in afterAll. */
+export async function openE2e(): Promise<E2e> {
+  const server = await startE2eServer();
+  const browser = await launchChromium();
+  return {
+    server,
+    browser,
+    async newPage(opts = {}) {
+      const context = await browser.newContext({ baseURL: server.baseUrl, ...opts });
+      const page = await context.newPage();
+      page.setDefaultTimeout(15_000);
+      return page;
+    },
+    async close() {
+      await browser.close();
+      await server.close();
+    },
+  };
+}
+
+/** Signs up through the sign-up page; resolves on the first-tenant screen. */
+export async function signUpInBrowser(page: Page, user: { name: string; email: string; password: string }): Promise<void> {
+  await page.goto('/sign-up');
+  await page.getByLabel('Name', { exact: true }).fill(user.name);
+  await page.getByLabel('Email', { exact: true }).fill(user.email);
+  await page.getByLabel('Password', { exact: true }).fill(user.password);
+  await page.getByRole('button', { name: 'Create account' }).click();
 }

@@ -1,34 +1,25 @@
 // A newcomer's path through the web app: sign up, create a tenant, invite a colleague, the
 // colleague accepts, each sees what their role allows, and staff pages stay closed to them.
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runAdmin } from '../../src/ops/admin-cli.ts';
 import { STAFF_DOMAIN, TEST_AUTH_SECRET, uniqueEmail } from '../helpers/app.ts';
-import { describeBrowser, launchChromium, startE2eServer, type E2eServer } from './harness.ts';
+import { describeBrowser, openE2e, signUpInBrowser, type E2e, type E2eServer } from './harness.ts';
 
 const PASSWORD = 'correct horse battery staple';
 
 describeBrowser('tenancy in the browser', () => {
+  let e2e: E2e;
   let server: E2eServer;
-  let browser: Browser;
   const ownerEmail = uniqueEmail('owner');
   const memberEmail = uniqueEmail('colleague');
 
   beforeAll(async () => {
-    server = await startE2eServer();
-    browser = await launchChromium();
+    e2e = await openE2e();
+    server = e2e.server;
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
-
-  async function newPage(): Promise<Page> {
-    const context = await browser.newContext({ baseURL: server.baseUrl });
-    const page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    return page;
-  }
+  afterAll(() => e2e?.close());
+  const newPage = () => e2e.newPage();
 
   let owner: Page;
   let member: Page;
@@ -37,11 +28,8 @@ describeBrowser('tenancy in the browser', () => {
     owner = await newPage();
     await owner.goto('/');
     await expect.poll(() => owner.url()).toContain('/sign-in');
-    await owner.getByRole('link', { name: 'Create an account' }).click();
-    await owner.getByLabel('Name', { exact: true }).fill('Olive Owner');
-    await owner.getByLabel('Email', { exact: true }).fill(ownerEmail);
-    await owner.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await owner.getByRole('button', { name: 'Create account' }).click();
+    await owner.getByRole('link', { name: 'Create an account' }).waitFor();
+    await signUpInBrowser(owner, { name: 'Olive Owner', email: ownerEmail, password: PASSWORD });
     await owner.getByLabel('Tenant name', { exact: true }).fill('Acme Defense');
     await owner.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => owner.url()).toMatch(/\/assets$/);
