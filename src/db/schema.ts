@@ -84,6 +84,86 @@ export interface PlatformRolesTable {
   created_at: Timestamp;
 }
 
+export interface SvcIdempotencyTable {
+  caller: string;
+  request_id: string;
+  fingerprint: string;
+  flow: string;
+  status: 'in_flight' | 'completed';
+  claimed_at: Timestamp;
+  completed_at: Timestamp | null;
+  response: JSONColumnType<Record<string, unknown> | null, string | null, string | null>;
+  expires_at: Timestamp;
+}
+
+export interface SvcInboundEventsTable {
+  id: Generated<number>;
+  received_at: Timestamp;
+  caller: string | null;
+  flow: string | null;
+  status: number;
+  error_code: string | null;
+  duration_ms: number;
+  request_id: string | null;
+  verified: boolean;
+  replayed: ColumnType<boolean, boolean | undefined, boolean>;
+}
+
+export interface SvcOutboundEventsTable {
+  id: Generated<number>;
+  created_at: Timestamp;
+  peer: string;
+  flow: string;
+  event_type: string | null;
+  severity: string | null;
+  ok: boolean;
+  http_status: number | null;
+  request_id: string;
+  attempt: number;
+  error: string | null;
+  response: JSONColumnType<object | null, string | null, string | null>;
+  duration_ms: number;
+  url: string | null;
+}
+
+export interface SvcReceivedEventsTable {
+  id: Generated<string>;
+  received_at: Timestamp;
+  caller: string;
+  request_id: string;
+  kind: string;
+  severity: string;
+  title: string;
+  detail: string | null;
+  occurred_at: Timestamp | null;
+  brand: string | null;
+  data: JSONColumnType<Record<string, unknown>, string | undefined, string>;
+}
+
+export interface SvcOutboxTable {
+  id: Generated<number>;
+  created_at: Timestamp;
+  peer: string;
+  flow: string;
+  payload: JSONColumnType<Record<string, unknown>, string, string>;
+  event_type: string | null;
+  severity: string | null;
+  request_id: string;
+  status: ColumnType<'pending' | 'delivered' | 'failed', 'pending' | 'delivered' | 'failed' | undefined, 'pending' | 'delivered' | 'failed'>;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: Timestamp;
+  locked_until: Timestamp | null;
+  last_error: string | null;
+  delivered_at: Timestamp | null;
+}
+
+export interface ReporterDedupeTable {
+  kind: string;
+  fingerprint: string;
+  last_sent_at: Timestamp;
+  suppressed: ColumnType<number, number | undefined, number>;
+}
+
 export interface SchemaMigrationsTable {
   version: string;
   name: string;
@@ -101,4 +181,10 @@ export interface DB {
   audit_log: AuditLogTable;
   platform_roles: PlatformRolesTable;
   schema_migrations: SchemaMigrationsTable;
+  svc_idempotency: SvcIdempotencyTable;
+  svc_inbound_events: SvcInboundEventsTable;
+  svc_outbound_events: SvcOutboundEventsTable;
+  svc_received_events: SvcReceivedEventsTable;
+  svc_outbox: SvcOutboxTable;
+  reporter_dedupe: ReporterDedupeTable;
 }

@@ -33,6 +33,24 @@ export const ERROR_STATUS = {
   user_not_found: 404,
   // metrics
   metrics_token_invalid: 401,
+  // service mesh dispatch (spec "Errors"; DESIGN §5.2 order of checks)
+  missing_svc_headers: 401,
+  missing_signature: 401,
+  bad_timestamp: 401,
+  stale_timestamp: 401,
+  bad_signature: 401,
+  invalid_body: 400,
+  invalid_request_id: 400,
+  invalid_payload: 400,
+  unknown_flow: 400,
+  flow_not_allowed: 403,
+  flow_unavailable: 503,
+  idempotency_key_reuse: 409,
+  request_in_progress: 409,
+  handler_failed: 500,
+  // cron hooks and relay
+  Unauthorized: 401,
+  management_peer_not_configured: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -17,6 +17,10 @@ import type { Database } from '../db/client.ts';
 import type { Config } from '../lib/config.ts';
 import { createSecretBox, type SecretBox } from '../lib/crypto.ts';
 import { newId } from '../lib/ids.ts';
+import { systemClock, type Clock } from '../lib/clock.ts';
+import { createMesh, type Mesh, type Reporter } from '../mesh/index.ts';
+import type { OutboxOptions } from '../mesh/mesh-outbox.ts';
+import type { Logger } from 'pino';
 import { runWithRequestInfo } from '../lib/request-context.ts';
 import { registerHealthRoutes } from '../ops/health-routes.ts';
 import { APP_VERSION } from '../ops/version.ts';
@@ -41,6 +45,10 @@ export interface AppDeps {
   onUnhandledError?: UnhandledErrorListener;
   /** Sign-in attempts per client address per minute (login throttling). */
   signInPerMinute?: number;
+  clock?: Clock;
+  /** The outbound mesh client's fetch (defaults to the global one). */
+  fetch?: typeof fetch;
+  outboxOptions?: OutboxOptions;
 }
 
 export interface Services {
@@ -51,6 +59,8 @@ export interface Services {
   guards: SessionGuards;
   /** Seals tenant secrets (S3 keys, webhook secrets) before they are stored. */
   secretBox: SecretBox;
+  mesh: Mesh;
+  reporter: Reporter;
 }
 
 export type App = FastifyInstance & { services: Services };
@@ -129,9 +139,22 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...(deps.signInPerMinute ? { signInPerMinute: deps.signInPerMinute } : {}),
   });
 
+  const clock = deps.clock ?? systemClock;
   const spaIndexPath = deps.webDir ? join(deps.webDir, 'index.html') : null;
   const spaIndex = spaIndexPath && existsSync(spaIndexPath) ? readFileSync(spaIndexPath) : null;
-  registerErrorHandling(app, deps.onUnhandledError ?? (() => {}), spaIndex);
+  let mesh: Mesh | null = null;
+  registerErrorHandling(
+    app,
+    (error, request) => {
+      deps.onUnhandledError?.(error, request);
+      const e = error instanceof Error ? error : new Error(String(error));
+      const route = request.routeOptions.url ?? 'unmatched';
+      void mesh?.reporter
+        .report({ kind: 'system.error', severity: 'error', title: `Unhandled error on ${request.method} ${route}`, detail: `${e.name}: ${e.message}`.slice(0, 2000), fingerprint: `${request.method} ${route}:${e.name}:${e.message.slice(0, 200)}`, data: { route, method: request.method, requestId: String(request.id) } })
+        .catch((err: unknown) => request.log.error({ err }, 'could not report system.error'));
+    },
+    spaIndex,
+  );
   trackInFlight(app);
   await app.register(helmet, { contentSecurityPolicy: { directives: CONTENT_SECURITY_POLICY }, crossOriginEmbedderPolicy: false });
   await app.register(cookie);
@@ -149,10 +172,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerAuthRoutes(app, auth, config.PUBLIC_BASE_URL);
   registerTenantRoutes(app, { guards, tenants, staff });
   registerStaffRoutes(app, { guards, staff, audit });
+  mesh = createMesh(app, { config, db: database.db, dbKind: database.kind, clock, log: app.log as unknown as Logger, ...(deps.fetch ? { fetch: deps.fetch } : {}), ...(deps.outboxOptions ? { outboxOptions: deps.outboxOptions } : {}) });
 
   if (deps.webDir && spaIndex) await registerWebApp(app, deps.webDir);
 
-  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox: createSecretBox(deps.encryptionKey) });
+  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox: createSecretBox(deps.encryptionKey), mesh, reporter: mesh.reporter });
   return app;
 }
 

@@ -7,6 +7,7 @@ import { migrate } from '../db/migrate.ts';
 import { readPgliteTemplate } from '../db/pglite-template.ts';
 import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
 import { loadOrCreateSecret } from '../lib/secrets-file.ts';
+import { reportSegmentationStandard } from '../reporter/reporter.ts';
 import { buildApp, LOG_REDACT } from './app.ts';
 
 export interface RuntimeSecrets {
@@ -78,6 +79,12 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
 
   await app.listen({ port: config.PORT, host: config.HOST });
   log.info({ url: config.PUBLIC_BASE_URL, database: database.kind }, 'Rampart is serving');
+  app.services.mesh.start();
+  // Verify tenant segmentation standard v1 and tell the management peer (after listening: it
+  // must not delay readiness).
+  void reportSegmentationStandard(database.db, app.services.reporter)
+    .then(({ violations }) => (violations.length ? log.error({ violations }, 'tenant segmentation standard v1 is broken') : log.info('tenant segmentation standard v1 verified')))
+    .catch((err: unknown) => log.error({ err }, 'segmentation standard check failed'));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

@@ -1,0 +1,113 @@
+// The service mesh, assembled: peers, signed client, records, idempotency, outbox, dispatch and
+// relay routes. Background work (outbox delivery, retention) starts with start().
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { DB } from '../db/schema.ts';
+import { withService } from '../db/tenant.ts';
+import type { Config } from '../lib/config.ts';
+import type { Clock } from '../lib/clock.ts';
+import { createReporter, type Reporter } from '../reporter/reporter.ts';
+import { createMeshClient, type MeshClient } from './mesh-client.ts';
+import { registerDispatchRoute } from './mesh-dispatch.ts';
+import { coreFlows, type FlowHandler, type FlowName } from './mesh-flows.ts';
+import { createIdempotencyStore } from './mesh-idempotency.ts';
+import { createOutbox, type Outbox, type OutboxOptions } from './mesh-outbox.ts';
+import { createPeerRegistry, type PeerRegistry } from './mesh-peers.ts';
+import { createInboundRecorder, createOutboundRecorder } from './mesh-records.ts';
+import { registerRelayRoute } from './relay-routes.ts';
+
+export const RECORD_RETENTION_DAYS = 90;
+
+export interface Mesh {
+  peers: PeerRegistry;
+  client: MeshClient;
+  outbox: Outbox;
+  reporter: Reporter;
+  /** Flow handlers other modules add (the CMMC module registers cmmc_handoff and cmmc_status). */
+  registerFlow(name: FlowName, handler: FlowHandler): void;
+  start(): void;
+  stop(): Promise<void>;
+  /** Retention: idempotency records past 24 h, mesh records past 90 days. */
+  purge(): Promise<void>;
+}
+
+export function createMesh(app: FastifyInstance, deps: { config: Config; db: Kysely<DB>; dbKind: string; clock: Clock; log: Logger; fetch?: typeof fetch; outboxOptions?: OutboxOptions }): Mesh {
+  const { config, db, clock, log } = deps;
+  const peers = createPeerRegistry(config);
+  const client = createMeshClient({ selfName: config.SVC_SELF_NAME, peers, clock, recordAttempt: createOutboundRecorder({ db }), ...(deps.fetch ? { fetch: deps.fetch } : {}) });
+  let reporter: Reporter | null = null;
+  const outbox = createOutbox({
+    db,
+    client,
+    clock,
+    log,
+    ...(deps.outboxOptions ? { options: deps.outboxOptions } : {}),
+    onFailed(row) {
+      // Failures towards the management peer itself cannot be reported to it.
+      if (row.peer === config.SVC_MANAGEMENT_PEER) return;
+      void reporter?.report({ kind: 'mesh.delivery_failed', severity: 'high', title: `Could not deliver ${row.eventType ?? row.flow} to ${row.peer}`, detail: row.lastError ?? undefined, fingerprint: `${row.peer}:${row.eventType ?? row.flow}`, data: { peer: row.peer, flow: row.flow, eventType: row.eventType, error: row.lastError } });
+    },
+  });
+  reporter = createReporter({ db, outbox, clock, managementPeer: config.SVC_MANAGEMENT_PEER, log });
+  const idempotency = createIdempotencyStore({ db, staleMs: config.SVC_IDEMPOTENCY_STALE_MS });
+  const inbound = createInboundRecorder({ db, log });
+  const flows = coreFlows({ db, selfName: config.SVC_SELF_NAME, dbKind: deps.dbKind });
+
+  registerDispatchRoute(app, {
+    db,
+    peers,
+    flows,
+    idempotency,
+    inbound,
+    clock,
+    bidPeer: config.SVC_BID_PEER,
+    maxDriftMs: config.SVC_MAX_DRIFT_MS,
+    maxBodyBytes: config.SVC_MAX_BODY_BYTES,
+    handlerDeadlineMs: Math.floor(config.SVC_IDEMPOTENCY_STALE_MS / 3),
+    onHandlerError(error, flow, caller) {
+      log.error({ err: error, flow, caller }, 'mesh flow handler failed');
+      void reporter!.report({ kind: 'system.error', severity: 'error', title: `Mesh flow ${flow} failed`, detail: error instanceof Error ? `${error.name}: ${error.message}` : String(error), fingerprint: `mesh:${flow}:${error instanceof Error ? error.name : 'unknown'}`, data: { flow, caller } });
+    },
+  });
+  registerRelayRoute(app, { db, secret: config.AGENT_RELAY_SECRET, managementPeer: config.SVC_MANAGEMENT_PEER, client, outbox });
+
+  let purgeTimer: NodeJS.Timeout | null = null;
+  const purge = async () => {
+    const now = clock.now();
+    await idempotency.purge(now);
+    const cutoff = new Date(now.getTime() - RECORD_RETENTION_DAYS * 86_400_000);
+    await withService(db, async (tx) => {
+      await tx.deleteFrom('svc_inbound_events').where('received_at', '<', cutoff).execute();
+      await tx.deleteFrom('svc_outbound_events').where('created_at', '<', cutoff).execute();
+    });
+  };
+
+  app.addHook('onClose', async () => {
+    await outbox.stop();
+    await inbound.close();
+    if (purgeTimer) clearInterval(purgeTimer);
+  });
+
+  return {
+    peers,
+    client,
+    outbox,
+    reporter,
+    registerFlow(name, handler) {
+      flows[name] = handler;
+    },
+    start() {
+      outbox.start();
+      purgeTimer ??= setInterval(() => void purge().catch((err: unknown) => log.error({ err }, 'mesh retention failed')), 3_600_000);
+      purgeTimer.unref();
+    },
+    stop: () => outbox.stop(),
+    purge,
+  };
+}
+
+export { createPeerRegistry } from './mesh-peers.ts';
+export type { Peer } from './mesh-peers.ts';
+export type { MeshClient, MeshCallResult } from './mesh-client.ts';
+export type { Reporter, Report } from '../reporter/reporter.ts';
