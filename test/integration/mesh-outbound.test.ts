@@ -1,0 +1,193 @@
+// Rampart as a caller: the issue reporter, the outbox and the relay, delivering to a second,
+// real Rampart instance listening on loopback as the management peer.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withService } from '../../src/db/tenant.ts';
+import type { Clock } from '../../src/lib/clock.ts';
+import { reportSegmentationStandard } from '../../src/reporter/reporter.ts';
+import { createTestApp, openTestDatabase, testDeps, type TestApp } from '../helpers/app.ts';
+import { freePort } from '../../bench/lib.ts';
+
+const RUN = Math.random().toString(36).slice(2, 8);
+const MGMT = `mgmt-${RUN}`;
+const SELF = `rampart-${RUN}`;
+const sfx = (n: string) => n.toUpperCase().replace(/[^A-Z0-9]/g, '_');
+const SECRET = `secret-${RUN}`;
+let now = new Date();
+const clock: Clock = { now: () => new Date(now) };
+
+let management: TestApp; // the receiving peer
+let rampart: TestApp; // the reporting instance
+let port: number;
+
+function rampartEnv(extra: Record<string, string> = {}) {
+  return {
+    SVC_SELF_NAME: SELF,
+    SVC_MANAGEMENT_PEER: MGMT,
+    [`SVC_PEER_URL_${sfx(MGMT)}`]: `http://127.0.0.1:${port}`,
+    [`SVC_SECRET_TO_${sfx(MGMT)}`]: SECRET,
+    AGENT_RELAY_SECRET: 'relay-secret-value',
+    ...extra,
+  };
+}
+
+beforeAll(async () => {
+  port = await freePort();
+  // Both instances share the controllable clock, so moving time never skews signatures.
+  management = await createTestApp({ env: { SVC_SELF_NAME: MGMT, [`SVC_SECRET_FROM_${sfx(SELF)}`]: SECRET, [`SVC_PEER_FLOWS_${sfx(SELF)}`]: 'ping,event_report' }, deps: { clock } });
+  await management.app.listen({ port, host: '127.0.0.1' });
+  rampart = await createTestApp({ env: rampartEnv(), deps: { clock }, database: management.database });
+});
+afterAll(async () => {
+  await rampart.app.close();
+  await management.close();
+});
+
+const received = (kind: string) =>
+  withService(management.database.db, (tx) => tx.selectFrom('svc_received_events').selectAll().where('caller', '=', SELF).where('kind', '=', kind).orderBy('received_at').execute());
+const outbox = (requestId: string) => withService(rampart.database.db, (tx) => tx.selectFrom('svc_outbox').selectAll().where('request_id', '=', requestId).executeTakeFirstOrThrow());
+const attempts = (requestId: string) => withService(rampart.database.db, (tx) => tx.selectFrom('svc_outbound_events').selectAll().where('request_id', '=', requestId).orderBy('id').execute());
+
+describe('issue reporter → outbox → management peer', () => {
+  it('delivers a report as a signed event_report carrying the brand, and records the attempt', async () => {
+    const outcome = await rampart.app.services.reporter.report({ kind: 'finding.critical', severity: 'critical', title: 'Open Redis on 10.0.0.5', fingerprint: `f-${RUN}-1`, data: { tenantId: 't1' } });
+    expect(outcome.sent).toBe(true);
+    const requestId = (outcome as { requestId: string }).requestId;
+    expect((await outbox(requestId)).status).toBe('pending');
+    await rampart.app.services.mesh.outbox.deliverDue();
+    expect((await outbox(requestId)).status).toBe('delivered');
+    const rows = await received('finding.critical');
+    expect(rows.at(-1)).toMatchObject({ request_id: requestId, severity: 'critical', title: 'Open Redis on 10.0.0.5', brand: 'rampart' });
+    expect(rows.at(-1)!.data).toMatchObject({ tenantId: 't1' });
+    const tries = await attempts(requestId);
+    expect(tries).toHaveLength(1);
+    expect(tries[0]).toMatchObject({ peer: MGMT, flow: 'event_report', event_type: 'finding.critical', severity: 'critical', ok: true, http_status: 200, attempt: 1 });
+    expect(JSON.stringify(tries)).not.toContain(SECRET);
+  });
+
+  it('de-duplicates the same kind and fingerprint for 5 minutes, then counts what it held back', async () => {
+    const r = { kind: 'asset.verification_failed' as const, severity: 'high' as const, title: 'TXT record vanished', fingerprint: `asset-${RUN}` };
+    expect((await rampart.app.services.reporter.report(r)).sent).toBe(true);
+    expect(await rampart.app.services.reporter.report(r)).toEqual({ sent: false, reason: 'duplicate' });
+    expect(await rampart.app.services.reporter.report(r)).toEqual({ sent: false, reason: 'duplicate' });
+    now = new Date(now.getTime() + 5 * 60_000);
+    const later = await rampart.app.services.reporter.report(r);
+    expect(later.sent).toBe(true);
+    await rampart.app.services.mesh.outbox.deliverDue();
+    const rows = await received('asset.verification_failed');
+    expect(rows.filter((x) => (x.data as { fingerprint?: string }).fingerprint !== undefined).length).toBeGreaterThanOrEqual(2);
+    expect(rows.at(-1)!.data).toMatchObject({ suppressedDuplicates: 2 });
+  });
+
+  it('commits the event with its cause: a rolled-back cause sends nothing', async () => {
+    let requestId = '';
+    await expect(
+      withService(rampart.database.db, async (tx) => {
+        const o = await rampart.app.services.reporter.report({ kind: 'finding.critical', severity: 'critical', title: 'rolled back', fingerprint: `rb-${RUN}` }, tx);
+        requestId = (o as { requestId: string }).requestId;
+        throw new Error('cause failed');
+      }),
+    ).rejects.toThrow('cause failed');
+    const row = await withService(rampart.database.db, (tx) => tx.selectFrom('svc_outbox').select('id').where('request_id', '=', requestId).execute());
+    expect(row).toEqual([]);
+    // The de-duplication window rolled back too: the next report of it is sent.
+    expect((await rampart.app.services.reporter.report({ kind: 'finding.critical', severity: 'critical', title: 'again', fingerprint: `rb-${RUN}` })).sent).toBe(true);
+  });
+
+  it('reports unhandled server errors as system.error', async () => {
+    const own = await openTestDatabase();
+    const { buildApp } = await import('../../src/server/app.ts');
+    const app = await buildApp({ ...testDeps(rampart.config, own.database, rampart.mailer), logger: false });
+    app.get('/boom', async () => {
+      throw new TypeError('cannot read x of undefined');
+    });
+    try {
+      expect((await app.inject('/boom')).statusCode).toBe(500);
+      await new Promise((r) => setTimeout(r, 100));
+      await app.services.mesh.outbox.deliverDue();
+      const rows = await received('system.error');
+      expect(rows.some((x) => x.title === 'Unhandled error on GET /boom' && (x.detail ?? '').includes('TypeError'))).toBe(true);
+    } finally {
+      await app.close();
+      await own.cleanup();
+    }
+  });
+
+  it('reports that tenant segmentation standard v1 is applied', async () => {
+    const { violations } = await reportSegmentationStandard(rampart.database.db, rampart.app.services.reporter);
+    expect(violations).toEqual([]);
+    await rampart.app.services.mesh.outbox.deliverDue();
+    const rows = await received('segmentation.standard.applied');
+    expect(rows.at(-1)!.data).toMatchObject({ standard: 'segmentation', version: 'v1', tables: expect.arrayContaining(['audit_log', 'tenant_settings']) });
+  });
+
+  it('keeps undeliverable events, retrying later with the same request id', async () => {
+    const deadPort = await freePort();
+    const broken = await createTestApp({ env: rampartEnv({ [`SVC_PEER_URL_${sfx(MGMT)}`]: `http://127.0.0.1:${deadPort}` }), deps: { clock }, database: rampart.database });
+    try {
+      const o = await broken.app.services.reporter.report({ kind: 'finding.critical', severity: 'critical', title: 'peer down', fingerprint: `down-${RUN}` });
+      const requestId = (o as { requestId: string }).requestId;
+      await broken.app.services.mesh.outbox.deliverDue();
+      const row = await outbox(requestId);
+      expect(row).toMatchObject({ status: 'pending', attempts: 1, last_error: 'network_error' });
+      expect(new Date(row.next_attempt_at).getTime()).toBeGreaterThan(now.getTime());
+      const tries = await attempts(requestId);
+      expect(tries.length).toBeGreaterThan(1);
+      expect(tries.every((a) => a.ok === false && a.error === 'network_error')).toBe(true);
+      // Later, the healthy instance delivers the same row with the same request id.
+      now = new Date(now.getTime() + 10 * 60_000);
+      await rampart.app.services.mesh.outbox.deliverDue();
+      expect((await outbox(requestId)).status).toBe('delivered');
+      expect((await received('finding.critical')).filter((x) => x.request_id === requestId)).toHaveLength(1);
+    } finally {
+      await broken.app.close();
+    }
+  });
+
+  it('never sends a row twice when two replicas deliver at once', async () => {
+    const second = await createTestApp({ env: rampartEnv(), deps: { clock }, database: rampart.database });
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        const o = await rampart.app.services.reporter.report({ kind: 'finding.critical', severity: 'critical', title: `bulk ${i}`, fingerprint: `bulk-${RUN}-${i}` });
+        ids.push((o as { requestId: string }).requestId);
+      }
+      await Promise.all([rampart.app.services.mesh.outbox.deliverDue(), second.app.services.mesh.outbox.deliverDue(), rampart.app.services.mesh.outbox.deliverDue()]);
+      for (const id of ids) {
+        expect((await attempts(id)).length, id).toBe(1);
+        expect((await outbox(id)).status).toBe('delivered');
+      }
+      const rows = (await received('finding.critical')).filter((x) => ids.includes(x.request_id));
+      expect(rows).toHaveLength(12);
+    } finally {
+      await second.app.close();
+    }
+  });
+});
+
+describe('relay', () => {
+  const notice = { title: 'Backup finished late', message: 'Nightly backup took 3 h', severity: 'warning', source: 'backup-agent' };
+
+  it('is shut without the bearer secret', async () => {
+    for (const authorization of [undefined, 'Bearer wrong', 'relay-secret-value', 'Basic cmVsYXk=']) {
+      const res = await rampart.app.inject({ method: 'POST', url: '/api/public/svc/relay', payload: notice, headers: authorization ? { authorization } : {} });
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toMatchObject({ error: 'Unauthorized' });
+    }
+  });
+
+  it('forwards a notice to the management peer as an event_report', async () => {
+    const res = await rampart.app.inject({ method: 'POST', url: '/api/public/svc/relay', payload: notice, headers: { authorization: 'Bearer relay-secret-value' } });
+    expect(res.statusCode).toBe(200);
+    const body = res.json() as { ok: boolean; requestId: string; delivered: boolean };
+    expect(body).toMatchObject({ ok: true, delivered: true });
+    const rows = await received('relay.notice');
+    expect(rows.at(-1)).toMatchObject({ request_id: body.requestId, title: 'Backup finished late', detail: 'Nightly backup took 3 h', severity: 'warning', brand: 'rampart' });
+    expect(rows.at(-1)!.data).toMatchObject({ source: 'backup-agent' });
+  });
+
+  it('validates the notice', async () => {
+    const res = await rampart.app.inject({ method: 'POST', url: '/api/public/svc/relay', payload: { title: '', severity: 'apocalyptic' }, headers: { authorization: 'Bearer relay-secret-value' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'validation_failed' });
+  });
+});
