@@ -42,6 +42,7 @@ export function createMesh(app: FastifyInstance, deps: { config: Config; db: Kys
     client,
     clock,
     log,
+    deliverablePeers: () => peers.list().filter((p) => p.transportUrl && p.secretTo).map((p) => p.name),
     ...(deps.outboxOptions ? { options: deps.outboxOptions } : {}),
     onFailed(row) {
       // Failures towards the management peer itself cannot be reported to it.

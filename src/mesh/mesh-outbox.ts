@@ -41,14 +41,24 @@ export interface Outbox {
   nudge(): void;
 }
 
-export function createOutbox(deps: { db: Kysely<DB>; client: MeshClient; clock: Clock; log: Pick<Logger, 'warn' | 'error'>; onFailed?(row: { peer: string; flow: string; eventType: string | null; lastError: string | null }): void; options?: OutboxOptions }): Outbox {
+export function createOutbox(deps: {
+  db: Kysely<DB>;
+  client: MeshClient;
+  clock: Clock;
+  log: Pick<Logger, 'warn' | 'error'>;
+  /** Peers this instance can reach; rows for others wait for a replica (or a config) that can. */
+  deliverablePeers(): string[];
+  onFailed?(row: { peer: string; flow: string; eventType: string | null; lastError: string | null }): void; options?: OutboxOptions }): Outbox {
   const o = { leaseMs: 60_000, batchSize: 20, pollMs: 1_000, maxAttempts: 10, maxBackoffMs: 10 * 60_000, ...deps.options };
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<number> | null = null;
   let stopped = false;
+  let started = false;
 
   async function claimDue() {
     const now = deps.clock.now();
+    const peers = deps.deliverablePeers();
+    if (!peers.length) return [];
     return withService(deps.db, async (tx) =>
       (
         await sql<{ id: number; peer: string; flow: string; payload: Record<string, unknown>; event_type: string | null; severity: string | null; request_id: string; attempts: number }>`
@@ -56,6 +66,7 @@ export function createOutbox(deps: { db: Kysely<DB>; client: MeshClient; clock: 
           where id in (
             select id from svc_outbox
             where status = 'pending' and next_attempt_at <= ${now} and (locked_until is null or locked_until < ${now})
+              and peer in (${sql.join(peers)})
             order by id limit ${o.batchSize}
             for update skip locked)
           returning id, peer, flow, payload, event_type, severity, request_id, attempts`.execute(tx)
@@ -124,18 +135,21 @@ export function createOutbox(deps: { db: Kysely<DB>; client: MeshClient; clock: 
     deliverDue,
     start() {
       stopped = false;
+      started = true;
       timer ??= setInterval(tick, o.pollMs);
       timer.unref();
       tick();
     },
     async stop() {
       stopped = true;
+      started = false;
       if (timer) clearInterval(timer);
       timer = null;
       await running;
     },
     nudge() {
-      setImmediate(tick);
+      // Only a started worker delivers on its own; until then callers drive deliverDue().
+      if (started) setImmediate(tick);
     },
   };
 }
