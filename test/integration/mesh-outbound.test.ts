@@ -74,8 +74,9 @@ describe('issue reporter → outbox → management peer', () => {
     expect(later.sent).toBe(true);
     await rampart.app.services.mesh.outbox.deliverDue();
     const rows = await received('asset.verification_failed');
-    expect(rows.filter((x) => (x.data as { fingerprint?: string }).fingerprint !== undefined).length).toBeGreaterThanOrEqual(2);
-    expect(rows.at(-1)!.data).toMatchObject({ suppressedDuplicates: 2 });
+    const laterId = (later as { requestId: string }).requestId;
+    expect(rows.filter((x) => x.title === 'TXT record vanished')).toHaveLength(2);
+    expect(rows.find((x) => x.request_id === laterId)!.data).toMatchObject({ suppressedDuplicates: 2 });
   });
 
   it('commits the event with its cause: a rolled-back cause sends nothing', async () => {
