@@ -46,6 +46,7 @@ const schema = z
     SVC_MAX_DRIFT_MS: z.coerce.number().int().positive().default(300_000),
     SVC_IDEMPOTENCY_STALE_MS: z.coerce.number().int().positive().default(60_000),
     SVC_MAX_BODY_BYTES: z.coerce.number().int().positive().default(262_144),
+    SVC_OUTBOX_LEASE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
     CRON_SECRET: optionalSecret,
     AGENT_RELAY_SECRET: optionalSecret,
     CMMC_SCRIPT_SIGNING_SEED: optionalSecret,

@@ -43,7 +43,7 @@ export function createMesh(app: FastifyInstance, deps: { config: Config; db: Kys
     clock,
     log,
     deliverablePeers: () => peers.list().filter((p) => p.transportUrl && p.secretTo).map((p) => p.name),
-    ...(deps.outboxOptions ? { options: deps.outboxOptions } : {}),
+    options: { leaseMs: config.SVC_OUTBOX_LEASE_MS, ...deps.outboxOptions },
     onFailed(row) {
       // Failures towards the management peer itself cannot be reported to it.
       if (row.peer === config.SVC_MANAGEMENT_PEER) return;
