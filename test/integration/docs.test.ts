@@ -46,6 +46,6 @@ describe('operations document version', () => {
     const versions = [...read('docs/operations-changelog.md').matchAll(/^\|?\s*(\d{4}-\d{2}-\d{2})\s*\|\s*(\d+\.\d+\.\d+)\s*\|/gm)].map((m) => m[2]);
     expect(versions.length).toBeGreaterThan(0);
     expect(versions.at(-1)).toBe(OPERATIONS_DOC_VERSION);
-    expect(OPERATIONS_DOC_VERSION).toBe('2.15.0');
+    expect(OPERATIONS_DOC_VERSION).toMatch(/^\d+\.\d+\.\d+$/);
   });
 });

@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withService, withTenant } from '../../src/db/tenant.ts';
 import type { Clock } from '../../src/lib/clock.ts';
+import { OPERATIONS_DOC_VERSION } from '../../src/ops/version.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { dispatch, DISPATCH } from '../helpers/mesh.ts';
 
@@ -54,7 +55,7 @@ describe('signed ping and health_check', () => {
     const body = { flow: 'health_check', payload: {} };
     const a = await call(body, { requestId: 'hc-1' });
     const b = await call(body, { requestId: 'hc-1' });
-    expect(a.json()).toMatchObject({ requestId: 'hc-1', ok: true, self: 'rampart', flow: 'health_check', opsDocVersion: '2.15.0', checks: { database: 'ok' } });
+    expect(a.json()).toMatchObject({ requestId: 'hc-1', ok: true, self: 'rampart', flow: 'health_check', opsDocVersion: OPERATIONS_DOC_VERSION, checks: { database: 'ok' } });
     expect(b.json()).not.toHaveProperty('replayed');
   });
 
