@@ -35,6 +35,41 @@ export interface Reporter {
   report(r: Report, tx?: Tx): Promise<ReportOutcome>;
 }
 
+/** What the assets module reports when a verification check cannot complete or proof has gone. */
+export interface AssetVerificationFailure {
+  tenantId: string;
+  assetId: string;
+  target: string;
+  reason: string;
+}
+
+/** What the findings module reports when a critical finding appears. */
+export interface CriticalFinding {
+  tenantId: string;
+  findingId: string;
+  assetId: string;
+  title: string;
+  /** Stable identity of the issue (e.g. rule id + location), so repeats within 5 minutes fold. */
+  dedupeKey: string;
+}
+
+export const assetVerificationFailedReport = (f: AssetVerificationFailure): Report => ({
+  kind: 'asset.verification_failed',
+  severity: 'high',
+  title: `Ownership verification failed for ${f.target}`,
+  detail: f.reason,
+  fingerprint: `${f.tenantId}:${f.assetId}`,
+  data: { tenantId: f.tenantId, assetId: f.assetId, target: f.target, reason: f.reason },
+});
+
+export const criticalFindingReport = (f: CriticalFinding): Report => ({
+  kind: 'finding.critical',
+  severity: 'critical',
+  title: f.title,
+  fingerprint: `${f.tenantId}:${f.dedupeKey}`,
+  data: { tenantId: f.tenantId, findingId: f.findingId, assetId: f.assetId },
+});
+
 export function createReporter(deps: { db: Kysely<DB>; outbox: Outbox; clock: Clock; managementPeer: string | undefined; log: Pick<Logger, 'warn' | 'info'> }): Reporter {
   async function inTx(tx: Tx, r: Report): Promise<ReportOutcome> {
     const now = deps.clock.now();

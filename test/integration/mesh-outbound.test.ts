@@ -168,6 +168,34 @@ describe('issue reporter → outbox → management peer', () => {
   });
 });
 
+describe('reports the scan modules send', () => {
+  it('shapes asset verification failures and critical findings, folded per asset and issue', async () => {
+    const { assetVerificationFailedReport, criticalFindingReport } = await import('../../src/reporter/reporter.ts');
+    const failure = assetVerificationFailedReport({ tenantId: `t-${RUN}`, assetId: 'a1', target: 'example.com', reason: 'resolver timed out' });
+    expect(failure).toMatchObject({ kind: 'asset.verification_failed', severity: 'high', title: 'Ownership verification failed for example.com' });
+    const finding = criticalFindingReport({ tenantId: `t-${RUN}`, findingId: 'f1', assetId: 'a1', title: 'Exposed .git/config', dedupeKey: 'git-config:https://example.com' });
+    expect((await rampart.app.services.reporter.report(finding)).sent).toBe(true);
+    expect(await rampart.app.services.reporter.report({ ...finding, data: { findingId: 'f2' } })).toEqual({ sent: false, reason: 'duplicate' });
+    expect((await rampart.app.services.reporter.report(failure)).sent).toBe(true);
+  });
+});
+
+describe('retention', () => {
+  it('purges idempotency records after 24 hours, never live claims', async () => {
+    const { sql } = await import('kysely');
+    const id = `ret-${RUN}`;
+    const at = (ms: number) => new Date(now.getTime() + ms);
+    await withService(rampart.database.db, async (tx) => {
+      await tx.insertInto('svc_idempotency').values({ caller: 'p', request_id: `${id}-old`, fingerprint: 'f', flow: 'event_report', status: 'completed', claimed_at: at(-25 * 3600_000), completed_at: at(-25 * 3600_000), response: '{}', expires_at: at(-3600_000) }).execute();
+      await tx.insertInto('svc_idempotency').values({ caller: 'p', request_id: `${id}-new`, fingerprint: 'f', flow: 'event_report', status: 'completed', claimed_at: at(-3600_000), completed_at: at(-3600_000), response: '{}', expires_at: at(23 * 3600_000) }).execute();
+      await tx.insertInto('svc_idempotency').values({ caller: 'p', request_id: `${id}-live`, fingerprint: 'f', flow: 'event_report', status: 'in_flight', claimed_at: at(-1000), expires_at: at(86_400_000) }).execute();
+    });
+    await rampart.app.services.mesh.purge();
+    const left = await withService(rampart.database.db, (tx) => sql<{ request_id: string }>`select request_id from svc_idempotency where request_id like ${`${id}-%`} order by request_id`.execute(tx));
+    expect(left.rows.map((r) => r.request_id)).toEqual([`${id}-live`, `${id}-new`]);
+  });
+});
+
 describe('relay', () => {
   const notice = { title: 'Backup finished late', message: 'Nightly backup took 3 h', severity: 'warning', source: 'backup-agent' };
 
