@@ -223,7 +223,17 @@ export function registerDispatchRoute(app: FastifyInstance, deps: DispatchDeps):
         if (!handler) fail(state, 'flow_unavailable', `The flow "${flow}" is not available on this deployment yet.`);
 
         if (!handler.mutating) {
-          const result = await handler.run({ caller: peer, requestId, payload, now: clock.now() });
+          let result: Record<string, unknown>;
+          try {
+            result = await handler.run({ caller: peer, requestId, payload, now: clock.now() });
+          } catch (error) {
+            if (error instanceof AppError && error.status < 500) {
+              state.errorCode = error.code;
+              throw error;
+            }
+            deps.onHandlerError(error, flow, peer.name);
+            fail(state, 'handler_failed', 'The flow handler failed; retry.');
+          }
           return reply.code(200).send({ requestId, ...result });
         }
         return runMutating(handler, peer, flow, requestId, requestIdHeader !== undefined, raw, payload, state, reply);

@@ -58,7 +58,8 @@ export function createIdempotencyStore(deps: { db: Kysely<DB>; staleMs: number }
     async complete(tx, key, claimedAt, response, now) {
       const res = await tx
         .updateTable('svc_idempotency')
-        .set({ status: 'completed', completed_at: now, response: JSON.stringify(response) })
+        // Retention counts from completion.
+        .set({ status: 'completed', completed_at: now, response: JSON.stringify(response), expires_at: new Date(now.getTime() + COMPLETED_RETENTION_MS) })
         .where('caller', '=', key.caller)
         .where('request_id', '=', key.requestId)
         .where('status', '=', 'in_flight')

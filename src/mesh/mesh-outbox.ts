@@ -81,9 +81,11 @@ export function createOutbox(deps: {
       ...(row.severity ? { severity: row.severity } : {}),
     });
     const now = deps.clock.now();
-    // Final refusals (4xx other than 409/429, an undeployed route, no configuration) will not get
-    // better by retrying; 409 means a previous attempt is still running at the peer.
-    const final = !result.ok && (result.error === 'peer_not_configured' || result.routeNotDeployed || (result.status !== null && result.status >= 400 && result.status < 500 && result.status !== 409 && result.status !== 429));
+    // Final: answers that say the message itself is wrong (400, 404, 413, 422 …) or that the route
+    // is not deployed. Not final: 401/403 (a secret being rotated, clocks drifting, an allowlist
+    // being fixed), 408, 409 (a previous attempt still running), 429; those wait and retry.
+    const RETRYABLE_4XX = [401, 403, 408, 409, 425, 429];
+    const final = !result.ok && (result.routeNotDeployed || (result.status !== null && result.status >= 400 && result.status < 500 && !RETRYABLE_4XX.includes(result.status)));
     await withService(deps.db, async (tx) => {
       if (result.ok) {
         await tx.updateTable('svc_outbox').set({ status: 'delivered', delivered_at: now, locked_until: null, last_error: null }).where('id', '=', row.id).execute();

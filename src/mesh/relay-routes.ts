@@ -32,9 +32,14 @@ export function bearerMatches(authorization: string | undefined, secret: string 
 export function registerRelayRoute(app: FastifyInstance, deps: { db: Kysely<DB>; secret: string | undefined; managementPeer: string | undefined; client: MeshClient; outbox: Outbox }): void {
   app.withTypeProvider<ZodTypeProvider>().post(
     '/api/public/svc/relay',
-    { schema: { tags: ['mesh'], summary: 'Relay a notice to the management peer', body: relayBodySchema, response: { 200: relayResponseSchema } } },
+    {
+      schema: { tags: ['mesh'], summary: 'Relay a notice to the management peer', body: relayBodySchema, response: { 200: relayResponseSchema } },
+      // Authenticate before the body is validated: an unauthenticated caller learns nothing.
+      onRequest: async (req) => {
+        if (!bearerMatches(req.headers.authorization, deps.secret)) throw appError('Unauthorized', 'Send Authorization: Bearer <AGENT_RELAY_SECRET>.');
+      },
+    },
     async (req) => {
-      if (!bearerMatches(req.headers.authorization, deps.secret)) throw appError('Unauthorized', 'Send Authorization: Bearer <AGENT_RELAY_SECRET>.');
       if (!deps.managementPeer) throw appError('management_peer_not_configured', 'SVC_MANAGEMENT_PEER is not set; there is nobody to relay to.');
       const b = req.body;
       const requestId = newId();
