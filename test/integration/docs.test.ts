@@ -49,3 +49,16 @@ describe('operations document version', () => {
     expect(OPERATIONS_DOC_VERSION).toMatch(/^\d+\.\d+\.\d+$/);
   });
 });
+
+describe('docs/mesh.md', () => {
+  it('publishes known-answer vectors that our signer reproduces', async () => {
+    const { signDispatch } = await import('../../src/mesh/mesh-signing.ts');
+    const doc = read('docs/mesh.md');
+    const rows = [...doc.matchAll(/^\| (empty|`(\{.+\})`[^|]*) \| `([0-9a-f]{64})` \|$/gm)];
+    expect(rows).toHaveLength(3);
+    for (const [, label, body, signature] of rows) {
+      const bytes = label === 'empty' ? '' : body!;
+      expect(signDispatch('test-secret-outbound-billing', { caller: 'billing', timestamp: '2025-01-01T00:00:00Z', method: 'POST', path: '/api/public/svc/dispatch', body: bytes })).toBe(signature);
+    }
+  });
+});
