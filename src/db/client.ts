@@ -1,10 +1,11 @@
 // Database handle for both targets: embedded PGlite in DATA_DIR (default) or a PostgreSQL server.
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Kysely, PGliteDialect, PostgresDialect, type DatabaseConnection, type Driver } from 'kysely';
+import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect, type DatabaseConnection, type Driver } from 'kysely';
 import pg from 'pg';
 import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
 import type { DB } from './schema.ts';
+import { registerServiceDb } from './tenant.ts';
 
 export type DbKind = 'pglite' | 'postgres';
 
@@ -123,12 +124,32 @@ pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolMax ?? 10 });
-    pool.on('error', () => {
-      /* idle client errors surface on the next query; never crash the process */
-    });
+    const max = opts.poolMax ?? 10;
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max });
+    // Service work (mesh, records, staff reads) gets its own smaller pool whose connections are
+    // rampart_service for their whole life: see registerServiceDb in tenant.ts.
+    const servicePool = new pg.Pool({ connectionString: opts.databaseUrl, max: Math.max(2, Math.ceil(max / 2)) });
+    for (const p of [pool, servicePool])
+      p.on('error', () => {
+        /* idle client errors surface on the next query; never crash the process */
+      });
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    const serviceDb = new Kysely<DB>({
+      dialect: new PostgresDialect({
+        pool: servicePool,
+        onCreateConnection: async (connection) => {
+          await connection.executeQuery(CompiledQuery.raw("set role rampart_service; set app.tenant_id = ''; set app.user_id = ''"));
+        },
+      }),
+    });
+    registerServiceDb(db, serviceDb);
+    return {
+      db,
+      kind: 'postgres',
+      close: async () => {
+        await Promise.all([db.destroy(), serviceDb.destroy()]);
+      },
+    };
   }
   const dir = resolve(opts.dataDir);
   const unlock = lockDataDir(dir);

@@ -33,10 +33,33 @@ export async function withTenantMember<T>(db: Kysely<DB>, ctx: { tenantId: strin
   });
 }
 
-/** Service paths (auth hooks, staff reads, cron, mesh): the rampart_service role, whose policies name what it may touch. */
+/**
+ * On PostgreSQL, service work runs on its own small pool whose connections switch to
+ * rampart_service once, when they are opened (client.ts). Transactions there need no role
+ * statement, and single statements need no transaction: fewer round trips on hot paths (mesh
+ * idempotency claims, records). PGlite has one connection, so it switches per transaction.
+ */
+const serviceDbs = new WeakMap<Kysely<DB>, Kysely<DB>>();
+export function registerServiceDb(db: Kysely<DB>, serviceDb: Kysely<DB>): void {
+  serviceDbs.set(db, serviceDb);
+}
+
+/** Service paths (auth hooks, staff reads, cron, mesh): the rampart_service role, whose policies name exactly what it may touch. */
 export async function withService<T>(db: Kysely<DB>, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const service = serviceDbs.get(db);
+  if (service) return service.transaction().execute(fn);
   return db.transaction().execute(async (tx) => {
     await sql`select set_config('role', 'rampart_service', true), set_config('app.tenant_id', '', true), set_config('app.user_id', '', true)`.execute(tx);
     return fn(tx);
   });
+}
+
+/**
+ * Statements as the service role that each commit on their own where the database allows it
+ * (no surrounding transaction on PostgreSQL). Only where the statements need no common atomicity.
+ */
+export async function asService<T>(db: Kysely<DB>, fn: (q: Kysely<DB> | Tx) => Promise<T>): Promise<T> {
+  const service = serviceDbs.get(db);
+  if (service) return fn(service);
+  return withService(db, (tx) => fn(tx));
 }

@@ -172,10 +172,12 @@ export function registerDispatchRoute(app: FastifyInstance, deps: DispatchDeps):
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.maxBodyBytes }, (_req, body, done) => done(null, body));
 
-    scope.addHook('onRequest', async (req) => {
+    scope.addHook('onRequest', (req, _reply, done) => {
       (req as WithCall)[kCall] = { caller: null, flow: null, requestId: null, verified: false, replayed: false, errorCode: null };
+      done();
     });
-    scope.addHook('onResponse', async (req, reply) => {
+    scope.addHook('onResponse', (req, reply, done) => {
+      done();
       const s = (req as WithCall)[kCall];
       if (!s) return;
       deps.inbound.record({
@@ -195,6 +197,10 @@ export function registerDispatchRoute(app: FastifyInstance, deps: DispatchDeps):
       DISPATCH_PATH,
       {
         bodyLimit: deps.maxBodyBytes,
+        // Peers are programs, not browsers: no browser security headers (about 1 KB a response),
+        // and no per-request info logs, since svc_inbound_events records every call already.
+        helmet: false,
+        logLevel: 'warn',
         schema: {
           tags: ['mesh'],
           summary: 'Signed mesh dispatch',

@@ -4,7 +4,7 @@
 // handler's own transaction, fenced by the claim time so a taken-over claim cannot complete twice.
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import { withService, type Tx } from '../db/tenant.ts';
+import { asService, withService, type Tx } from '../db/tenant.ts';
 
 export const COMPLETED_RETENTION_MS = 24 * 60 * 60 * 1000;
 
@@ -34,7 +34,8 @@ export function createIdempotencyStore(deps: { db: Kysely<DB>; staleMs: number }
   return {
     async claim(key, fingerprint, flow, now) {
       const staleBefore = new Date(now.getTime() - staleMs);
-      return withService(db, async (tx) => {
+      // Autocommit statements: the claim must be visible to concurrent callers at once.
+      return asService(db, async (tx) => {
         // Insert, or take over a row that no longer blocks: an abandoned claim for the same
         // payload, or a completed record past its 24 h retention (then it is a new request).
         const taken = await sql<{ claimed_at: Date }>`
@@ -69,7 +70,7 @@ export function createIdempotencyStore(deps: { db: Kysely<DB>; staleMs: number }
     },
 
     async release(key, claimedAt) {
-      await withService(db, (tx) =>
+      await asService(db, (tx) =>
         tx.deleteFrom('svc_idempotency').where('caller', '=', key.caller).where('request_id', '=', key.requestId).where('status', '=', 'in_flight').where('claimed_at', '=', claimedAt).execute(),
       );
     },

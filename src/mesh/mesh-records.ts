@@ -1,7 +1,7 @@
 // svc_inbound_events and svc_outbound_events. Inbound records are buffered and written in
 // batches so that recording adds no database round trip to a dispatch call (DESIGN §5.2); a
 // crash can lose at most one flush interval of records, never a call's effect.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../db/schema.ts';
 import { withService } from '../db/tenant.ts';
@@ -27,8 +27,10 @@ export interface InboundRecorder {
 const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
 
 export function createInboundRecorder(deps: { db: Kysely<DB>; log: Pick<Logger, 'error'>; flushMs?: number; maxBatch?: number }): InboundRecorder {
-  const flushMs = deps.flushMs ?? 200;
-  const maxBatch = deps.maxBatch ?? 500;
+  // Small, frequent batches: on the embedded database each insert runs on this thread, so a
+  // short pause every 25 ms hurts tail latency far less than a long one every 200 ms.
+  const flushMs = deps.flushMs ?? 25;
+  const maxBatch = deps.maxBatch ?? 250;
   let buffer: InboundRecord[] = [];
   let flushing: Promise<void> = Promise.resolve();
   const timer = setInterval(() => void flush(), flushMs);
@@ -38,24 +40,16 @@ export function createInboundRecorder(deps: { db: Kysely<DB>; log: Pick<Logger, 
     if (!buffer.length) return flushing;
     const batch = buffer;
     buffer = [];
+    // One statement with one array per column (unnest) rather than a parameter per value: far less
+    // to parse and bind, which matters on the embedded database, where it runs on this thread.
+    const col = <T>(f: (r: InboundRecord) => T) => batch.map(f);
     flushing = flushing.then(() =>
       withService(deps.db, (tx) =>
-        tx
-          .insertInto('svc_inbound_events')
-          .values(
-            batch.map((r) => ({
-              received_at: r.receivedAt,
-              caller: clip(r.caller, 200),
-              flow: clip(r.flow, 100),
-              status: r.status,
-              error_code: r.errorCode,
-              duration_ms: r.durationMs,
-              request_id: clip(r.requestId, 200),
-              verified: r.verified,
-              replayed: r.replayed,
-            })),
-          )
-          .execute(),
+        sql`insert into svc_inbound_events (received_at, caller, flow, status, error_code, duration_ms, request_id, verified, replayed)
+            select * from unnest(
+              ${col((r) => r.receivedAt.toISOString())}::timestamptz[], ${col((r) => clip(r.caller, 200))}::text[], ${col((r) => clip(r.flow, 100))}::text[],
+              ${col((r) => r.status)}::int[], ${col((r) => r.errorCode)}::text[], ${col((r) => r.durationMs)}::real[],
+              ${col((r) => clip(r.requestId, 200))}::text[], ${col((r) => r.verified)}::boolean[], ${col((r) => r.replayed)}::boolean[])`.execute(tx),
       ).then(
         () => undefined,
         (err: unknown) => deps.log.error({ err, lost: batch.length }, 'could not write inbound mesh records'),

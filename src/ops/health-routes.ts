@@ -29,8 +29,9 @@ export function registerHealthRoutes(fastify: FastifyInstance, deps: HealthDeps)
   });
   const ready = new client.Gauge({ name: 'rampart_database_ready', help: '1 when the database answered the last readiness check', registers: [registry] });
 
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    done();
   });
 
   app.get('/healthz', { schema: { tags: ['ops'], response: { 200: healthSchema } } }, async () => ({ ok: true as const }));

@@ -24,7 +24,7 @@ import type { Logger } from 'pino';
 import { runWithRequestInfo } from '../lib/request-context.ts';
 import { registerHealthRoutes } from '../ops/health-routes.ts';
 import { APP_VERSION } from '../ops/version.ts';
-import { createStaffService, registerStaffRoutes, type StaffService } from '../staff/index.ts';
+import { createMeshRecordsService, createStaffService, registerMeshRecordsRoutes, registerStaffRoutes, type StaffService } from '../staff/index.ts';
 import { createTenantsService, registerTenantRoutes, type TenantsService } from '../tenants/index.ts';
 import { registerErrorHandling, sendError, type UnhandledErrorListener } from './plugins/errors.ts';
 import { registerSession, type SessionGuards } from './plugins/session.ts';
@@ -118,13 +118,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  // Request info for code deep inside libraries (audit entries written from Better Auth hooks).
-  app.addHook('onRequest', (req, _reply, done) => {
-    runWithRequestInfo({ requestId: String(req.id), ip: req.ip, userAgent: req.headers['user-agent'] ?? null }, done);
-  });
-  app.addHook('onSend', async (req, reply) => {
-    void reply.header('x-request-id', req.id);
-  });
 
   const audit = createAuditService({ db: database.db });
   const staff = createStaffService({ db: database.db, staffDomains: config.STAFF_EMAIL_DOMAINS, audit });
@@ -172,6 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerAuthRoutes(app, auth, config.PUBLIC_BASE_URL);
   registerTenantRoutes(app, { guards, tenants, staff });
   registerStaffRoutes(app, { guards, staff, audit });
+  registerMeshRecordsRoutes(app, { guards, records: createMeshRecordsService({ db: database.db }) });
   mesh = createMesh(app, { config, db: database.db, dbKind: database.kind, clock, log: app.log as unknown as Logger, ...(deps.fetch ? { fetch: deps.fetch } : {}), ...(deps.outboxOptions ? { outboxOptions: deps.outboxOptions } : {}) });
 
   if (deps.webDir && spaIndex) await registerWebApp(app, deps.webDir);
@@ -181,7 +175,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 }
 
 /**
- * Graceful shutdown. New requests get 503 with our error shape (Fastify's own body has no stable
+ * Per-request bookkeeping and graceful shutdown: the x-request-id header, request info for deep
+ * code, and in-flight counting. New requests get 503 with our error shape (Fastify's own body has no stable
  * code). close() waits for handlers still running, including those whose client already hung up
  * (Fastify stops waiting for those), so the database is never closed under a running handler.
  */
@@ -191,18 +186,27 @@ function trackInFlight(app: FastifyInstance, drainTimeoutMs = 10_000): void {
   let onDrained: (() => void) | null = null;
   const kCounted = Symbol('inFlight');
   type Counted = { [kCounted]?: boolean };
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback-style hooks: they run on every request, and promise-returning hooks cost more.
+  app.addHook('onRequest', (req, reply, done) => {
     (req as Counted)[kCounted] = true;
     inFlight += 1;
-    if (closing) return sendError(reply.header('connection', 'close'), { status: 503, code: 'service_unavailable', message: 'The server is shutting down; retry shortly.' });
+    if (closing) {
+      sendError(reply.header('connection', 'close'), { status: 503, code: 'service_unavailable', message: 'The server is shutting down; retry shortly.' });
+      return;
+    }
+    // Request info for code deep inside libraries (audit entries written from Better Auth hooks).
+    runWithRequestInfo({ requestId: String(req.id), ip: req.ip, userAgent: req.headers['user-agent'] ?? null }, done);
   });
   // onSend runs once per request, after the handler (or error handler) has produced its answer,
   // whether or not the client is still there to receive it.
-  app.addHook('onSend', async (req) => {
-    if (!(req as Counted)[kCounted]) return;
-    (req as Counted)[kCounted] = false;
-    inFlight -= 1;
-    if (inFlight === 0) onDrained?.();
+  app.addHook('onSend', (req, reply, payload, done) => {
+    reply.header('x-request-id', req.id);
+    if ((req as Counted)[kCounted]) {
+      (req as Counted)[kCounted] = false;
+      inFlight -= 1;
+      if (inFlight === 0) onDrained?.();
+    }
+    done(null, payload);
   });
   app.addHook('preClose', async () => {
     closing = true;

@@ -18,6 +18,7 @@ import { MembersPage } from './pages/settings/MembersPage.tsx';
 import { TenantSettingsPage } from './pages/settings/TenantSettingsPage.tsx';
 import { PlatformRolesPage } from './pages/staff/PlatformRolesPage.tsx';
 import { StaffAuditLogPage } from './pages/staff/StaffAuditLogPage.tsx';
+import { isMeshTab, MeshEventsPage, type MeshEventsSearch } from './pages/staff/MeshEventsPage.tsx';
 import { StaffGuard } from './pages/staff/StaffGuard.tsx';
 import { StaffTenantsPage } from './pages/staff/StaffTenantsPage.tsx';
 
@@ -144,6 +145,14 @@ const staffIndexRoute = createRoute({
 const staffAuditRoute = createRoute({ getParentRoute: () => staffRoute, path: '/audit-log', component: StaffAuditLogPage });
 const staffTenantsRoute = createRoute({ getParentRoute: () => staffRoute, path: '/tenants', component: StaffTenantsPage });
 const staffRolesRoute = createRoute({ getParentRoute: () => staffRoute, path: '/roles', component: PlatformRolesPage });
+const staffMeshRoute = createRoute({
+  getParentRoute: () => staffRoute,
+  path: '/mesh',
+  validateSearch: (search: Record<string, unknown>): MeshEventsSearch => ({ tab: isMeshTab(search['tab']) ? search['tab'] : undefined }),
+  component: function StaffMeshRoute() {
+    return <MeshEventsPage search={staffMeshRoute.useSearch()} />;
+  },
+});
 
 const routeTree = rootRoute.addChildren([
   indexRoute,
@@ -165,7 +174,7 @@ const routeTree = rootRoute.addChildren([
       membersRoute,
       tenantSettingsRoute,
       auditLogRoute,
-      staffRoute.addChildren([staffIndexRoute, staffAuditRoute, staffTenantsRoute, staffRolesRoute]),
+      staffRoute.addChildren([staffIndexRoute, staffAuditRoute, staffTenantsRoute, staffRolesRoute, staffMeshRoute]),
     ]),
   ]),
 ]);

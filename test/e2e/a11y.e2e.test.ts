@@ -46,7 +46,7 @@ describeBrowser('accessibility', () => {
   });
 
   it('has no serious violations on the signed-in pages, on a laptop and a phone', async () => {
-    await signUpInBrowser(page, { name: 'Ally', email: uniqueEmail('a11y'), password: 'correct horse battery staple' });
+    await signUpInBrowser(page, { name: 'Ally Bright', email: uniqueEmail('a11y'), password: 'correct horse battery staple' });
     await page.getByLabel('Tenant name', { exact: true }).waitFor();
     expect(describe(await scan(page)), 'first tenant').toEqual([]);
     await page.getByLabel('Tenant name', { exact: true }).fill('Access Co');

@@ -29,8 +29,9 @@ create table svc_inbound_events (
   verified boolean not null,
   replayed boolean not null default false
 );
-create index svc_inbound_events_received_idx on svc_inbound_events (received_at desc);
-create index svc_inbound_events_caller_idx on svc_inbound_events (caller, received_at desc);
+-- Append-only and time-ordered: BRIN costs almost nothing per insert (this table takes one row per
+-- inbound call) and still narrows time-window reads to the right blocks.
+create index svc_inbound_events_received_idx on svc_inbound_events using brin (received_at);
 
 create table svc_outbound_events (
   id bigint generated always as identity primary key,
@@ -48,7 +49,7 @@ create table svc_outbound_events (
   duration_ms real not null,
   url text
 );
-create index svc_outbound_events_created_idx on svc_outbound_events (created_at desc);
+create index svc_outbound_events_created_idx on svc_outbound_events using brin (created_at);
 create index svc_outbound_events_peer_idx on svc_outbound_events (peer, created_at desc);
 create index svc_outbound_events_request_idx on svc_outbound_events (request_id);
 

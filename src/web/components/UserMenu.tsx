@@ -10,13 +10,15 @@ export function UserMenu({ me }: { me: Me }) {
   const signOut = useSignOut();
   const { colorScheme, setColorScheme } = useMantineColorScheme();
   const dark = colorScheme === 'dark';
+  const letters = initials(me.user.name || me.user.email);
 
   return (
     <Menu position="bottom-end" width={260} shadow="md" withinPortal>
       <Menu.Target>
-        <UnstyledButton aria-label="User menu" style={{ borderRadius: '50%' }}>
+        {/* The name starts with the visible initials (WCAG 2.5.3, label in name). */}
+        <UnstyledButton aria-label={`${letters}, User menu`} style={{ borderRadius: '50%' }}>
           <Avatar color="indigo" radius="xl" size={36} aria-hidden="true">
-            {initials(me.user.name || me.user.email)}
+            {letters}
           </Avatar>
         </UnstyledButton>
       </Menu.Target>

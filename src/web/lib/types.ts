@@ -6,6 +6,20 @@ import type { z } from 'zod';
 import type { auditEntrySchema, auditPageSchema, auditQuerySchema } from '../../audit/audit-schemas.ts';
 import type { publicConfigSchema } from '../../ops/ops-schemas.ts';
 import type {
+  inboundEventSchema,
+  inboundPageSchema,
+  inboundQuerySchema,
+  outboundEventSchema,
+  outboundPageSchema,
+  outboundQuerySchema,
+  outboxEntrySchema,
+  outboxPageSchema,
+  outboxQuerySchema,
+  receivedEventSchema,
+  receivedEventsPageSchema,
+  receivedEventsQuerySchema,
+} from '../../staff/mesh-records-schemas.ts';
+import type {
   grantRoleBodySchema,
   platformRoleEntrySchema,
   platformRoleResponseSchema,
@@ -54,6 +68,21 @@ export type GrantRoleBody = z.input<typeof grantRoleBodySchema>;
 export type StaffTenantsResponse = z.infer<typeof staffTenantsResponseSchema>;
 export type PlatformRolesResponse = z.infer<typeof platformRolesResponseSchema>;
 export type PlatformRoleResponse = z.infer<typeof platformRoleResponseSchema>;
+
+/** GET /api/v1/staff/mesh/...: the service-mesh records. Filters leave paging (`before`, `limit`) to the query. */
+export type MeshReceivedEvent = z.infer<typeof receivedEventSchema>;
+export type MeshReceivedPage = z.infer<typeof receivedEventsPageSchema>;
+export type MeshReceivedFilters = Pick<z.input<typeof receivedEventsQuerySchema>, 'caller' | 'kind' | 'severity' | 'from' | 'to'>;
+export type MeshInboundEvent = z.infer<typeof inboundEventSchema>;
+export type MeshInboundPage = z.infer<typeof inboundPageSchema>;
+/** `status` is coerced from the query string on the server; the web app sends a number. */
+export type MeshInboundFilters = Pick<z.input<typeof inboundQuerySchema>, 'caller' | 'flow' | 'errorCode' | 'from' | 'to'> & { status?: number };
+export type MeshOutboundEvent = z.infer<typeof outboundEventSchema>;
+export type MeshOutboundPage = z.infer<typeof outboundPageSchema>;
+export type MeshOutboundFilters = Pick<z.input<typeof outboundQuerySchema>, 'peer' | 'flow' | 'ok' | 'requestId' | 'from' | 'to'>;
+export type MeshOutboxEntry = z.infer<typeof outboxEntrySchema>;
+export type MeshOutboxPage = z.infer<typeof outboxPageSchema>;
+export type MeshOutboxFilters = Pick<z.input<typeof outboxQuerySchema>, 'status' | 'peer'>;
 
 /** GET /api/v1/public/config */
 export type PublicConfig = z.infer<typeof publicConfigSchema>;

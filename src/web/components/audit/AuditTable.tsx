@@ -87,7 +87,7 @@ export function AuditTable({ query, showTenant, filtered }: AuditTableProps) {
         )}
       </Stack>
       {query.isError && <ErrorState error={query.error} title="Could not load more entries" />}
-      <Modal opened={open !== null} onClose={() => setOpen(null)} title="Audit entry" size="lg">
+      <Modal opened={open !== null} onClose={() => setOpen(null)} title="Audit entry" size="lg" closeButtonProps={{ 'aria-label': 'Close audit entry' }}>
         {open && <EntryDetails entry={open} />}
       </Modal>
     </Stack>

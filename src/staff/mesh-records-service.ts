@@ -1,0 +1,198 @@
+// Staff reads of the service-mesh records, through the service role (the app role has no grant on
+// these tables). Every list is newest first with keyset pagination: `limit + 1` rows are read, and
+// the extra one only tells whether a next page exists.
+import { sql, type Kysely } from 'kysely';
+import type { z } from 'zod';
+import type { DB } from '../db/schema.ts';
+import { withService } from '../db/tenant.ts';
+import type {
+  InboundQuery,
+  inboundPageSchema,
+  OutboundQuery,
+  outboundPageSchema,
+  OutboxQuery,
+  outboxPageSchema,
+  ReceivedEventsQuery,
+  receivedEventsPageSchema,
+} from './mesh-records-schemas.ts';
+
+export interface MeshRecordsService {
+  receivedEvents(q: ReceivedEventsQuery): Promise<z.infer<typeof receivedEventsPageSchema>>;
+  inbound(q: InboundQuery): Promise<z.infer<typeof inboundPageSchema>>;
+  outbound(q: OutboundQuery): Promise<z.infer<typeof outboundPageSchema>>;
+  outbox(q: OutboxQuery): Promise<z.infer<typeof outboxPageSchema>>;
+}
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+const isoOrNull = (d: Date | string | null) => (d === null ? null : iso(d));
+const likePrefix = (s: string) => `${s.replace(/[%_\\]/g, '\\$&')}%`;
+
+function page<R, E, C>(rows: R[], limit: number, toEntry: (r: R) => E, cursorOf: (r: R) => C): { entries: E[]; nextBefore: C | null } {
+  const shown = rows.slice(0, limit);
+  const last = shown.at(-1);
+  return { entries: shown.map(toEntry), nextBefore: rows.length > limit && last !== undefined ? cursorOf(last) : null };
+}
+
+export function createMeshRecordsService(deps: { db: Kysely<DB> }): MeshRecordsService {
+  const { db } = deps;
+
+  return {
+    async receivedEvents(q) {
+      const rows = await withService(db, (tx) => {
+        let query = tx
+          .selectFrom('svc_received_events as e')
+          .select([
+            'e.id',
+            'e.received_at',
+            'e.caller',
+            'e.request_id',
+            'e.kind',
+            'e.severity',
+            'e.title',
+            'e.detail',
+            'e.occurred_at',
+            'e.brand',
+            'e.data',
+            // The exact key of the cursor: received_at to the microsecond (a JS Date keeps milliseconds).
+            sql<string>`to_char(e.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
+          ])
+          .orderBy('e.received_at', 'desc')
+          .orderBy('e.id', 'desc')
+          .limit(q.limit + 1);
+        if (q.caller) query = query.where('e.caller', '=', q.caller);
+        if (q.kind) query = query.where('e.kind', 'like', likePrefix(q.kind));
+        if (q.severity) query = query.where('e.severity', '=', q.severity);
+        if (q.from) query = query.where('e.received_at', '>=', new Date(q.from));
+        if (q.to) query = query.where('e.received_at', '<', new Date(q.to));
+        if (q.before) query = query.where(sql<boolean>`(e.received_at, e.id) < (${q.before.at}::timestamptz, ${q.before.id}::uuid)`);
+        return query.execute();
+      });
+      return page(
+        rows,
+        q.limit,
+        (r) => ({
+          id: r.id,
+          receivedAt: iso(r.received_at),
+          caller: r.caller,
+          requestId: r.request_id,
+          kind: r.kind,
+          severity: r.severity,
+          title: r.title,
+          detail: r.detail,
+          occurredAt: isoOrNull(r.occurred_at),
+          brand: r.brand,
+          data: r.data ?? {},
+        }),
+        (r) => `${r.cursor_at}_${r.id}`,
+      );
+    },
+
+    async inbound(q) {
+      const rows = await withService(db, (tx) => {
+        let query = tx
+          .selectFrom('svc_inbound_events')
+          .select(['id', 'received_at', 'caller', 'flow', 'status', 'error_code', 'duration_ms', 'request_id', 'verified', 'replayed'])
+          .orderBy('id', 'desc')
+          .limit(q.limit + 1);
+        if (q.caller) query = query.where('caller', '=', q.caller);
+        if (q.flow) query = query.where('flow', '=', q.flow);
+        if (q.status !== undefined) query = query.where('status', '=', q.status);
+        if (q.errorCode) query = query.where('error_code', '=', q.errorCode);
+        if (q.from) query = query.where('received_at', '>=', new Date(q.from));
+        if (q.to) query = query.where('received_at', '<', new Date(q.to));
+        if (q.before) query = query.where('id', '<', q.before);
+        return query.execute();
+      });
+      return page(
+        rows,
+        q.limit,
+        (r) => ({
+          id: r.id,
+          receivedAt: iso(r.received_at),
+          caller: r.caller,
+          flow: r.flow,
+          status: r.status,
+          errorCode: r.error_code,
+          durationMs: r.duration_ms,
+          requestId: r.request_id,
+          verified: r.verified,
+          replayed: r.replayed,
+        }),
+        (r) => r.id,
+      );
+    },
+
+    async outbound(q) {
+      const rows = await withService(db, (tx) => {
+        let query = tx
+          .selectFrom('svc_outbound_events')
+          .select(['id', 'created_at', 'peer', 'flow', 'event_type', 'severity', 'ok', 'http_status', 'request_id', 'attempt', 'error', 'response', 'duration_ms', 'url'])
+          .orderBy('id', 'desc')
+          .limit(q.limit + 1);
+        if (q.peer) query = query.where('peer', '=', q.peer);
+        if (q.flow) query = query.where('flow', '=', q.flow);
+        if (q.ok !== undefined) query = query.where('ok', '=', q.ok);
+        if (q.requestId) query = query.where('request_id', '=', q.requestId);
+        if (q.from) query = query.where('created_at', '>=', new Date(q.from));
+        if (q.to) query = query.where('created_at', '<', new Date(q.to));
+        if (q.before) query = query.where('id', '<', q.before);
+        return query.execute();
+      });
+      return page(
+        rows,
+        q.limit,
+        (r) => ({
+          id: r.id,
+          createdAt: iso(r.created_at),
+          peer: r.peer,
+          flow: r.flow,
+          eventType: r.event_type,
+          severity: r.severity,
+          ok: r.ok,
+          httpStatus: r.http_status,
+          requestId: r.request_id,
+          attempt: r.attempt,
+          error: r.error,
+          response: r.response ?? null,
+          durationMs: r.duration_ms,
+          url: r.url,
+        }),
+        (r) => r.id,
+      );
+    },
+
+    async outbox(q) {
+      const rows = await withService(db, (tx) => {
+        // Never the payload: staff see what an event is through event_type.
+        let query = tx
+          .selectFrom('svc_outbox')
+          .select(['id', 'created_at', 'peer', 'flow', 'event_type', 'severity', 'request_id', 'status', 'attempts', 'next_attempt_at', 'last_error', 'delivered_at'])
+          .orderBy('id', 'desc')
+          .limit(q.limit + 1);
+        if (q.status) query = query.where('status', '=', q.status);
+        if (q.peer) query = query.where('peer', '=', q.peer);
+        if (q.before) query = query.where('id', '<', q.before);
+        return query.execute();
+      });
+      return page(
+        rows,
+        q.limit,
+        (r) => ({
+          id: r.id,
+          createdAt: iso(r.created_at),
+          peer: r.peer,
+          flow: r.flow,
+          eventType: r.event_type,
+          severity: r.severity,
+          requestId: r.request_id,
+          status: r.status,
+          attempts: r.attempts,
+          nextAttemptAt: iso(r.next_attempt_at),
+          lastError: r.last_error,
+          deliveredAt: isoOrNull(r.delivered_at),
+        }),
+        (r) => r.id,
+      );
+    },
+  };
+}

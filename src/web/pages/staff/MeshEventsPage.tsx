@@ -1,0 +1,437 @@
+// Staff → Mesh records: what the service mesh stored, read-only. Four tabs: events peers reported
+// to us, inbound dispatch calls, outbound attempts and the outbox; each with filters, a table,
+// "Load more" and a details dialog. The active tab is in the URL (?tab=), the filters stay per tab.
+import { Badge, Group, Table, Tabs, Text } from '@mantine/core';
+import { useInfiniteQuery } from '@tanstack/react-query';
+import { useNavigate } from '@tanstack/react-router';
+import { useMemo, useState } from 'react';
+import { PageHeader } from '../../components/PageHeader.tsx';
+import { meshInboundQuery, meshOutboundQuery, meshOutboxQuery, meshReceivedQuery } from '../../lib/staff-api.ts';
+import type { MeshInboundFilters, MeshOutboundFilters, MeshOutboxFilters, MeshReceivedFilters } from '../../lib/types.ts';
+import { compact, dateRange, emptyInputs, MeshFilters, textValue, type FilterField, type FilterInputs } from './MeshFilters.tsx';
+import { Cell, formatDuration, formatInstant, HttpStatusBadge, MeshRecordsList, OkBadge, SeverityBadge } from './MeshRecordsList.tsx';
+
+export const MESH_TABS = ['received', 'inbound', 'outbound', 'outbox'] as const;
+export type MeshTab = (typeof MESH_TABS)[number];
+
+export interface MeshEventsSearch {
+  tab?: MeshTab;
+}
+
+export function isMeshTab(value: unknown): value is MeshTab {
+  return typeof value === 'string' && (MESH_TABS as readonly string[]).includes(value);
+}
+
+const DATE_FIELDS: FilterField[] = [
+  { name: 'fromDate', label: 'From date', type: 'date' },
+  { name: 'toDate', label: 'To date', type: 'date' },
+];
+
+const SEVERITIES = ['critical', 'high', 'medium', 'low', 'warning', 'error', 'info'];
+
+const RECEIVED_FIELDS: FilterField[] = [
+  { name: 'caller', label: 'Caller', type: 'text', placeholder: 'Peer name' },
+  { name: 'kind', label: 'Kind prefix', type: 'text', placeholder: 'e.g. finding.' },
+  { name: 'severity', label: 'Severity', type: 'select', options: [{ value: '', label: 'Any severity' }, ...SEVERITIES.map((s) => ({ value: s, label: s }))] },
+  ...DATE_FIELDS,
+];
+
+const INBOUND_FIELDS: FilterField[] = [
+  { name: 'caller', label: 'Caller', type: 'text', placeholder: 'Peer name' },
+  { name: 'flow', label: 'Flow', type: 'text', placeholder: 'e.g. ping' },
+  { name: 'status', label: 'HTTP status', type: 'text', placeholder: 'e.g. 401', inputMode: 'numeric' },
+  { name: 'errorCode', label: 'Error code', type: 'text', placeholder: 'e.g. bad_signature' },
+  ...DATE_FIELDS,
+];
+
+const OUTBOUND_FIELDS: FilterField[] = [
+  { name: 'peer', label: 'Peer', type: 'text', placeholder: 'Peer name' },
+  { name: 'flow', label: 'Flow', type: 'text', placeholder: 'e.g. event_report' },
+  {
+    name: 'ok',
+    label: 'Result',
+    type: 'select',
+    options: [
+      { value: '', label: 'Any result' },
+      { value: 'true', label: 'OK' },
+      { value: 'false', label: 'Failed' },
+    ],
+  },
+  { name: 'requestId', label: 'Request id', type: 'text', placeholder: 'x-svc-request-id' },
+  ...DATE_FIELDS,
+];
+
+const OUTBOX_FIELDS: FilterField[] = [
+  {
+    name: 'status',
+    label: 'Status',
+    type: 'select',
+    options: [
+      { value: '', label: 'Any status' },
+      { value: 'pending', label: 'Pending' },
+      { value: 'delivered', label: 'Delivered' },
+      { value: 'failed', label: 'Failed' },
+    ],
+  },
+  { name: 'peer', label: 'Peer', type: 'text', placeholder: 'Peer name' },
+];
+
+const FIELDS: Record<MeshTab, FilterField[]> = { received: RECEIVED_FIELDS, inbound: INBOUND_FIELDS, outbound: OUTBOUND_FIELDS, outbox: OUTBOX_FIELDS };
+
+interface PanelProps {
+  inputs: FilterInputs;
+  onApply: (inputs: FilterInputs) => void;
+}
+
+export function MeshEventsPage({ search }: { search: MeshEventsSearch }) {
+  const navigate = useNavigate();
+  const tab = search.tab ?? 'received';
+  const [inputs, setInputs] = useState<Record<MeshTab, FilterInputs>>(() => ({
+    received: emptyInputs(RECEIVED_FIELDS),
+    inbound: emptyInputs(INBOUND_FIELDS),
+    outbound: emptyInputs(OUTBOUND_FIELDS),
+    outbox: emptyInputs(OUTBOX_FIELDS),
+  }));
+  const panel = (t: MeshTab): PanelProps => ({ inputs: inputs[t] ?? emptyInputs(FIELDS[t]), onApply: (v) => setInputs((prev) => ({ ...prev, [t]: v })) });
+
+  return (
+    <>
+      <PageHeader
+        title="Mesh records"
+        titleContext="Staff"
+        description="What the service mesh stored on this server: events peers reported to us, every inbound dispatch call, every outbound attempt, and the outbox of events to send. Read-only; inbound and outbound records are kept for 90 days."
+      />
+      <Tabs
+        value={tab}
+        keepMounted={false}
+        onChange={(value) => {
+          if (isMeshTab(value)) void navigate({ to: '/settings/staff/mesh', search: { tab: value === 'received' ? undefined : value }, replace: true });
+        }}
+      >
+        <Tabs.List aria-label="Mesh record types" mb="md">
+          <Tabs.Tab value="received">Received events</Tabs.Tab>
+          <Tabs.Tab value="inbound">Inbound calls</Tabs.Tab>
+          <Tabs.Tab value="outbound">Outbound attempts</Tabs.Tab>
+          <Tabs.Tab value="outbox">Outbox</Tabs.Tab>
+        </Tabs.List>
+        <Tabs.Panel value="received">
+          <ReceivedPanel {...panel('received')} />
+        </Tabs.Panel>
+        <Tabs.Panel value="inbound">
+          <InboundPanel {...panel('inbound')} />
+        </Tabs.Panel>
+        <Tabs.Panel value="outbound">
+          <OutboundPanel {...panel('outbound')} />
+        </Tabs.Panel>
+        <Tabs.Panel value="outbox">
+          <OutboxPanel {...panel('outbox')} />
+        </Tabs.Panel>
+      </Tabs>
+    </>
+  );
+}
+
+/** A flow with the event type it carried, if any. */
+function FlowCell({ flow, eventType }: { flow: string | null; eventType?: string | null }) {
+  return (
+    <Table.Td>
+      <Cell value={flow} mono />
+      {eventType && (
+        <Text size="xs" c="dimmed" ff="monospace" style={{ wordBreak: 'break-word' }}>
+          {eventType}
+        </Text>
+      )}
+    </Table.Td>
+  );
+}
+
+function ReceivedPanel({ inputs, onApply }: PanelProps) {
+  const filters = useMemo(
+    () => compact<MeshReceivedFilters>({ caller: textValue(inputs, 'caller'), kind: textValue(inputs, 'kind'), severity: textValue(inputs, 'severity'), ...dateRange(inputs) }),
+    [inputs],
+  );
+  const query = useInfiniteQuery(meshReceivedQuery(filters));
+  return (
+    <>
+      <MeshFilters label="Filters for received events" fields={RECEIVED_FIELDS} initial={inputs} onApply={onApply} />
+      <MeshRecordsList
+        query={query}
+        label="Received events"
+        noun="received events"
+        nounOne="received event"
+        minWidth={880}
+        columns={['Received', 'Caller', 'Kind', 'Severity', 'Title']}
+        filtered={Object.keys(filters).length > 0}
+        emptyMessage="No events received yet. Events that mesh peers report to this server (the event_report flow) appear here."
+        rowKey={(e) => e.id}
+        cells={(e) => (
+          <>
+            <Table.Td className="nowrap">{formatInstant(e.receivedAt)}</Table.Td>
+            <Table.Td>
+              <Cell value={e.caller} />
+            </Table.Td>
+            <Table.Td>
+              <Cell value={e.kind} mono />
+            </Table.Td>
+            <Table.Td>
+              <SeverityBadge severity={e.severity} />
+            </Table.Td>
+            <Table.Td>
+              <Text size="sm" fw={500} style={{ wordBreak: 'break-word' }}>
+                {e.title}
+              </Text>
+              {e.detail && (
+                <Text size="xs" c="dimmed" lineClamp={2}>
+                  {e.detail}
+                </Text>
+              )}
+            </Table.Td>
+          </>
+        )}
+        detailsLabel={(e) => `Details of ${e.kind} from ${e.caller} at ${formatInstant(e.receivedAt)}`}
+        details={(e) => ({
+          title: 'Received event',
+          rows: [
+            ['Received', formatInstant(e.receivedAt)],
+            ['Occurred', e.occurredAt ? formatInstant(e.occurredAt) : null],
+            ['Caller', e.caller],
+            ['Kind', e.kind],
+            ['Severity', e.severity],
+            ['Title', e.title],
+            ['Detail', e.detail],
+            ['Brand', e.brand],
+            ['Request id', e.requestId],
+            ['Event id', e.id],
+          ],
+          json: { label: 'Data', value: e.data },
+        })}
+      />
+    </>
+  );
+}
+
+function validateInbound(v: FilterInputs) {
+  const status = (v['status'] ?? '').trim();
+  return { status: status && !/^[1-5]\d\d$/.test(status) ? 'Enter an HTTP status from 100 to 599' : null };
+}
+
+function InboundPanel({ inputs, onApply }: PanelProps) {
+  const filters = useMemo(() => {
+    const status = textValue(inputs, 'status');
+    return compact<MeshInboundFilters>({
+      caller: textValue(inputs, 'caller'),
+      flow: textValue(inputs, 'flow'),
+      status: status === undefined ? undefined : Number(status),
+      errorCode: textValue(inputs, 'errorCode'),
+      ...dateRange(inputs),
+    });
+  }, [inputs]);
+  const query = useInfiniteQuery(meshInboundQuery(filters));
+  return (
+    <>
+      <MeshFilters label="Filters for inbound calls" fields={INBOUND_FIELDS} initial={inputs} onApply={onApply} validate={validateInbound} />
+      <MeshRecordsList
+        query={query}
+        label="Inbound calls"
+        noun="inbound calls"
+        nounOne="inbound call"
+        minWidth={900}
+        columns={['Received', 'Caller', 'Flow', 'Status', 'Error code', { label: 'Duration', align: 'right' }, 'Checks']}
+        filtered={Object.keys(filters).length > 0}
+        emptyMessage="No inbound calls yet. Every call to this server's mesh dispatch route, signed or not, appears here."
+        rowKey={(e) => e.id}
+        cells={(e) => (
+          <>
+            <Table.Td className="nowrap">{formatInstant(e.receivedAt)}</Table.Td>
+            <Table.Td>{e.caller ? <Cell value={e.caller} /> : <Text span size="sm" c="dimmed">Unknown</Text>}</Table.Td>
+            <FlowCell flow={e.flow} />
+            <Table.Td>
+              <HttpStatusBadge status={e.status} />
+            </Table.Td>
+            <Table.Td>
+              <Cell value={e.errorCode} mono />
+            </Table.Td>
+            <Table.Td ta="right" className="nowrap">
+              {formatDuration(e.durationMs)}
+            </Table.Td>
+            <Table.Td>
+              <Group gap={6} wrap="wrap">
+                <Badge variant={e.verified ? 'light' : 'outline'} color={e.verified ? 'green' : 'gray'}>
+                  {e.verified ? 'Verified' : 'Not verified'}
+                </Badge>
+                {e.replayed && (
+                  <Badge variant="light" color="blue" title="Answered from the idempotency record of an earlier call">
+                    Replayed
+                  </Badge>
+                )}
+              </Group>
+            </Table.Td>
+          </>
+        )}
+        detailsLabel={(e) => `Details of inbound call ${e.id} at ${formatInstant(e.receivedAt)}`}
+        details={(e) => ({
+          title: 'Inbound call',
+          rows: [
+            ['Received', formatInstant(e.receivedAt)],
+            ['Caller', e.caller ?? 'Unknown'],
+            ['Flow', e.flow],
+            ['HTTP status', String(e.status)],
+            ['Error code', e.errorCode],
+            ['Duration', formatDuration(e.durationMs)],
+            ['Signature', e.verified ? 'Verified' : 'Not verified'],
+            ['Replayed', e.replayed ? 'Yes, answered from the idempotency record' : 'No'],
+            ['Request id', e.requestId],
+            ['Record id', String(e.id)],
+          ],
+        })}
+      />
+    </>
+  );
+}
+
+function OutboundPanel({ inputs, onApply }: PanelProps) {
+  const filters = useMemo(() => {
+    const ok = inputs['ok'];
+    return compact<MeshOutboundFilters>({
+      peer: textValue(inputs, 'peer'),
+      flow: textValue(inputs, 'flow'),
+      ok: ok === 'true' || ok === 'false' ? ok : undefined,
+      requestId: textValue(inputs, 'requestId'),
+      ...dateRange(inputs),
+    });
+  }, [inputs]);
+  const query = useInfiniteQuery(meshOutboundQuery(filters));
+  return (
+    <>
+      <MeshFilters label="Filters for outbound attempts" fields={OUTBOUND_FIELDS} initial={inputs} onApply={onApply} />
+      <MeshRecordsList
+        query={query}
+        label="Outbound attempts"
+        noun="outbound attempts"
+        nounOne="outbound attempt"
+        minWidth={960}
+        columns={['Time', 'Peer', 'Flow', 'Result', 'HTTP', { label: 'Attempt', align: 'right' }, { label: 'Duration', align: 'right' }, 'Error']}
+        filtered={Object.keys(filters).length > 0}
+        emptyMessage="No outbound attempts yet. Every call this server makes to a mesh peer, each retry included, appears here."
+        rowKey={(e) => e.id}
+        cells={(e) => (
+          <>
+            <Table.Td className="nowrap">{formatInstant(e.createdAt)}</Table.Td>
+            <Table.Td>
+              <Cell value={e.peer} />
+            </Table.Td>
+            <FlowCell flow={e.flow} eventType={e.eventType} />
+            <Table.Td>
+              <OkBadge ok={e.ok} />
+            </Table.Td>
+            <Table.Td>
+              <HttpStatusBadge status={e.httpStatus} />
+            </Table.Td>
+            <Table.Td ta="right">{e.attempt}</Table.Td>
+            <Table.Td ta="right" className="nowrap">
+              {formatDuration(e.durationMs)}
+            </Table.Td>
+            <Table.Td>
+              <Cell value={e.error} mono />
+            </Table.Td>
+          </>
+        )}
+        detailsLabel={(e) => `Details of ${e.flow} attempt ${e.attempt} to ${e.peer} at ${formatInstant(e.createdAt)}`}
+        details={(e) => ({
+          title: 'Outbound attempt',
+          rows: [
+            ['Time', formatInstant(e.createdAt)],
+            ['Peer', e.peer],
+            ['Flow', e.flow],
+            ['Event type', e.eventType],
+            ['Severity', e.severity],
+            ['Result', e.ok ? 'OK' : 'Failed'],
+            ['HTTP status', e.httpStatus === null ? 'No answer' : String(e.httpStatus)],
+            ['Attempt', String(e.attempt)],
+            ['Duration', formatDuration(e.durationMs)],
+            ['Error', e.error],
+            ['URL', e.url],
+            ['Request id', e.requestId],
+            ['Record id', String(e.id)],
+          ],
+          json: { label: 'Response', value: e.response },
+        })}
+      />
+    </>
+  );
+}
+
+const OUTBOX_STATUS: Record<string, { label: string; color: string }> = {
+  pending: { label: 'Pending', color: 'blue' },
+  delivered: { label: 'Delivered', color: 'green' },
+  failed: { label: 'Failed', color: 'red' },
+};
+
+function OutboxPanel({ inputs, onApply }: PanelProps) {
+  const filters = useMemo(() => {
+    const status = inputs['status'];
+    return compact<MeshOutboxFilters>({
+      status: status === 'pending' || status === 'delivered' || status === 'failed' ? status : undefined,
+      peer: textValue(inputs, 'peer'),
+    });
+  }, [inputs]);
+  const query = useInfiniteQuery(meshOutboxQuery(filters));
+  return (
+    <>
+      <MeshFilters label="Filters for the outbox" fields={OUTBOX_FIELDS} initial={inputs} onApply={onApply} />
+      <MeshRecordsList
+        query={query}
+        label="Outbox"
+        noun="outbox entries"
+        nounOne="outbox entry"
+        minWidth={900}
+        columns={['Created', 'Peer', 'Event', 'Status', { label: 'Attempts', align: 'right' }, 'Next attempt or delivered', 'Last error']}
+        filtered={Object.keys(filters).length > 0}
+        emptyMessage="The outbox is empty. Events this server reports to mesh peers wait here until they are delivered."
+        rowKey={(e) => e.id}
+        cells={(e) => {
+          const status = OUTBOX_STATUS[e.status] ?? { label: e.status, color: 'gray' };
+          return (
+            <>
+              <Table.Td className="nowrap">{formatInstant(e.createdAt)}</Table.Td>
+              <Table.Td>
+                <Cell value={e.peer} />
+              </Table.Td>
+              <FlowCell flow={e.flow} eventType={e.eventType} />
+              <Table.Td>
+                <Badge variant="light" color={status.color}>
+                  {status.label}
+                </Badge>
+              </Table.Td>
+              <Table.Td ta="right">{e.attempts}</Table.Td>
+              <Table.Td className="nowrap">
+                {e.status === 'delivered' ? `Delivered ${formatInstant(e.deliveredAt)}` : e.status === 'pending' ? `Next ${formatInstant(e.nextAttemptAt)}` : '—'}
+              </Table.Td>
+              <Table.Td>
+                <Cell value={e.lastError} mono />
+              </Table.Td>
+            </>
+          );
+        }}
+        detailsLabel={(e) => `Details of outbox entry ${e.id} for ${e.peer}`}
+        details={(e) => ({
+          title: 'Outbox entry',
+          rows: [
+            ['Created', formatInstant(e.createdAt)],
+            ['Peer', e.peer],
+            ['Flow', e.flow],
+            ['Event type', e.eventType],
+            ['Severity', e.severity],
+            ['Status', OUTBOX_STATUS[e.status]?.label ?? e.status],
+            ['Attempts', String(e.attempts)],
+            ['Next attempt', e.status === 'pending' ? formatInstant(e.nextAttemptAt) : null],
+            ['Delivered', e.deliveredAt ? formatInstant(e.deliveredAt) : null],
+            ['Last error', e.lastError],
+            ['Request id', e.requestId],
+            ['Entry id', String(e.id)],
+          ],
+        })}
+      />
+    </>
+  );
+}
