@@ -2,7 +2,6 @@
 // Tests call buildApp() and use app.inject(); main.ts listens.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import cookie from '@fastify/cookie';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
@@ -150,7 +149,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   );
   trackInFlight(app);
   await app.register(helmet, { contentSecurityPolicy: { directives: CONTENT_SECURITY_POLICY }, crossOriginEmbedderPolicy: false });
-  await app.register(cookie);
   await app.register(swagger, {
     openapi: {
       info: { title: 'Rampart API', version: APP_VERSION, description: 'Multi-tenant security scanning and compliance platform.' },
