@@ -164,6 +164,45 @@ export interface ReporterDedupeTable {
   suppressed: ColumnType<number, number | undefined, number>;
 }
 
+export interface AssetsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  kind: 'domain' | 'host' | 'webapp' | 'container_image';
+  target: string;
+  dns_name: string | null;
+  name: string;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  owner: string | null;
+  notes: string | null;
+  verification_status: ColumnType<'pending' | 'verified' | 'bypassed', 'pending' | 'verified' | 'bypassed' | undefined, 'pending' | 'verified' | 'bypassed'>;
+  verified_via: 'txt' | 'covered' | 'bypass' | null;
+  covered_by: string | null;
+  verification_token: string;
+  verified_at: Timestamp | null;
+  last_checked_at: Timestamp | null;
+  last_result: 'verified' | 'pending' | 'failed' | null;
+  last_error: string | null;
+  bypass_reason: string | null;
+  bypassed_by: string | null;
+  bypassed_by_email: string | null;
+  bypassed_at: Timestamp | null;
+  archived_at: Timestamp | null;
+  created_by: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AssetVerificationLogTable {
+  id: Generated<number>;
+  tenant_id: string;
+  asset_id: string;
+  at: Timestamp;
+  event: string;
+  detail: string | null;
+  actor_user_id: string | null;
+  actor_email: string | null;
+}
+
 export interface SchemaMigrationsTable {
   version: string;
   name: string;
@@ -187,4 +226,6 @@ export interface DB {
   svc_received_events: SvcReceivedEventsTable;
   svc_outbox: SvcOutboxTable;
   reporter_dedupe: ReporterDedupeTable;
+  assets: AssetsTable;
+  asset_verification_log: AssetVerificationLogTable;
 }

@@ -55,6 +55,10 @@ const schema = z
       .regex(/^\d+\.\d+\.\d+$/, 'a semantic version such as 2.15.0')
       .optional(),
     STAFF_EMAIL_DOMAINS: csv.default([]),
+    DNS_RESOLVERS: csv
+      .refine((list) => list.every((r) => /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\]|[0-9a-f:]+)(:\d{1,5})?$/.test(r)), 'comma-separated resolver addresses such as 1.1.1.1,9.9.9.9:53')
+      .default([]),
+    DNS_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
     APP_ENCRYPTION_KEY: z
       .string()
       .refine((v) => Buffer.from(v, 'base64').length === 32, '32 bytes, base64-encoded')

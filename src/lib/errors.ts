@@ -28,6 +28,9 @@ export const ERROR_STATUS = {
   auth_invalid_token: 400,
   auth_invalid_two_factor_code: 401,
   auth_signup_disabled: 403,
+  // assets
+  asset_not_found: 404,
+  asset_exists: 409,
   // platform roles
   role_not_found: 404,
   user_not_found: 404,

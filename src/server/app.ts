@@ -8,6 +8,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { createAssetsService, createDnsVerifier, registerAssetRoutes, type AssetsService, type DnsVerifier } from '../assets/index.ts';
 import { createAuditService, type AuditService } from '../audit/index.ts';
 import { createAuth, type Auth } from '../auth/auth.ts';
 import { registerAuthRoutes } from '../auth/auth-routes.ts';
@@ -48,6 +49,8 @@ export interface AppDeps {
   /** The outbound mesh client's fetch (defaults to the global one). */
   fetch?: typeof fetch;
   outboxOptions?: OutboxOptions;
+  /** DNS ownership checks (defaults to DNS_RESOLVERS); tests point it at a loopback DNS server. */
+  dnsVerifier?: DnsVerifier;
 }
 
 export interface Services {
@@ -60,6 +63,7 @@ export interface Services {
   secretBox: SecretBox;
   mesh: Mesh;
   reporter: Reporter;
+  assets: AssetsService;
 }
 
 export type App = FastifyInstance & { services: Services };
@@ -168,7 +172,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   if (deps.webDir && spaIndex) await registerWebApp(app, deps.webDir);
 
-  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox: createSecretBox(deps.encryptionKey), mesh, reporter: mesh.reporter });
+  const assets = createAssetsService({ db: database.db, verifier: deps.dnsVerifier ?? createDnsVerifier({ resolvers: config.DNS_RESOLVERS, timeoutMs: config.DNS_TIMEOUT_MS }), reporter: mesh.reporter, audit, clock });
+  registerAssetRoutes(app, { guards, assets });
+
+  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox: createSecretBox(deps.encryptionKey), mesh, reporter: mesh.reporter, assets });
   return app;
 }
 

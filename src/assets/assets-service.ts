@@ -1,0 +1,309 @@
+// Assets and their ownership proof. Tenant operations run inside withTenantMember (RLS); the
+// super-admin bypass and the daily re-check run as the service role. Every change of proof is
+// written to the verification log; bypasses also to the platform audit log.
+import { randomBytes } from 'node:crypto';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { z } from 'zod';
+import type { AuditService } from '../audit/index.ts';
+import type { AssetsTable, DB } from '../db/schema.ts';
+import { withService, withTenantMember, type Tx } from '../db/tenant.ts';
+import type { Clock } from '../lib/clock.ts';
+import { AppError, appError } from '../lib/errors.ts';
+import { assetVerificationFailedReport, type Reporter } from '../reporter/reporter.ts';
+import { normaliseTarget, TargetError } from './asset-targets.ts';
+import type { AssetDto, CheckOutcome, createAssetBodySchema, listAssetsQuerySchema, updateAssetBodySchema } from './assets-schemas.ts';
+import { recordName, recordValue, type CheckResult, type DnsVerifier } from './dns-verifier.ts';
+
+type Row = Selectable<AssetsTable>;
+export interface Caller {
+  userId: string;
+  email: string;
+}
+
+const ADMIN = ['owner', 'admin'];
+export const RECHECK_AFTER_MS = 24 * 60 * 60 * 1000;
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+function toDto(r: Row & { covered_target?: string | null }): AssetDto {
+  return {
+    id: r.id,
+    kind: r.kind,
+    target: r.target,
+    name: r.name,
+    tags: r.tags,
+    owner: r.owner,
+    notes: r.notes,
+    verification: {
+      status: r.verification_status,
+      via: r.verified_via,
+      coveredBy: r.covered_by ? { assetId: r.covered_by, target: r.covered_target ?? '' } : null,
+      verifiedAt: iso(r.verified_at),
+      lastCheckedAt: iso(r.last_checked_at),
+      lastResult: r.last_result,
+      lastError: r.last_error,
+      bypass: r.verification_status === 'bypassed' && r.bypass_reason ? { reason: r.bypass_reason, by: r.bypassed_by_email ?? '', at: iso(r.bypassed_at)! } : null,
+    },
+    archivedAt: iso(r.archived_at),
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+  };
+}
+
+export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifier; reporter: Reporter; audit: AuditService; clock: Clock }) {
+  const { db, verifier, reporter, audit, clock } = deps;
+
+  async function asMember<T>(tenantId: string, caller: Caller, admin: boolean, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, role) => {
+      if (!role) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
+      if (admin && !ADMIN.includes(role)) throw appError('tenant_forbidden', 'This needs the owner or admin role in this tenant.');
+      return fn(tx);
+    });
+  }
+
+  const selectAsset = (tx: Tx) =>
+    tx.selectFrom('assets as a').leftJoin('assets as c', 'c.id', 'a.covered_by').selectAll('a').select('c.target as covered_target');
+
+  async function load(tx: Tx, assetId: string) {
+    const row = await selectAsset(tx).where('a.id', '=', assetId).executeTakeFirst();
+    if (!row) throw appError('asset_not_found', 'No such asset in this tenant.');
+    return row;
+  }
+
+  const log = (tx: Tx, a: { id: string; tenant_id: string }, event: string, detail: string | null, actor?: Caller | null) =>
+    tx.insertInto('asset_verification_log').values({ tenant_id: a.tenant_id, asset_id: a.id, event, detail, actor_user_id: actor?.userId ?? null, actor_email: actor?.email ?? null }).execute();
+
+  /**
+   * A domain verified by its own TXT record covers itself and everything under it: subdomains,
+   * host names and URLs under it, images on a registry under it. Re-derived after every change.
+   */
+  async function refreshCoverage(tx: Tx, tenantId: string): Promise<void> {
+    const now = clock.now();
+    // Coverage that no longer holds goes back to pending.
+    await sql`
+      update assets a set verification_status = 'pending', verified_via = null, covered_by = null, updated_at = ${now}
+      where a.tenant_id = ${tenantId} and a.verified_via = 'covered'
+        and not exists (select 1 from assets d where d.id = a.covered_by and d.verification_status = 'verified' and d.verified_via = 'txt' and d.archived_at is null
+                        and (a.dns_name = d.target or a.dns_name like '%.' || d.target))`.execute(tx);
+    // Pending assets under a verified domain become covered by the closest one.
+    await sql`
+      update assets a set verification_status = 'verified', verified_via = 'covered', verified_at = ${now}, updated_at = ${now},
+        covered_by = (select d.id from assets d where d.tenant_id = a.tenant_id and d.id <> a.id and d.kind = 'domain' and d.verification_status = 'verified'
+                        and d.verified_via = 'txt' and d.archived_at is null and (a.dns_name = d.target or a.dns_name like '%.' || d.target)
+                      order by length(d.target) desc limit 1)
+      where a.tenant_id = ${tenantId} and a.verification_status = 'pending' and a.dns_name is not null
+        and exists (select 1 from assets d where d.tenant_id = a.tenant_id and d.id <> a.id and d.kind = 'domain' and d.verification_status = 'verified'
+                      and d.verified_via = 'txt' and d.archived_at is null and (a.dns_name = d.target or a.dns_name like '%.' || d.target))`.execute(tx);
+  }
+
+  /** Applies one check's result; runs in the asset's tenant transaction or as the service role. */
+  async function applyCheck(tx: Tx, asset: Row, result: CheckResult, actor: Caller | null): Promise<void> {
+    const now = clock.now();
+    const wasOwnProof = asset.verification_status === 'verified' && asset.verified_via === 'txt';
+    const changes: Partial<Record<keyof Row, unknown>> = { last_checked_at: now, last_result: result.outcome, last_error: result.outcome === 'verified' ? null : result.detail, updated_at: now };
+    let event: string = 'check';
+    if (asset.verification_status !== 'bypassed') {
+      if (result.outcome === 'verified') {
+        Object.assign(changes, { verification_status: 'verified', verified_via: 'txt', covered_by: null, verified_at: wasOwnProof ? asset.verified_at : now });
+        event = wasOwnProof ? 'check' : 'verified';
+      } else if (result.outcome === 'pending' && wasOwnProof) {
+        Object.assign(changes, { verification_status: 'pending', verified_via: null, verified_at: null });
+        event = 'proof_lost';
+      } else if (result.outcome === 'pending') {
+        event = 'pending';
+      }
+    }
+    if (result.outcome === 'failed') event = 'failed';
+    await tx.updateTable('assets').set(changes as never).where('id', '=', asset.id).execute();
+    await log(tx, asset, event, result.detail, actor);
+    // A check that cannot complete, or proof that has gone, is a verification failure.
+    if (event === 'failed' || event === 'proof_lost') {
+      await reporter.report(assetVerificationFailedReport({ tenantId: asset.tenant_id, assetId: asset.id, target: asset.target, reason: event === 'proof_lost' ? `The proof record is gone: ${result.detail}` : result.detail }), tx);
+    }
+    await refreshCoverage(tx, asset.tenant_id);
+  }
+
+  return {
+    async list(tenantId: string, caller: Caller, q: z.output<typeof listAssetsQuerySchema>) {
+      return asMember(tenantId, caller, false, async (tx) => {
+        let query = selectAsset(tx)
+          .select(sql<string>`to_char(a.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'))
+          .where('a.tenant_id', '=', tenantId)
+          .where('a.archived_at', q.archived ? 'is not' : 'is', null)
+          .orderBy('a.created_at', 'desc')
+          .orderBy('a.id', 'desc')
+          .limit(q.limit + 1);
+        if (q.kind) query = query.where('a.kind', '=', q.kind);
+        if (q.status) query = query.where('a.verification_status', '=', q.status);
+        if (q.tag) query = query.where(sql<boolean>`${q.tag} = any(a.tags)`);
+        if (q.q) {
+          const like = `%${q.q.replace(/[%_\\]/g, '\\$&')}%`;
+          query = query.where((eb) => eb.or([eb('a.name', 'ilike', like), eb('a.target', 'ilike', like)]));
+        }
+        if (q.before) {
+          const [at, id] = q.before.split('_');
+          if (!at || !id || Number.isNaN(Date.parse(at)) || !/^[0-9a-f-]{36}$/.test(id)) throw appError('validation_failed', 'Invalid cursor.');
+          query = query.where(sql<boolean>`(a.created_at, a.id) < (${at}::timestamptz, ${id}::uuid)`);
+        }
+        const rows = await query.execute();
+        const page = rows.slice(0, q.limit);
+        const last = page.at(-1);
+        return { assets: page.map(toDto), nextBefore: rows.length > q.limit && last ? `${last.cursor_at}_${last.id}` : null };
+      });
+    },
+
+    async create(tenantId: string, caller: Caller, body: z.output<typeof createAssetBodySchema>) {
+      let normalised;
+      try {
+        normalised = normaliseTarget(body.kind, body.target);
+      } catch (e) {
+        if (e instanceof TargetError) throw new AppError('validation_failed', e.message, { details: [{ path: 'body.target', message: e.message }] });
+        throw e;
+      }
+      return asMember(tenantId, caller, false, async (tx) => {
+        const exists = await tx.selectFrom('assets').select('id').where('tenant_id', '=', tenantId).where('kind', '=', body.kind).where('target', '=', normalised.target).executeTakeFirst();
+        if (exists) throw appError('asset_exists', `This ${body.kind.replace('_', ' ')} is already registered.`, { details: { assetId: exists.id } });
+        const row = await tx
+          .insertInto('assets')
+          .values({
+            tenant_id: tenantId,
+            kind: body.kind,
+            target: normalised.target,
+            dns_name: normalised.dnsName,
+            name: body.name ?? normalised.target,
+            tags: [...new Set(body.tags ?? [])],
+            owner: body.owner || null,
+            notes: body.notes || null,
+            verification_token: randomBytes(16).toString('hex'),
+            created_by: caller.userId,
+          })
+          .returning(['id', 'tenant_id'])
+          .executeTakeFirstOrThrow();
+        await log(tx, row, 'created', null, caller);
+        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'asset.created', targetType: 'asset', targetId: row.id, details: { kind: body.kind, target: normalised.target } }, tx);
+        await refreshCoverage(tx, tenantId);
+        return { asset: toDto(await load(tx, row.id)) };
+      });
+    },
+
+    async get(tenantId: string, caller: Caller, assetId: string) {
+      return asMember(tenantId, caller, false, async (tx) => {
+        const asset = await load(tx, assetId);
+        const entries = await tx.selectFrom('asset_verification_log').select(['id', 'at', 'event', 'detail', 'actor_email']).where('asset_id', '=', assetId).orderBy('id', 'desc').limit(50).execute();
+        const needsProof = asset.kind === 'domain' && asset.verification_status === 'pending';
+        return {
+          asset: toDto(asset),
+          instructions: needsProof ? { recordName: recordName(asset.target), recordType: 'TXT' as const, recordValue: recordValue(asset.verification_token) } : null,
+          log: entries.map((e) => ({ id: e.id, at: iso(e.at)!, event: e.event as 'check', detail: e.detail, actorEmail: e.actor_email })),
+        };
+      });
+    },
+
+    async update(tenantId: string, caller: Caller, assetId: string, body: z.output<typeof updateAssetBodySchema>) {
+      return asMember(tenantId, caller, false, async (tx) => {
+        await load(tx, assetId);
+        await tx
+          .updateTable('assets')
+          .set({
+            ...(body.name !== undefined ? { name: body.name } : {}),
+            ...(body.tags !== undefined ? { tags: [...new Set(body.tags)] } : {}),
+            ...(body.owner !== undefined ? { owner: body.owner || null } : {}),
+            ...(body.notes !== undefined ? { notes: body.notes || null } : {}),
+            updated_at: clock.now(),
+          })
+          .where('id', '=', assetId)
+          .execute();
+        return { asset: toDto(await load(tx, assetId)) };
+      });
+    },
+
+    async setArchived(tenantId: string, caller: Caller, assetId: string, archived: boolean) {
+      return asMember(tenantId, caller, true, async (tx) => {
+        const asset = await load(tx, assetId);
+        await tx.updateTable('assets').set({ archived_at: archived ? clock.now() : null, updated_at: clock.now() }).where('id', '=', assetId).execute();
+        await log(tx, asset, archived ? 'archived' : 'restored', null, caller);
+        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: archived ? 'asset.archived' : 'asset.restored', targetType: 'asset', targetId: assetId }, tx);
+        await refreshCoverage(tx, tenantId);
+        return { asset: toDto(await load(tx, assetId)) };
+      });
+    },
+
+    /** Checks the proof now. The DNS query runs outside any transaction. */
+    async verifyNow(tenantId: string, caller: Caller, assetId: string) {
+      const asset = await asMember(tenantId, caller, false, (tx) => load(tx, assetId));
+      let result: CheckResult;
+      if (asset.kind === 'domain') result = await verifier.check(asset.target, asset.verification_token);
+      else result = { outcome: 'pending', detail: '' };
+      return asMember(tenantId, caller, false, async (tx) => {
+        const fresh = await load(tx, assetId);
+        if (fresh.kind === 'domain') await applyCheck(tx, fresh, result, caller);
+        else await refreshCoverage(tx, tenantId);
+        const after = await load(tx, assetId);
+        if (after.kind !== 'domain') {
+          const outcome: CheckOutcome = after.verification_status === 'pending' ? 'pending' : 'verified';
+          result = {
+            outcome,
+            detail:
+              after.verified_via === 'covered'
+                ? `Covered by the verified domain ${after.covered_target}.`
+                : after.verification_status === 'bypassed'
+                  ? 'Verification bypassed by a platform super-admin.'
+                  : after.dns_name
+                    ? `Register and verify a domain that ${after.dns_name} falls under to cover this asset.`
+                    : 'This asset has no DNS name to prove (an IP address or a public registry image); a platform super-admin can bypass verification.',
+          };
+        }
+        return { asset: toDto(after), result };
+      });
+    },
+
+    /** Super-admin: allow scanning without proof. Written to the platform audit log and the verification log. */
+    async bypass(assetId: string, actor: Caller, reason: string, revoke: boolean) {
+      return withService(db, async (tx) => {
+        const asset = await load(tx, assetId);
+        const now = clock.now();
+        if (revoke) {
+          if (asset.verification_status !== 'bypassed') throw appError('conflict', 'This asset is not bypassed.');
+          await tx.updateTable('assets').set({ verification_status: 'pending', verified_via: null, bypass_reason: null, bypassed_by: null, bypassed_by_email: null, bypassed_at: null, updated_at: now }).where('id', '=', assetId).execute();
+        } else {
+          if (asset.verification_status === 'bypassed') throw appError('conflict', 'This asset is already bypassed.');
+          await tx
+            .updateTable('assets')
+            .set({ verification_status: 'bypassed', verified_via: 'bypass', covered_by: null, bypass_reason: reason, bypassed_by: actor.userId, bypassed_by_email: actor.email, bypassed_at: now, updated_at: now })
+            .where('id', '=', assetId)
+            .execute();
+        }
+        await log(tx, asset, revoke ? 'bypass_revoked' : 'bypassed', reason, actor);
+        await audit.record({ tenantId: asset.tenant_id, actorUserId: actor.userId, actorEmail: actor.email, action: revoke ? 'asset.bypass_revoked' : 'asset.bypassed', targetType: 'asset', targetId: assetId, details: { reason, target: asset.target, kind: asset.kind } }, tx);
+        await refreshCoverage(tx, asset.tenant_id);
+        return { asset: toDto(await load(tx, assetId)) };
+      });
+    },
+
+    /** Daily re-check of domain proofs (also run before a scan is leased). Returns how many it checked. */
+    async recheckDue(limit = 50): Promise<number> {
+      const due = await withService(db, (tx) =>
+        tx
+          .selectFrom('assets')
+          .selectAll()
+          .where('kind', '=', 'domain')
+          .where('archived_at', 'is', null)
+          .where('verification_status', '!=', 'bypassed')
+          .where((eb) => eb.or([eb('last_checked_at', 'is', null), eb('last_checked_at', '<', new Date(clock.now().getTime() - RECHECK_AFTER_MS))]))
+          .orderBy('last_checked_at', 'asc')
+          .limit(limit)
+          .execute(),
+      );
+      for (const asset of due) {
+        const result = await verifier.check(asset.target, asset.verification_token);
+        await withService(db, async (tx) => {
+          const fresh = await tx.selectFrom('assets').selectAll().where('id', '=', asset.id).executeTakeFirst();
+          if (fresh) await applyCheck(tx, fresh, result, null);
+        });
+      }
+      return due.length;
+    },
+  };
+}
+
+export type AssetsService = ReturnType<typeof createAssetsService>;
