@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { systemClock } from '../lib/clock.ts';
 import { ConfigError, loadConfig, peerEnvSuffix, type Config } from '../lib/config.ts';
-import { createMeshClient, type MeshCallResult, type OutboundAttempt } from './mesh-client.ts';
+import { type MeshCallResult, type OutboundAttempt, createMeshClient, redactUrl } from './mesh-client.ts';
 import { createPeerRegistry, describePeer, resolveTransportUrl, type Peer } from './mesh-peers.ts';
 
 export const USAGE = `usage: npm run mesh -- call <peer> <flow> [payload-json] [--request-id ID]
@@ -41,22 +41,8 @@ function isJsonMedia(media: string): boolean {
   return media === 'application/json' || /^application\/[^/]+\+json$/.test(media);
 }
 
-/** URL as printed: no userinfo, query values replaced (they may carry gateway keys). */
-function printableUrl(raw: string): string {
-  try {
-    const url = new URL(raw);
-    url.username = '';
-    url.password = '';
-    if (url.search) {
-      const redacted = new URLSearchParams();
-      for (const key of url.searchParams.keys()) redacted.append(key, 'redacted');
-      url.search = redacted.toString();
-    }
-    return url.toString();
-  } catch {
-    return '(invalid URL)';
-  }
-}
+/** URL as printed (see redactUrl). */
+const printableUrl = (raw: string): string => redactUrl(raw) || '(invalid URL)';
 
 function causeOf(e: unknown): string {
   const cause = (e as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;

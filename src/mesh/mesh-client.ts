@@ -93,8 +93,8 @@ export function parseRetryAfter(value: string | null, now: Date): number | null 
   return Math.max(0, at - now.getTime());
 }
 
-/** Recorded URL: no userinfo, query values replaced (they may carry gateway keys). */
-function redactUrl(raw: string): string {
+/** A URL fit to record or print: no userinfo, query values replaced (they may carry gateway keys); '' if unparseable. */
+export function redactUrl(raw: string): string {
   try {
     const url = new URL(raw);
     url.username = '';

@@ -5,6 +5,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../db/schema.ts';
 import { withService } from '../db/tenant.ts';
+import type { OutboundAttempt } from './mesh-client.ts';
 
 export interface InboundRecord {
   receivedAt: Date;
@@ -71,20 +72,7 @@ export function createInboundRecorder(deps: { db: Kysely<DB>; log: Pick<Logger, 
   };
 }
 
-export interface OutboundRecord {
-  peer: string;
-  flow: string;
-  eventType: string | null;
-  severity: string | null;
-  requestId: string;
-  attempt: number;
-  ok: boolean;
-  status: number | null;
-  error: string | null;
-  response: unknown;
-  durationMs: number;
-  url: string;
-}
+export type OutboundRecord = OutboundAttempt;
 
 /** One svc_outbound_events row per outbound attempt. */
 export function createOutboundRecorder(deps: { db: Kysely<DB> }) {

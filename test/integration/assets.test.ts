@@ -2,10 +2,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withService } from '../../src/db/tenant.ts';
 import type { Clock } from '../../src/lib/clock.ts';
-import { runAdmin } from '../../src/ops/admin-cli.ts';
-import { createTestApp, STAFF_DOMAIN, TEST_AUTH_SECRET, TEST_BASE_URL, uniqueEmail, type TestApp } from '../helpers/app.ts';
+import { createTestApp, STAFF_DOMAIN, uniqueEmail, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
+import { bootstrapStaff } from '../helpers/staff.ts';
 
 let dns: TestDnsServer;
 let t: TestApp;
@@ -157,16 +157,8 @@ describe('DNS ownership proof', () => {
 
 describe('super-admin bypass', () => {
   it('bypasses with a reason, shows amber state, writes both logs; revokes', async () => {
-    const out: string[] = [];
     const email = uniqueEmail('root', STAFF_DOMAIN);
-    expect(await runAdmin(['create', '--email', email, '--role', 'super_admin'], { config: t.config, database: t.database, authSecret: TEST_AUTH_SECRET, io: { out: (l) => out.push(l), err: () => {} } })).toBe(0);
-    const link = /(http\S+reset-password\S+)/.exec(out.join('\n'))![1]!;
-    const root = new Client(t.app);
-    const landing = await root.get(link.replace(TEST_BASE_URL, ''));
-    const token = new URL(String(landing.headers.location), TEST_BASE_URL).searchParams.get('token')!;
-    await root.post('/api/auth/reset-password', { newPassword: 'root passphrase 123', token });
-    await root.signIn(email, 'root passphrase 123');
-    await root.me();
+    const root = await bootstrapStaff(t, email, 'super_admin');
 
     const ip = await add('host', '198.51.100.7');
     const path = `/api/v1/staff/assets/${ip.id}/bypass`;

@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../bench/lib.ts';
 import { withService } from '../../src/db/tenant.ts';
-import { runAdmin } from '../../src/ops/admin-cli.ts';
-import { createTestApp, STAFF_DOMAIN, TEST_AUTH_SECRET, TEST_BASE_URL, uniqueEmail, type TestApp } from '../helpers/app.ts';
+import { createTestApp, STAFF_DOMAIN, uniqueEmail, type TestApp } from '../helpers/app.ts';
+import { bootstrapStaff } from '../helpers/staff.ts';
 import { Client } from '../helpers/client.ts';
 import { dispatch } from '../helpers/mesh.ts';
 
@@ -31,26 +31,6 @@ type Received = { id: string; receivedAt: string; caller: string; requestId: str
 type Inbound = { id: number; receivedAt: string; caller: string | null; flow: string | null; status: number; errorCode: string | null; durationMs: number; requestId: string | null; verified: boolean; replayed: boolean };
 type Outbound = { id: number; createdAt: string; peer: string; flow: string; eventType: string | null; severity: string | null; ok: boolean; httpStatus: number | null; requestId: string; attempt: number; error: string | null; response: unknown; durationMs: number; url: string | null };
 type Outbox = { id: number; createdAt: string; peer: string; flow: string; eventType: string | null; severity: string | null; requestId: string; status: string; attempts: number; nextAttemptAt: string; lastError: string | null; deliveredAt: string | null };
-
-async function admin(argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runAdmin(argv, { config: t.config, database: t.database, authSecret: TEST_AUTH_SECRET, io: { out: (l) => out.push(l), err: (l) => err.push(l) } });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
-
-async function bootstrapStaff(email: string): Promise<Client> {
-  const r = await admin(['create', '--email', email, '--role', 'staff']);
-  expect(r.code, r.err).toBe(0);
-  const link = /(http\S+reset-password\S+)/.exec(r.out)![1]!;
-  const c = new Client(t.app);
-  const landing = await c.get(link.replace(TEST_BASE_URL, ''));
-  const token = new URL(String(landing.headers.location), TEST_BASE_URL).searchParams.get('token')!;
-  expect((await c.post('/api/auth/reset-password', { newPassword: 'staff passphrase 123', token })).statusCode).toBe(200);
-  expect((await c.signIn(email, 'staff passphrase 123')).statusCode).toBe(200);
-  await c.me();
-  return c;
-}
 
 async function read<E>(path: string, query: Record<string, string | number | boolean>): Promise<Page<E>> {
   const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)])).toString();
@@ -85,7 +65,7 @@ beforeAll(async () => {
     env: { SVC_SELF_NAME: PEER, SVC_MANAGEMENT_PEER: SELF, [`SVC_PEER_URL_${sfx(SELF)}`]: `http://127.0.0.1:${port}`, [`SVC_SECRET_TO_${sfx(SELF)}`]: SECRET },
     database: t.database,
   });
-  staff = await bootstrapStaff(uniqueEmail('meshstaff', STAFF_DOMAIN));
+  staff = await bootstrapStaff(t, uniqueEmail('meshstaff', STAFF_DOMAIN), 'staff');
   plain = new Client(t.app);
   await plain.signUp(uniqueEmail('meshplain'));
 

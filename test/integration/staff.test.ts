@@ -1,8 +1,8 @@
 // Staff = verified address in an approved domain AND a platform role row; super-admin on top.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAdmin } from '../../src/ops/admin-cli.ts';
-import { createTestApp, STAFF_DOMAIN, TEST_AUTH_SECRET, TEST_BASE_URL, uniqueEmail, type TestApp } from '../helpers/app.ts';
+import { createTestApp, STAFF_DOMAIN, TEST_BASE_URL, uniqueEmail, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
+import { bootstrapStaff, runAdminCli } from '../helpers/staff.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -10,26 +10,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function admin(argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runAdmin(argv, { config: t.config, database: t.database, authSecret: TEST_AUTH_SECRET, io: { out: (l) => out.push(l), err: (l) => err.push(l) } });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
-
-/** Bootstraps a user through the CLI and signs in with the password set through its one-time link. */
-async function bootstrap(email: string, role: 'staff' | 'super_admin'): Promise<Client> {
-  const r = await admin(['create', '--email', email, '--role', role]);
-  expect(r.code, r.err).toBe(0);
-  const link = /(http\S+reset-password\S+)/.exec(r.out)![1]!;
-  const c = new Client(t.app);
-  const landing = await c.get(link.replace(TEST_BASE_URL, ''));
-  const token = new URL(String(landing.headers.location), TEST_BASE_URL).searchParams.get('token')!;
-  expect((await c.post('/api/auth/reset-password', { newPassword: 'staff passphrase 123', token })).statusCode).toBe(200);
-  expect((await c.signIn(email, 'staff passphrase 123')).statusCode).toBe(200);
-  await c.me();
-  return c;
-}
+const admin = (argv: string[]) => runAdminCli(t, argv);
+const bootstrap = (email: string, role: 'staff' | 'super_admin') => bootstrapStaff(t, email, role);
 
 const STAFF_PATHS = ['/api/v1/staff/audit-log', '/api/v1/staff/tenants'];
 
