@@ -102,7 +102,11 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
     const wasOwnProof = asset.verification_status === 'verified' && asset.verified_via === 'txt';
     const changes: Partial<Record<keyof Row, unknown>> = { last_checked_at: now, last_result: result.outcome, last_error: result.outcome === 'verified' ? null : result.detail, updated_at: now };
     let event: string = 'check';
-    if (asset.verification_status !== 'bypassed') {
+    if (asset.verification_status === 'bypassed' && result.outcome === 'verified') {
+      // Real proof supersedes a bypass.
+      Object.assign(changes, { verification_status: 'verified', verified_via: 'txt', covered_by: null, verified_at: now, bypass_reason: null, bypassed_by: null, bypassed_by_email: null, bypassed_at: null });
+      event = 'verified';
+    } else if (asset.verification_status !== 'bypassed') {
       if (result.outcome === 'verified') {
         Object.assign(changes, { verification_status: 'verified', verified_via: 'txt', covered_by: null, verified_at: wasOwnProof ? asset.verified_at : now });
         event = wasOwnProof ? 'check' : 'verified';
@@ -240,14 +244,15 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
         else await refreshCoverage(tx, tenantId);
         const after = await load(tx, assetId);
         if (after.kind !== 'domain') {
-          const outcome: CheckOutcome = after.verification_status === 'pending' ? 'pending' : 'verified';
+          // Only coverage by a proven domain is "verified"; a bypass is never reported as proof.
+          const outcome: CheckOutcome = after.verified_via === 'covered' ? 'verified' : 'pending';
           result = {
             outcome,
             detail:
               after.verified_via === 'covered'
                 ? `Covered by the verified domain ${after.covered_target}.`
                 : after.verification_status === 'bypassed'
-                  ? 'Verification bypassed by a platform super-admin.'
+                  ? 'No proof is on record; scanning is allowed because a platform super-admin bypassed verification.'
                   : after.dns_name
                     ? `Register and verify a domain that ${after.dns_name} falls under to cover this asset.`
                     : 'This asset has no DNS name to prove (an IP address or a public registry image); a platform super-admin can bypass verification.',

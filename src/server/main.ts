@@ -57,7 +57,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const app = await buildApp({ config, database, mailer, authSecret: secrets.authSecret, encryptionKey: Buffer.from(secrets.encryptionKey, 'base64'), loggerInstance: log, webDir: resolve('dist/web') });
 
   let closing = false;
-  let recheck: NodeJS.Timeout | undefined;
+  // Domain proofs are re-checked daily; this looks for due ones every 15 minutes.
+  const recheck = setInterval(() => void app.services.assets.recheckDue().catch((err: unknown) => log.error({ err }, 'asset re-check failed')), 15 * 60_000);
+  recheck.unref();
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
@@ -82,9 +84,6 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   await app.listen({ port: config.PORT, host: config.HOST });
   log.info({ url: config.PUBLIC_BASE_URL, database: database.kind }, 'Rampart is serving');
   app.services.mesh.start();
-  // Domain proofs are re-checked daily; this looks for due ones every 15 minutes.
-  recheck = setInterval(() => void app.services.assets.recheckDue().catch((err: unknown) => log.error({ err }, 'asset re-check failed')), 15 * 60_000);
-  recheck.unref();
   // Verify tenant segmentation standard v1 and tell the management peer (after listening: it
   // must not delay readiness).
   void reportSegmentationStandard(database.db, app.services.reporter)

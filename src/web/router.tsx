@@ -7,7 +7,10 @@ import { NotFoundPage, RouteErrorPage } from './components/StatusPages.tsx';
 import { meQueryOptions } from './lib/me.ts';
 import { safeRedirect } from './lib/validate.ts';
 import { AccountPage } from './pages/account/AccountPage.tsx';
-import { AssetsPage, CmmcPage, CompliancePage, FindingsPage, ScansPage, WorkersPage } from './pages/areas/AreaPages.tsx';
+import { CmmcPage, CompliancePage, FindingsPage, ScansPage, WorkersPage } from './pages/areas/AreaPages.tsx';
+import { AssetDetailPage } from './pages/assets/AssetDetailPage.tsx';
+import { AssetsListPage, type AssetsSearch } from './pages/assets/AssetsListPage.tsx';
+import { isAssetKind, isVerificationStatus } from './pages/assets/asset-ui.tsx';
 import { AcceptInvitationPage, type AcceptInvitationSearch } from './pages/auth/AcceptInvitationPage.tsx';
 import { ForgotPasswordPage } from './pages/auth/ForgotPasswordPage.tsx';
 import { ResetPasswordPage, type ResetPasswordSearch } from './pages/auth/ResetPasswordPage.tsx';
@@ -113,7 +116,28 @@ const appRoute = createRoute({
 });
 
 const accountRoute = createRoute({ getParentRoute: () => appRoute, path: '/account', component: AccountPage, staticData: { tenantOptional: true } });
-const assetsRoute = createRoute({ getParentRoute: () => appRoute, path: '/assets', component: AssetsPage });
+const assetsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/assets',
+  validateSearch: (search: Record<string, unknown>): AssetsSearch => ({
+    q: str(search['q']),
+    kind: isAssetKind(search['kind']) ? search['kind'] : undefined,
+    status: isVerificationStatus(search['status']) ? search['status'] : undefined,
+    tag: str(search['tag']),
+    archived: search['archived'] === true || search['archived'] === 'true' ? true : undefined,
+  }),
+  component: function AssetsRoute() {
+    return <AssetsListPage search={assetsRoute.useSearch()} />;
+  },
+});
+const assetDetailRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/assets/$assetId',
+  component: function AssetDetailRoute() {
+    const { assetId } = assetDetailRoute.useParams();
+    return <AssetDetailPage key={assetId} assetId={assetId} />;
+  },
+});
 const scansRoute = createRoute({ getParentRoute: () => appRoute, path: '/scans', component: ScansPage });
 const findingsRoute = createRoute({ getParentRoute: () => appRoute, path: '/findings', component: FindingsPage });
 const complianceRoute = createRoute({ getParentRoute: () => appRoute, path: '/compliance', component: CompliancePage });
@@ -164,6 +188,7 @@ const routeTree = rootRoute.addChildren([
   appRoute.addChildren([
     accountRoute,
     assetsRoute,
+    assetDetailRoute,
     scansRoute,
     findingsRoute,
     complianceRoute,

@@ -20,6 +20,9 @@ export const theme = createTheme({
     NativeSelect: { defaultProps: { withAsterisk: false } },
     Button: { defaultProps: { fw: 600 } },
     Table: { defaultProps: { verticalSpacing: 'sm', highlightOnHover: true } },
+    // Close buttons are icon-only: give them names (axe button-name).
+    Notification: { defaultProps: { closeButtonProps: { 'aria-label': 'Close notification' } } },
+    Modal: { defaultProps: { closeButtonProps: { 'aria-label': 'Close dialog' } } },
   },
 });
 

@@ -189,3 +189,24 @@ describe('archive', () => {
     expect((await owner.post(`${base()}/${a.id}/restore`)).json().asset.archivedAt).toBeNull();
   });
 });
+
+describe('bypass and proof', () => {
+  it('never reports a bypass as verified, and lets real proof supersede it', async () => {
+    const root = await bootstrapStaff(t, uniqueEmail('root2', STAFF_DOMAIN), 'super_admin');
+    const ip = await add('host', '203.0.113.9');
+    await root.post(`/api/v1/staff/assets/${ip.id}/bypass`, { reason: 'Lab network for the pilot' });
+    const check = await verify(ip.id);
+    expect(check.result.outcome).toBe('pending');
+    expect(check.asset.verification.status).toBe('bypassed');
+
+    const name = domain('bypassed');
+    const d = await add('domain', name);
+    await root.post(`/api/v1/staff/assets/${d.id}/bypass`, { reason: 'Proof pending at the registrar' });
+    const { instructions } = await detail(d.id);
+    expect(instructions).toBeNull(); // bypassed: nothing to publish is asked for
+    const token = await withService(t.database.db, (tx) => tx.selectFrom('assets').select('verification_token').where('id', '=', d.id).executeTakeFirstOrThrow());
+    dns.zone.set(`_rampart-verify.${name}`, { txt: [`rampart-verify=${token.verification_token}`] });
+    const proven = await verify(d.id);
+    expect(proven.asset.verification).toMatchObject({ status: 'verified', via: 'txt', bypass: null });
+  });
+});

@@ -3,6 +3,20 @@
 // z.infer is the schema's output type, which is what the JSON responses carry; request bodies and
 // query strings use z.input, the type the server's schema accepts.
 import type { z } from 'zod';
+import type {
+  assetDetailSchema,
+  assetKindSchema,
+  assetListSchema,
+  assetResponseSchema,
+  assetSchema,
+  bypassBodySchema,
+  createAssetBodySchema,
+  listAssetsQuerySchema,
+  updateAssetBodySchema,
+  verificationLogEntrySchema,
+  verificationStatusSchema,
+  verifyResponseSchema,
+} from '../../assets/assets-schemas.ts';
 import type { auditEntrySchema, auditPageSchema, auditQuerySchema } from '../../audit/audit-schemas.ts';
 import type { publicConfigSchema } from '../../ops/ops-schemas.ts';
 import type {
@@ -86,3 +100,18 @@ export type MeshOutboxFilters = Pick<z.input<typeof outboxQuerySchema>, 'status'
 
 /** GET /api/v1/public/config */
 export type PublicConfig = z.infer<typeof publicConfigSchema>;
+
+/** /api/v1/tenants/:tenantId/assets/... and the super-admin bypass /api/v1/staff/assets/:id/bypass */
+export type AssetKind = z.infer<typeof assetKindSchema>;
+export type VerificationStatus = z.infer<typeof verificationStatusSchema>;
+export type Asset = z.infer<typeof assetSchema>;
+export type AssetsPage = z.infer<typeof assetListSchema>;
+/** The filter fields of the asset list's query string; paging (`before`, `limit`) is the query's own. */
+export type AssetFilters = Pick<z.input<typeof listAssetsQuerySchema>, 'q' | 'kind' | 'status' | 'tag' | 'archived'>;
+export type AssetDetail = z.infer<typeof assetDetailSchema>;
+export type AssetLogEntry = z.infer<typeof verificationLogEntrySchema>;
+export type AssetResponse = z.infer<typeof assetResponseSchema>;
+export type CreateAssetBody = z.input<typeof createAssetBodySchema>;
+export type UpdateAssetBody = z.input<typeof updateAssetBodySchema>;
+export type VerifyAssetResponse = z.infer<typeof verifyResponseSchema>;
+export type BypassBody = z.input<typeof bypassBodySchema>;

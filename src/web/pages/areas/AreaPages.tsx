@@ -1,7 +1,7 @@
 // Tenant areas that later work fills in. Until then each explains what it will hold.
 import { Anchor, Card, EmptyState, List, Stack, Text } from '@mantine/core';
 import type { ReactNode } from 'react';
-import { IconAssets, IconCmmc, IconCompliance, IconFindings, IconScans, IconWorkers } from '../../components/icons.tsx';
+import { IconCmmc, IconCompliance, IconFindings, IconScans, IconWorkers } from '../../components/icons.tsx';
 import { TextLink } from '../../components/links.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { useTenant } from '../../lib/me.ts';
@@ -43,23 +43,6 @@ function Area({ title, intro, icon, emptyTitle, emptyText, points }: AreaProps) 
         </Stack>
       </Card>
     </>
-  );
-}
-
-export function AssetsPage() {
-  return (
-    <Area
-      title="Assets"
-      intro="Everything you are allowed to scan, with proof that it belongs to you."
-      icon={<IconAssets size={28} />}
-      emptyTitle="No assets yet"
-      emptyText="Assets are the domains, hosts, web apps and container images you scan. You prove you own a domain with a DNS record before scans run against it."
-      points={[
-        'Each asset with its verification state: verified, pending, or bypassed by a Rampart super-admin (shown in amber, never as verified).',
-        'The DNS record to publish, and a re-check button.',
-        'Scan history and open findings per asset.',
-      ]}
-    />
   );
 }
 
