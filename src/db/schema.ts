@@ -26,6 +26,19 @@ export interface SessionTable {
   activeOrganizationId: string | null;
 }
 
+export interface AccountTable {
+  id: Generated<string>;
+  userId: string;
+  providerId: string;
+  accountId: string;
+  password: string | null;
+}
+
+export interface TwoFactorTable {
+  id: Generated<string>;
+  userId: string;
+}
+
 export interface OrganizationTable {
   id: Generated<string>;
   name: string;
@@ -213,6 +226,8 @@ export interface SchemaMigrationsTable {
 export interface DB {
   user: UserTable;
   session: SessionTable;
+  account: AccountTable;
+  twoFactor: TwoFactorTable;
   organization: OrganizationTable;
   member: MemberTable;
   invitation: InvitationTable;

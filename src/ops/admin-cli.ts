@@ -74,8 +74,20 @@ export async function runAdmin(argv: string[], deps: { config: Config; database:
         io.out(`created user ${parsed.email}`);
       } else {
         // Identity rows belong to the auth subsystem, which runs as the owner.
-        await database.db.updateTable('user').set({ emailVerified: true, updatedAt: new Date() }).where('id', '=', user.id).execute();
-        io.out(`user ${parsed.email} exists; marked its address verified`);
+        const verified = (await database.db.selectFrom('user').select('emailVerified').where('id', '=', user.id).executeTakeFirstOrThrow()).emailVerified;
+        if (!verified) {
+          // Anyone could have signed up with this address. Nothing they set up may survive the
+          // grant: sessions, password and authenticator go; the link printed below is the only way in.
+          await database.db.transaction().execute(async (tx) => {
+            await tx.deleteFrom('session').where('userId', '=', user!.id).execute();
+            await tx.deleteFrom('account').where('userId', '=', user!.id).where('providerId', '=', 'credential').execute();
+            await tx.deleteFrom('twoFactor').where('userId', '=', user!.id).execute();
+            await tx.updateTable('user').set({ emailVerified: true, twoFactorEnabled: false, updatedAt: new Date() }).where('id', '=', user!.id).execute();
+          });
+          io.out(`user ${parsed.email} existed unverified; its sessions, password and two-factor were removed and the address marked verified`);
+        } else {
+          io.out(`user ${parsed.email} exists with a verified address; it keeps its password`);
+        }
       }
       await auth.api.requestPasswordReset({ body: { email: parsed.email, redirectTo: `${config.PUBLIC_BASE_URL}/reset-password` } });
       const link = outbox.find((m) => m.to === parsed.email && m.link)?.link;

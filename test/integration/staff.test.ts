@@ -114,3 +114,17 @@ describe('staff rule', () => {
     expect((await admin(['revoke', '--email', uniqueEmail('ghost')])).code).toBe(1);
   });
 });
+
+describe('bootstrapping an address someone else registered', () => {
+  it('removes the squatter’s password, sessions and two-factor before granting the role', async () => {
+    const email = uniqueEmail('boss', STAFF_DOMAIN);
+    const squatter = new Client(t.app);
+    await squatter.signUp(email, 'Not The Boss', 'squatter password 1');
+    expect((await squatter.me()).staff).toBe(false);
+    const r = await runAdminCli(t, ['create', '--email', email, '--role', 'super_admin']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/existed unverified/);
+    expect((await squatter.get('/api/v1/me')).statusCode).toBe(401); // session gone
+    expect((await new Client(t.app).signIn(email, 'squatter password 1')).statusCode).toBe(401); // password gone
+  });
+});
