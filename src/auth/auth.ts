@@ -104,6 +104,8 @@ function createAuthInstance(deps: AuthDeps) {
         creatorRole: 'owner',
         invitationExpiresIn: 60 * 60 * 24 * 7,
         cancelPendingInvitationsOnReInvite: true,
+        // An invitation id alone must not admit anyone: the invited address must be proven.
+        requireEmailVerificationOnInvitation: true,
         sendInvitationEmail: async (data) => {
           // The address lets the signed-out landing page say which account to use.
           const url = `${deps.baseUrl}/accept-invitation/${data.id}?email=${encodeURIComponent(data.email)}`;

@@ -86,6 +86,29 @@ export const LOG_REDACT = [
   '*.apiKey',
 ];
 
+/** A URL fit for logs: no query string (tokens ride there), no token or invitation id in the path. */
+export function loggableUrl(url: string): string {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  return path.replace(/(\/(?:reset-password|accept-invitation)\/)[^/?]+/g, '$1[redacted]') + (q < 0 ? '' : '?[redacted]');
+}
+
+/** Shared by Fastify's logger and main.ts's pino instance. */
+export function loggerOptions(level: string) {
+  return {
+    level,
+    redact: { paths: LOG_REDACT, censor: '[redacted]' },
+    serializers: {
+      req: (req: { method?: string; url?: string; hostname?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+        method: req.method,
+        url: loggableUrl(req.url ?? ''),
+        host: req.hostname,
+        remoteAddress: req.ip,
+      }),
+    },
+  };
+}
+
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const CONTENT_SECURITY_POLICY = {
@@ -107,7 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
     ...(deps.loggerInstance
       ? { loggerInstance: deps.loggerInstance }
-      : { logger: deps.logger ?? { level: config.LOG_LEVEL, redact: { paths: LOG_REDACT, censor: '[redacted]' } } }),
+      : { logger: deps.logger ?? loggerOptions(config.LOG_LEVEL) }),
     trustProxy: config.TRUST_PROXY,
     bodyLimit: 1024 * 1024,
     requestIdHeader: false,

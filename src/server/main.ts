@@ -8,7 +8,7 @@ import { readPgliteTemplate } from '../db/pglite-template.ts';
 import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
 import { loadOrCreateSecret } from '../lib/secrets-file.ts';
 import { reportSegmentationStandard } from '../reporter/reporter.ts';
-import { buildApp, LOG_REDACT } from './app.ts';
+import { buildApp, loggerOptions } from './app.ts';
 
 export interface RuntimeSecrets {
   authSecret: string;
@@ -39,7 +39,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     }
     throw e;
   }
-  const log = pino({ level: config.LOG_LEVEL, redact: { paths: LOG_REDACT, censor: '[redacted]' } });
+  const log = pino(loggerOptions(config.LOG_LEVEL));
   const secrets = resolveSecrets(config, log);
   const database = await openDatabase({
     databaseUrl: config.DATABASE_URL,

@@ -50,6 +50,11 @@ describeBrowser('tenancy in the browser', () => {
     await member.getByLabel('Email', { exact: true }).fill(memberEmail);
     await member.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await member.getByRole('button', { name: 'Create account' }).click();
+    // Back on the invitation, which asks for the address to be confirmed first.
+    await member.getByRole('heading', { name: 'Confirm your e-mail address first' }).waitFor();
+    await expect.poll(() => server.mailer.sent.some((m) => m.to === memberEmail && /verify/i.test(m.subject))).toBe(true);
+    await member.goto(server.mailer.lastLink(memberEmail, /verify/i).replace(server.baseUrl, ''));
+    await member.goto(link.replace(server.baseUrl, ''));
     await member.getByRole('button', { name: 'Accept invitation' }).click();
     await expect.poll(() => member.url()).not.toContain('/accept-invitation');
     await member.goto('/settings/members');

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LOG_REDACT } from '../../src/server/app.ts';
+import { loggerOptions } from '../../src/server/app.ts';
 import { createTestApp, openTestDatabase, testDeps, uniqueEmail, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
 
@@ -144,10 +144,13 @@ describe('log redaction', () => {
     });
     const own = await openTestDatabase();
     const { buildApp } = await import('../../src/server/app.ts');
-    const loggerInstance = pino({ level: 'trace', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, stream);
+    const loggerInstance = pino(loggerOptions('trace'), stream);
     const app = await buildApp({ ...testDeps(t.config, own.database, t.mailer), loggerInstance });
     await app.inject({ url: '/api/v1/me', headers: { cookie: 'rampart.session_token=supersecretcookie', authorization: 'Bearer supersecrettoken' } });
     await app.inject({ method: 'POST', url: '/api/auth/sign-in/email', headers: { 'content-type': 'application/json' }, payload: { email: 'a@b.test', password: 'supersecretpassword' } });
+    await app.inject('/api/auth/reset-password/supersecrettokenvalue?callbackURL=%2Freset-password');
+    await app.inject('/accept-invitation/supersecretinvitationid?email=x%40y.test');
+    await app.inject('/api/auth/verify-email?token=supersecretverifytoken');
     app.log.info({ body: { password: 'supersecretpassword', token: 'supersecrettoken' } }, 'explicit');
     await app.close();
     await own.cleanup();

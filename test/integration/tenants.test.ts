@@ -23,6 +23,8 @@ async function joinAs(email: string, tenantId: string, owner: Client, role: 'mem
   const invitationId = await invite(owner, tenantId, email, role);
   const c = new Client(t.app);
   await c.signUp(email);
+  // The invited address must be proven before an invitation can be accepted.
+  await c.get(t.mailer.lastLink(email, /verify/i).replace(TEST_BASE_URL, ''));
   const accept = await c.post('/api/auth/organization/accept-invitation', { invitationId });
   expect(accept.statusCode, accept.body).toBe(200);
   await c.me();
@@ -116,6 +118,16 @@ describe('tenants and members', () => {
     expect(filtered.nextBefore).not.toBeNull();
     const next = (await owner.get(`/api/v1/tenants/${tenant}/audit-log?action=member.&limit=2&before=${filtered.nextBefore}`)).json() as { entries: { id: number }[] };
     expect(next.entries.length).toBeGreaterThan(0);
+  });
+
+  it('refuses an invitation to an address that is not verified yet', async () => {
+    const email = uniqueEmail('unverified');
+    const invitationId = await invite(owner, tenant, email, 'member');
+    const c = new Client(t.app);
+    await c.signUp(email);
+    const res = await c.post('/api/auth/organization/accept-invitation', { invitationId });
+    expect(res.statusCode).toBe(403);
+    expect((await c.me()).tenants).toEqual([]);
   });
 
   it('refuses to accept an invitation addressed to someone else', async () => {

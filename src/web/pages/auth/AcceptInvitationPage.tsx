@@ -59,10 +59,16 @@ function SignedIn({ invitationId, me }: { invitationId: string; me: Me }) {
   const queryClient = useQueryClient();
   const refreshMe = useRefreshMe();
   const signOut = useSignOut();
+  const verified = me.user.emailVerified;
   const invitation = useQuery({
     queryKey: ['invitation', invitationId],
     queryFn: () => authCall(authClient.organization.getInvitation({ query: { id: invitationId } })),
     retry: false,
+    // The server reveals and accepts invitations only for proven addresses.
+    enabled: verified,
+  });
+  const resend = useMutation({
+    mutationFn: () => authCall(authClient.sendVerificationEmail({ email: me.user.email, callbackURL: `/accept-invitation/${invitationId}` })),
   });
 
   const accept = useMutation({
@@ -88,6 +94,26 @@ function SignedIn({ invitationId, me }: { invitationId: string; me: Me }) {
       </Button>
     </Text>
   );
+
+  if (!verified)
+    return (
+      <AuthLayout title="Confirm your e-mail address first" footer={signedInAs}>
+        <Stack>
+          <Text>
+            Invitations can only be accepted by a confirmed address. We sent a confirmation link to <strong>{me.user.email}</strong> when you signed up; open it, then
+            come back to this invitation.
+          </Text>
+          {resend.isSuccess ? (
+            <Text c="dimmed">A new link is on its way. It brings you back here.</Text>
+          ) : (
+            <Button onClick={() => resend.mutate()} loading={resend.isPending}>
+              Send the confirmation link again
+            </Button>
+          )}
+          <ErrorAlert error={resend.error} />
+        </Stack>
+      </AuthLayout>
+    );
 
   if (invitation.isPending)
     return (
