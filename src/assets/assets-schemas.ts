@@ -53,7 +53,11 @@ export const listAssetsQuerySchema = z.object({
   tag: z.string().trim().min(1).max(50).optional(),
   archived: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  before: z.string().max(200).optional(),
+  /** Opaque cursor from nextBefore: the row's creation time to the microsecond, then its id. */
+  before: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'Pass nextBefore from the previous page unchanged.')
+    .optional(),
 });
 
 export const assetParamsSchema = z.object({ tenantId: z.uuid(), assetId: z.uuid() });

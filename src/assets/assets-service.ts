@@ -145,8 +145,8 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
           query = query.where((eb) => eb.or([eb('a.name', 'ilike', like), eb('a.target', 'ilike', like)]));
         }
         if (q.before) {
-          const [at, id] = q.before.split('_');
-          if (!at || !id || Number.isNaN(Date.parse(at)) || !/^[0-9a-f-]{36}$/.test(id)) throw appError('validation_failed', 'Invalid cursor.');
+          const [at, id] = q.before.split('_') as [string, string]; // shape checked by the schema
+          if (Number.isNaN(Date.parse(at))) throw appError('validation_failed', 'Pass nextBefore from the previous page unchanged.');
           query = query.where(sql<boolean>`(a.created_at, a.id) < (${at}::timestamptz, ${id}::uuid)`);
         }
         const rows = await query.execute();
@@ -182,7 +182,12 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
             created_by: caller.userId,
           })
           .returning(['id', 'tenant_id'])
-          .executeTakeFirstOrThrow();
+          .executeTakeFirstOrThrow()
+          .catch((e: unknown) => {
+            // Two concurrent adds of the same target: the unique index decides, the loser gets 409.
+            if ((e as { code?: string }).code === '23505') throw appError('asset_exists', `This ${body.kind.replace('_', ' ')} is already registered.`);
+            throw e;
+          });
         await log(tx, row, 'created', null, caller);
         await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'asset.created', targetType: 'asset', targetId: row.id, details: { kind: body.kind, target: normalised.target } }, tx);
         await refreshCoverage(tx, tenantId);

@@ -24,15 +24,23 @@ export type FlowHandler =
   | { mutating: false; run(ctx: FlowContext): Promise<Record<string, unknown>> }
   | { mutating: true; run(ctx: FlowContext, tx: Tx): Promise<Record<string, unknown>> };
 
+/** Text the database can store: PostgreSQL text cannot hold U+0000. */
+const dbText = (max: number) => z.string().max(max).refine((v) => !v.includes('\u0000'), 'must not contain U+0000');
+
 export const eventReportPayloadSchema = z.object({
-  kind: z.string().trim().min(1).max(100),
+  kind: dbText(100).pipe(z.string().trim().min(1)),
   severity: z.enum(['info', 'low', 'medium', 'high', 'critical', 'warning', 'error']),
-  title: z.string().trim().min(1).max(300),
-  detail: z.string().max(10_000).optional(),
-  occurredAt: z.iso.datetime({ offset: true }).optional(),
+  title: dbText(300).pipe(z.string().trim().min(1)),
+  detail: dbText(10_000).optional(),
+  occurredAt: z.iso
+    .datetime({ offset: true })
+    .refine((v) => Date.parse(v) >= Date.parse('1970-01-01T00:00:00Z') && Date.parse(v) <= Date.now() + 366 * 86_400_000, 'must be a plausible time')
+    .optional(),
   data: z.record(z.string(), z.unknown()).optional(),
-  brand: z.string().max(100).optional(),
+  brand: dbText(100).optional(),
 });
+
+const pingPayloadSchema = z.object({ nonce: z.union([z.string().max(200), z.number().finite()]).optional() }).loose();
 
 function parsePayload<T>(schema: z.ZodType<T>, payload: unknown): T {
   const parsed = schema.safeParse(payload);
@@ -47,7 +55,9 @@ export function coreFlows(deps: { db: Kysely<DB>; selfName: string; dbKind: stri
     ping: {
       mutating: false,
       async run({ payload }) {
-        return { pong: true, self: deps.selfName, flow: 'ping', nonce: payload.nonce ?? null };
+        // Echo only a short scalar: echoing arbitrary JSON would let a caller make us serialise anything.
+        const nonce = parsePayload(pingPayloadSchema, payload).nonce ?? null;
+        return { pong: true, self: deps.selfName, flow: 'ping', nonce };
       },
     },
     health_check: {

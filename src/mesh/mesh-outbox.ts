@@ -61,7 +61,7 @@ export function createOutbox(deps: {
     if (!peers.length) return [];
     return withService(deps.db, async (tx) =>
       (
-        await sql<{ id: number; peer: string; flow: string; payload: Record<string, unknown>; event_type: string | null; severity: string | null; request_id: string; attempts: number }>`
+        await sql<{ id: number; peer: string; flow: string; payload: Record<string, unknown>; event_type: string | null; severity: string | null; request_id: string; attempts: number; locked_until: Date }>`
           update svc_outbox set locked_until = ${new Date(now.getTime() + o.leaseMs)}, attempts = attempts + 1
           where id in (
             select id from svc_outbox
@@ -69,14 +69,19 @@ export function createOutbox(deps: {
               and peer in (${sql.join(peers)})
             order by id limit ${o.batchSize}
             for update skip locked)
-          returning id, peer, flow, payload, event_type, severity, request_id, attempts`.execute(tx)
+          returning id, peer, flow, payload, event_type, severity, request_id, attempts, locked_until`.execute(tx)
       ).rows,
     );
   }
 
+  /** Every write below is fenced by this delivery's lease: a replica that lost it changes nothing. */
   async function deliverOne(row: Awaited<ReturnType<typeof claimDue>>[number]) {
+    // Keep one delivery well inside the lease (two HTTP attempts, each bounded), so another replica
+    // never takes the row over while this one is still sending; the outbox retries later anyway.
     const result = await deps.client.call(row.peer, row.flow, row.payload, {
       requestId: row.request_id,
+      maxAttempts: 2,
+      timeoutMs: Math.max(500, Math.floor(o.leaseMs / 4)),
       ...(row.event_type ? { eventType: row.event_type } : {}),
       ...(row.severity ? { severity: row.severity } : {}),
     });
@@ -88,12 +93,12 @@ export function createOutbox(deps: {
     const final = !result.ok && (result.routeNotDeployed || (result.status !== null && result.status >= 400 && result.status < 500 && !RETRYABLE_4XX.includes(result.status)));
     await withService(deps.db, async (tx) => {
       if (result.ok) {
-        await tx.updateTable('svc_outbox').set({ status: 'delivered', delivered_at: now, locked_until: null, last_error: null }).where('id', '=', row.id).execute();
+        await tx.updateTable('svc_outbox').set({ status: 'delivered', delivered_at: now, locked_until: null, last_error: null }).where('id', '=', row.id).where('locked_until', '=', row.locked_until).execute();
       } else if (final || row.attempts >= o.maxAttempts) {
-        await tx.updateTable('svc_outbox').set({ status: 'failed', locked_until: null, last_error: result.error }).where('id', '=', row.id).execute();
+        await tx.updateTable('svc_outbox').set({ status: 'failed', locked_until: null, last_error: result.error }).where('id', '=', row.id).where('locked_until', '=', row.locked_until).execute();
       } else {
         const backoff = Math.min(o.maxBackoffMs, 1000 * 2 ** row.attempts);
-        await tx.updateTable('svc_outbox').set({ locked_until: null, last_error: result.error, next_attempt_at: new Date(now.getTime() + backoff) }).where('id', '=', row.id).execute();
+        await tx.updateTable('svc_outbox').set({ locked_until: null, last_error: result.error, next_attempt_at: new Date(now.getTime() + backoff) }).where('id', '=', row.id).where('locked_until', '=', row.locked_until).execute();
       }
     });
     if (!result.ok && (final || row.attempts >= o.maxAttempts)) {

@@ -168,8 +168,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       deps.onUnhandledError?.(error, request);
       const e = error instanceof Error ? error : new Error(String(error));
       const route = request.routeOptions.url ?? 'unmatched';
+      // The fingerprint leaves the message out: it often repeats caller input, and every variant
+      // would then slip past the 5-minute de-duplication.
       void mesh?.reporter
-        .report({ kind: 'system.error', severity: 'error', title: `Unhandled error on ${request.method} ${route}`, detail: `${e.name}: ${e.message}`.slice(0, 2000), fingerprint: `${request.method} ${route}:${e.name}:${e.message.slice(0, 200)}`, data: { route, method: request.method, requestId: String(request.id) } })
+        .report({ kind: 'system.error', severity: 'error', title: `Unhandled error on ${request.method} ${route}`, detail: `${e.name}: ${e.message}`.slice(0, 2000), fingerprint: `${request.method} ${route}:${e.name}:${(e as { code?: unknown }).code ?? ''}`, data: { route, method: request.method, requestId: String(request.id) } })
         .catch((err: unknown) => request.log.error({ err }, 'could not report system.error'));
     },
     spaIndex,

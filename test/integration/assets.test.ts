@@ -62,6 +62,10 @@ describe('registering assets', () => {
     expect(page2.assets).toHaveLength(1);
     expect(new Set([...page1.assets, ...page2.assets].map((a) => a.target)).size).toBe(3);
     expect(page2.nextBefore).toBeNull();
+    for (const bad of ['2024-01-01T00:00:00Z_------------------------------------', 'garbage', `${page1.nextBefore}x`]) {
+      const res = await owner.get(`${base()}?before=${encodeURIComponent(bad)}`);
+      expect([res.statusCode, res.json().error], bad).toEqual([400, 'validation_failed']);
+    }
     const found = (await owner.get(`${base()}?q=node1-${RUN}`)).json() as { assets: unknown[] };
     expect(found.assets).toHaveLength(1);
   });

@@ -129,6 +129,14 @@ describe('authentication errors (spec error table, DESIGN §5.2 order)', () => {
     expect(await code(call({ flow: 'launch_missiles', payload: {} }))).toEqual([400, 'unknown_flow']);
   });
 
+  it('refuses payloads it cannot store or should not echo with 400 invalid_payload', async () => {
+    const deep = { flow: 'ping', payload: { nonce: JSON.parse('['.repeat(2000) + ']'.repeat(2000)) } };
+    expect(await code(call(deep))).toEqual([400, 'invalid_payload']);
+    expect(await code(call({ flow: 'ping', payload: { nonce: 'x'.repeat(201) } }))).toEqual([400, 'invalid_payload']);
+    expect(await code(call({ flow: 'event_report', payload: { kind: 'k', severity: 'info', title: 'nul \u0000 byte' } }))).toEqual([400, 'invalid_payload']);
+    expect(await code(call({ flow: 'event_report', payload: { kind: 'k', severity: 'info', title: 't', occurredAt: '0000-01-01T00:00:00Z' } }))).toEqual([400, 'invalid_payload']);
+  });
+
   it('refuses oversized bodies with 413 before anything else', async () => {
     const big = JSON.stringify({ flow: 'ping', payload: { pad: 'x'.repeat(300_000) } });
     expect(await code(call(big))).toEqual([413, 'payload_too_large']);
