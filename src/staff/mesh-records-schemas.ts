@@ -15,6 +15,12 @@ const idCursor = z.coerce
   .describe('Cursor: the `nextBefore` of the previous page; the next page holds the records with a smaller id. Pages run newest (highest id) first.');
 const idNextBefore = z.number().int().nullable().describe('Pass as `before` for the next (older) page; null on the last page.');
 
+/** The query of a list with a time window: its own filters, then `from`, `to`, the cursor `before` and `limit`. */
+const windowedListQuerySchema = <F extends z.ZodRawShape, B extends z.ZodType>(filters: F, before: B) => z.object({ ...filters, from, to, before, limit });
+
+/** A page of a list paged by id. */
+const idPageSchema = <E extends z.ZodType>(entry: E) => z.object({ entries: z.array(entry), nextBefore: idNextBefore });
+
 // ---- svc_received_events (uuid ids) ----
 
 /**
@@ -43,15 +49,14 @@ const receivedCursor = z
     'Keyset cursor: the `nextBefore` of the previous page, `<received_at in UTC to the microsecond>_<id>`. Entries are ordered by (receivedAt, id) descending; the next page holds those strictly below that pair.',
   );
 
-export const receivedEventsQuerySchema = z.object({
-  caller: text(200).optional().describe('Exact peer name that reported the event.'),
-  kind: text(100).optional().describe('Kind prefix, e.g. `finding.` or `finding.critical`.'),
-  severity: text(50).optional().describe('Exact severity, e.g. `critical`.'),
-  from,
-  to,
-  before: receivedCursor,
-  limit,
-});
+export const receivedEventsQuerySchema = windowedListQuerySchema(
+  {
+    caller: text(200).optional().describe('Exact peer name that reported the event.'),
+    kind: text(100).optional().describe('Kind prefix, e.g. `finding.` or `finding.critical`.'),
+    severity: text(50).optional().describe('Exact severity, e.g. `critical`.'),
+  },
+  receivedCursor,
+);
 export type ReceivedEventsQuery = z.infer<typeof receivedEventsQuerySchema>;
 
 export const receivedEventSchema = z.object({
@@ -75,16 +80,15 @@ export const receivedEventsPageSchema = z.object({
 
 // ---- svc_inbound_events ----
 
-export const inboundQuerySchema = z.object({
-  caller: text(200).optional().describe('Exact caller (peer) name as it claimed itself.'),
-  flow: text(100).optional().describe('Exact flow, e.g. `ping`.'),
-  status: z.coerce.number().int().min(100).max(599).optional().describe('Exact HTTP status of our answer.'),
-  errorCode: text(100).optional().describe('Exact error code of our answer, e.g. `bad_signature`.'),
-  from,
-  to,
-  before: idCursor,
-  limit,
-});
+export const inboundQuerySchema = windowedListQuerySchema(
+  {
+    caller: text(200).optional().describe('Exact caller (peer) name as it claimed itself.'),
+    flow: text(100).optional().describe('Exact flow, e.g. `ping`.'),
+    status: z.coerce.number().int().min(100).max(599).optional().describe('Exact HTTP status of our answer.'),
+    errorCode: text(100).optional().describe('Exact error code of our answer, e.g. `bad_signature`.'),
+  },
+  idCursor,
+);
 export type InboundQuery = z.infer<typeof inboundQuerySchema>;
 
 export const inboundEventSchema = z.object({
@@ -100,20 +104,19 @@ export const inboundEventSchema = z.object({
   replayed: z.boolean(),
 });
 
-export const inboundPageSchema = z.object({ entries: z.array(inboundEventSchema), nextBefore: idNextBefore });
+export const inboundPageSchema = idPageSchema(inboundEventSchema);
 
 // ---- svc_outbound_events ----
 
-export const outboundQuerySchema = z.object({
-  peer: text(200).optional().describe('Exact peer name.'),
-  flow: text(100).optional().describe('Exact flow, e.g. `event_report`.'),
-  ok: z.enum(['true', 'false']).transform((v) => v === 'true').optional().describe('`true`: successful attempts only; `false`: failed ones only.'),
-  requestId: text(200).optional().describe('Exact request id (every attempt of one logical call shares it).'),
-  from,
-  to,
-  before: idCursor,
-  limit,
-});
+export const outboundQuerySchema = windowedListQuerySchema(
+  {
+    peer: text(200).optional().describe('Exact peer name.'),
+    flow: text(100).optional().describe('Exact flow, e.g. `event_report`.'),
+    ok: z.enum(['true', 'false']).transform((v) => v === 'true').optional().describe('`true`: successful attempts only; `false`: failed ones only.'),
+    requestId: text(200).optional().describe('Exact request id (every attempt of one logical call shares it).'),
+  },
+  idCursor,
+);
 export type OutboundQuery = z.infer<typeof outboundQuerySchema>;
 
 export const outboundEventSchema = z.object({
@@ -133,7 +136,7 @@ export const outboundEventSchema = z.object({
   url: z.string().nullable().describe('Where the attempt went; credentials and query values are redacted when recorded.'),
 });
 
-export const outboundPageSchema = z.object({ entries: z.array(outboundEventSchema), nextBefore: idNextBefore });
+export const outboundPageSchema = idPageSchema(outboundEventSchema);
 
 // ---- svc_outbox ----
 
@@ -162,4 +165,4 @@ export const outboxEntrySchema = z.object({
   deliveredAt: z.string().nullable(),
 });
 
-export const outboxPageSchema = z.object({ entries: z.array(outboxEntrySchema), nextBefore: idNextBefore });
+export const outboxPageSchema = idPageSchema(outboxEntrySchema);

@@ -1,7 +1,7 @@
 // Staff reads of the service-mesh records, through the service role (the app role has no grant on
 // these tables). Every list is newest first with keyset pagination: `limit + 1` rows are read, and
 // the extra one only tells whether a next page exists.
-import { sql, type Kysely } from 'kysely';
+import { sql, type Expression, type Kysely, type SelectQueryBuilder, type SqlBool, type StringReference } from 'kysely';
 import type { z } from 'zod';
 import type { DB } from '../db/schema.ts';
 import { withService } from '../db/tenant.ts';
@@ -26,6 +26,25 @@ export interface MeshRecordsService {
 const iso = (d: Date | string) => new Date(d).toISOString();
 const isoOrNull = (d: Date | string | null) => (d === null ? null : iso(d));
 const likePrefix = (s: string) => `${s.replace(/[%_\\]/g, '\\$&')}%`;
+
+/**
+ * The part every list shares: the time window on `at` (`from` inclusive, `to` exclusive; none
+ * without `at`), the keyset cursor `before` (a condition, none on the first page), and `limit + 1`
+ * rows.
+ */
+function listWindow<D, TB extends keyof D, O>(
+  query: SelectQueryBuilder<D, TB, O>,
+  q: { from?: string; to?: string; limit: number },
+  opts: { at?: StringReference<D, TB>; before?: Expression<SqlBool> | undefined },
+): SelectQueryBuilder<D, TB, O> {
+  if (opts.at && q.from) query = query.where(sql<boolean>`${sql.ref(opts.at)} >= ${new Date(q.from)}`);
+  if (opts.at && q.to) query = query.where(sql<boolean>`${sql.ref(opts.at)} < ${new Date(q.to)}`);
+  if (opts.before) query = query.where(opts.before);
+  return query.limit(q.limit + 1);
+}
+
+/** The cursor condition of the lists paged by id, newest (highest) first. */
+const idBefore = (before: number | undefined) => (before ? sql<boolean>`id < ${before}` : undefined);
 
 function page<R, E, C>(rows: R[], limit: number, toEntry: (r: R) => E, cursorOf: (r: R) => C): { entries: E[]; nextBefore: C | null } {
   const shown = rows.slice(0, limit);
@@ -57,15 +76,12 @@ export function createMeshRecordsService(deps: { db: Kysely<DB> }): MeshRecordsS
             sql<string>`to_char(e.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
           ])
           .orderBy('e.received_at', 'desc')
-          .orderBy('e.id', 'desc')
-          .limit(q.limit + 1);
+          .orderBy('e.id', 'desc');
         if (q.caller) query = query.where('e.caller', '=', q.caller);
         if (q.kind) query = query.where('e.kind', 'like', likePrefix(q.kind));
         if (q.severity) query = query.where('e.severity', '=', q.severity);
-        if (q.from) query = query.where('e.received_at', '>=', new Date(q.from));
-        if (q.to) query = query.where('e.received_at', '<', new Date(q.to));
-        if (q.before) query = query.where(sql<boolean>`(e.received_at, e.id) < (${q.before.at}::timestamptz, ${q.before.id}::uuid)`);
-        return query.execute();
+        const before = q.before ? sql<boolean>`(e.received_at, e.id) < (${q.before.at}::timestamptz, ${q.before.id}::uuid)` : undefined;
+        return listWindow(query, q, { at: 'e.received_at', before }).execute();
       });
       return page(
         rows,
@@ -92,16 +108,12 @@ export function createMeshRecordsService(deps: { db: Kysely<DB> }): MeshRecordsS
         let query = tx
           .selectFrom('svc_inbound_events')
           .select(['id', 'received_at', 'caller', 'flow', 'status', 'error_code', 'duration_ms', 'request_id', 'verified', 'replayed'])
-          .orderBy('id', 'desc')
-          .limit(q.limit + 1);
+          .orderBy('id', 'desc');
         if (q.caller) query = query.where('caller', '=', q.caller);
         if (q.flow) query = query.where('flow', '=', q.flow);
         if (q.status !== undefined) query = query.where('status', '=', q.status);
         if (q.errorCode) query = query.where('error_code', '=', q.errorCode);
-        if (q.from) query = query.where('received_at', '>=', new Date(q.from));
-        if (q.to) query = query.where('received_at', '<', new Date(q.to));
-        if (q.before) query = query.where('id', '<', q.before);
-        return query.execute();
+        return listWindow(query, q, { at: 'received_at', before: idBefore(q.before) }).execute();
       });
       return page(
         rows,
@@ -127,16 +139,12 @@ export function createMeshRecordsService(deps: { db: Kysely<DB> }): MeshRecordsS
         let query = tx
           .selectFrom('svc_outbound_events')
           .select(['id', 'created_at', 'peer', 'flow', 'event_type', 'severity', 'ok', 'http_status', 'request_id', 'attempt', 'error', 'response', 'duration_ms', 'url'])
-          .orderBy('id', 'desc')
-          .limit(q.limit + 1);
+          .orderBy('id', 'desc');
         if (q.peer) query = query.where('peer', '=', q.peer);
         if (q.flow) query = query.where('flow', '=', q.flow);
         if (q.ok !== undefined) query = query.where('ok', '=', q.ok);
         if (q.requestId) query = query.where('request_id', '=', q.requestId);
-        if (q.from) query = query.where('created_at', '>=', new Date(q.from));
-        if (q.to) query = query.where('created_at', '<', new Date(q.to));
-        if (q.before) query = query.where('id', '<', q.before);
-        return query.execute();
+        return listWindow(query, q, { at: 'created_at', before: idBefore(q.before) }).execute();
       });
       return page(
         rows,
@@ -167,12 +175,10 @@ export function createMeshRecordsService(deps: { db: Kysely<DB> }): MeshRecordsS
         let query = tx
           .selectFrom('svc_outbox')
           .select(['id', 'created_at', 'peer', 'flow', 'event_type', 'severity', 'request_id', 'status', 'attempts', 'next_attempt_at', 'last_error', 'delivered_at'])
-          .orderBy('id', 'desc')
-          .limit(q.limit + 1);
+          .orderBy('id', 'desc');
         if (q.status) query = query.where('status', '=', q.status);
         if (q.peer) query = query.where('peer', '=', q.peer);
-        if (q.before) query = query.where('id', '<', q.before);
-        return query.execute();
+        return listWindow(query, q, { before: idBefore(q.before) }).execute();
       });
       return page(
         rows,

@@ -1,30 +1,9 @@
 // Automated accessibility scan (axe-core, WCAG 2.1 A and AA rules) of the main screens, signed
 // out and signed in, on a laptop and a phone. Serious and critical violations fail the test.
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { uniqueEmail } from '../helpers/app.ts';
-import { describeBrowser, openE2e, signUpInBrowser, type E2e } from './harness.ts';
-
-const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-async function scan(page: Page): Promise<Violation[]> {
-  await page.addScriptTag({ path: AXE_PATH });
-  const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: Violation[] }> } }).axe;
-    return axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-  });
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
-
-const describe = (vs: Violation[]) => vs.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e } from './harness.ts';
 
 describeBrowser('accessibility', () => {
   let e2e: E2e;
@@ -41,14 +20,14 @@ describeBrowser('accessibility', () => {
     for (const path of ['/sign-in', '/sign-up', '/forgot-password', '/reset-password?token=x']) {
       await page.goto(path);
       await page.getByRole('heading').first().waitFor();
-      expect(describe(await scan(page)), path).toEqual([]);
+      expect(await scanA11y(page), path).toEqual([]);
     }
   });
 
   it('has no serious violations on the signed-in pages, on a laptop and a phone', async () => {
     await signUpInBrowser(page, { name: 'Ally Bright', email: uniqueEmail('a11y'), password: 'correct horse battery staple' });
     await page.getByLabel('Tenant name', { exact: true }).waitFor();
-    expect(describe(await scan(page)), 'first tenant').toEqual([]);
+    expect(await scanA11y(page), 'first tenant').toEqual([]);
     await page.getByLabel('Tenant name', { exact: true }).fill('Access Co');
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.url()).toMatch(/\/assets$/);
@@ -58,7 +37,7 @@ describeBrowser('accessibility', () => {
         await page.goto(path);
         await page.getByRole('heading', { level: 1 }).first().waitFor();
         await page.waitForLoadState('networkidle');
-        expect(describe(await scan(page)), `${path} at ${viewport.width}px`).toEqual([]);
+        expect(await scanA11y(page), `${path} at ${viewport.width}px`).toEqual([]);
       }
     }
   });

@@ -3,36 +3,16 @@
 // "record not found yet" or "check failed": the page must say which), an IP host that only a
 // super-admin bypass can clear, archive and restore, the super-admin bypass and its revocation
 // (amber, never "Verified"), and axe scans of the list and detail pages on a laptop and a phone.
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runAdmin } from '../../src/ops/admin-cli.ts';
 import { STAFF_DOMAIN, TEST_AUTH_SECRET, uniqueEmail } from '../helpers/app.ts';
-import { describeBrowser, openE2e, signUpInBrowser, type E2e } from './harness.ts';
+import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e } from './harness.ts';
 
-const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const PASSWORD = 'correct horse battery staple';
 const RUN = Math.random().toString(36).slice(2, 8);
 const DOMAIN = `shop-${RUN}.example.com`;
 const IP = '203.0.113.10';
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-async function scan(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE_PATH });
-  const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: Violation[] }> } }).axe;
-    return axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-  });
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
 
 const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
@@ -190,7 +170,7 @@ describeBrowser('assets in the browser', () => {
         await owner.goto(path);
         await owner.getByRole('heading', { level: 1, name: heading }).waitFor();
         await owner.waitForLoadState('networkidle');
-        expect(await scan(owner), `${path} at ${viewport.width}px`).toEqual([]);
+        expect(await scanA11y(owner), `${path} at ${viewport.width}px`).toEqual([]);
         expect(await overflow(owner), `${path} at ${viewport.width}px`).toBeLessThanOrEqual(0);
       }
       await owner.goto('/assets');
@@ -199,7 +179,7 @@ describeBrowser('assets in the browser', () => {
       await dialog.waitFor();
       // Scanned once its opening transition is over (half-faded text has too little contrast).
       await expect.poll(() => dialog.evaluate((el) => getComputedStyle(el).opacity)).toBe('1');
-      expect(await scan(owner), `add asset dialog at ${viewport.width}px`).toEqual([]);
+      expect(await scanA11y(owner), `add asset dialog at ${viewport.width}px`).toEqual([]);
       await owner.keyboard.press('Escape');
     }
     await owner.setViewportSize({ width: 1280, height: 800 });
@@ -258,7 +238,7 @@ describeBrowser('assets in the browser', () => {
     await staff.reload();
     await badges.getByText('Bypassed by admin').waitFor();
     await staff.waitForLoadState('networkidle');
-    expect(await scan(staff), 'bypassed asset').toEqual([]);
+    expect(await scanA11y(staff), 'bypassed asset').toEqual([]);
 
     await staff.getByRole('button', { name: 'Revoke bypass' }).click();
     const revoke = staff.getByRole('dialog', { name: 'Revoke bypass' });

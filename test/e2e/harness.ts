@@ -2,6 +2,7 @@
 // driven by Debian's Chromium through playwright-core. Without Chromium they are skipped with a
 // notice, except under CI=true, where a missing browser is a failure.
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { describe, it } from 'vitest';
@@ -106,4 +107,28 @@ export async function signUpInBrowser(page: Page, user: { name: string; email: s
   await page.getByLabel('Email', { exact: true }).fill(user.email);
   await page.getByLabel('Password', { exact: true }).fill(user.password);
   await page.getByRole('button', { name: 'Create account' }).click();
+}
+
+const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/**
+ * axe-core scan (WCAG 2.1 A and AA rules) of the page as it is: the serious and critical
+ * violations, one line each. The page's context needs bypassCSP to inject axe.
+ */
+export async function scanA11y(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: AXE_PATH });
+  const result = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: AxeViolation[] }> } }).axe;
+    return axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+  });
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }

@@ -1,35 +1,15 @@
 // Staff → Mesh records in the browser: closed to non-staff; for staff, the four tabs with their
 // tables, filters, "Load more" and details dialog, without serious accessibility violations on a
 // laptop or a phone. Records are written straight to the tables: this is about the page.
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { withService } from '../../src/db/tenant.ts';
 import { runAdmin } from '../../src/ops/admin-cli.ts';
 import { STAFF_DOMAIN, TEST_AUTH_SECRET, uniqueEmail } from '../helpers/app.ts';
-import { describeBrowser, openE2e, signUpInBrowser, type E2e } from './harness.ts';
+import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e } from './harness.ts';
 
-const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const RUN = Math.random().toString(36).slice(2, 8);
 const PEER = `peer-${RUN}`;
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-async function scan(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE_PATH });
-  const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: Violation[] }> } }).axe;
-    return axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-  });
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
 
 describeBrowser('staff mesh records in the browser', () => {
   let e2e: E2e;
@@ -200,7 +180,7 @@ describeBrowser('staff mesh records in the browser', () => {
         await staff.getByRole('heading', { level: 1, name: 'Mesh records' }).waitFor();
         await staff.getByRole('button', { name: 'Details', exact: false }).first().waitFor();
         await staff.waitForLoadState('networkidle');
-        expect(await scan(staff), `${tab} at ${viewport.width}px`).toEqual([]);
+        expect(await scanA11y(staff), `${tab} at ${viewport.width}px`).toEqual([]);
         const overflow = await staff.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         expect(overflow, `${tab} at ${viewport.width}px`).toBeLessThanOrEqual(0);
       }
@@ -210,7 +190,7 @@ describeBrowser('staff mesh records in the browser', () => {
       // Scanned once its opening transition is over (half-faded text has too little contrast).
       await expect.poll(() => dialog.evaluate((el) => getComputedStyle(el).opacity)).toBe('1');
       await dialog.getByRole('button', { name: 'Close details' }).waitFor();
-      expect(await scan(staff), `details dialog at ${viewport.width}px`).toEqual([]);
+      expect(await scanA11y(staff), `details dialog at ${viewport.width}px`).toEqual([]);
       await staff.keyboard.press('Escape');
     }
   });

@@ -47,70 +47,57 @@ export function revokePlatformRole(userId: string) {
   return api<void>(`/api/v1/staff/platform-roles/${encodeURIComponent(userId)}`, { method: 'DELETE' });
 }
 
-export const staffAuditQuery = (filters: AuditFilters) =>
-  infiniteQueryOptions({
-    queryKey: staffKeys.audit(filters),
-    queryFn: ({ pageParam, signal }) =>
-      api<AuditPage>('/api/v1/staff/audit-log', {
-        query: {
-          tenantId: filters.tenantId,
-          action: filters.action,
-          actor: filters.actor,
-          from: filters.from,
-          to: filters.to,
-          before: pageParam,
-          limit: AUDIT_PAGE_SIZE,
-        },
-        signal,
-      }),
-    initialPageParam: undefined as number | undefined,
-    getNextPageParam: (last) => last.nextBefore ?? undefined,
+/**
+ * A list read page by page, newest first: "Load more" passes the previous page's nextBefore as
+ * `before`, until it is null.
+ */
+function newestFirstQuery<TPage extends { nextBefore: string | number | null }, TKey extends readonly unknown[]>(
+  queryKey: TKey,
+  path: string,
+  query: Record<string, string | number | boolean | undefined>,
+  limit: number,
+) {
+  return infiniteQueryOptions({
+    queryKey,
+    queryFn: ({ pageParam, signal }) => api<TPage>(path, { query: { ...query, before: pageParam, limit }, signal }),
+    initialPageParam: undefined as NonNullable<TPage['nextBefore']> | undefined,
+    getNextPageParam: (last: TPage) => last.nextBefore ?? undefined,
   });
+}
 
-// Mesh records: newest first, "Load more" passes the previous page's nextBefore as `before`.
-// Received events page with an opaque keyset cursor (a string); the others with an id.
+export const staffAuditQuery = (filters: AuditFilters) =>
+  newestFirstQuery<AuditPage, ReturnType<typeof staffKeys.audit>>(
+    staffKeys.audit(filters),
+    '/api/v1/staff/audit-log',
+    { tenantId: filters.tenantId, action: filters.action, actor: filters.actor, from: filters.from, to: filters.to },
+    AUDIT_PAGE_SIZE,
+  );
+
+// Mesh records. Received events page with an opaque keyset cursor (a string); the others with an id.
 
 export const meshReceivedQuery = (filters: MeshReceivedFilters) =>
-  infiniteQueryOptions({
-    queryKey: staffKeys.mesh('received-events', filters),
-    queryFn: ({ pageParam, signal }) =>
-      api<MeshReceivedPage>('/api/v1/staff/mesh/received-events', {
-        query: { caller: filters.caller, kind: filters.kind, severity: filters.severity, from: filters.from, to: filters.to, before: pageParam, limit: MESH_PAGE_SIZE },
-        signal,
-      }),
-    initialPageParam: undefined as string | undefined,
-    getNextPageParam: (last) => last.nextBefore ?? undefined,
-  });
+  newestFirstQuery<MeshReceivedPage, ReturnType<typeof staffKeys.mesh>>(
+    staffKeys.mesh('received-events', filters),
+    '/api/v1/staff/mesh/received-events',
+    { caller: filters.caller, kind: filters.kind, severity: filters.severity, from: filters.from, to: filters.to },
+    MESH_PAGE_SIZE,
+  );
 
 export const meshInboundQuery = (filters: MeshInboundFilters) =>
-  infiniteQueryOptions({
-    queryKey: staffKeys.mesh('inbound', filters),
-    queryFn: ({ pageParam, signal }) =>
-      api<MeshInboundPage>('/api/v1/staff/mesh/inbound', {
-        query: { caller: filters.caller, flow: filters.flow, status: filters.status, errorCode: filters.errorCode, from: filters.from, to: filters.to, before: pageParam, limit: MESH_PAGE_SIZE },
-        signal,
-      }),
-    initialPageParam: undefined as number | undefined,
-    getNextPageParam: (last) => last.nextBefore ?? undefined,
-  });
+  newestFirstQuery<MeshInboundPage, ReturnType<typeof staffKeys.mesh>>(
+    staffKeys.mesh('inbound', filters),
+    '/api/v1/staff/mesh/inbound',
+    { caller: filters.caller, flow: filters.flow, status: filters.status, errorCode: filters.errorCode, from: filters.from, to: filters.to },
+    MESH_PAGE_SIZE,
+  );
 
 export const meshOutboundQuery = (filters: MeshOutboundFilters) =>
-  infiniteQueryOptions({
-    queryKey: staffKeys.mesh('outbound', filters),
-    queryFn: ({ pageParam, signal }) =>
-      api<MeshOutboundPage>('/api/v1/staff/mesh/outbound', {
-        query: { peer: filters.peer, flow: filters.flow, ok: filters.ok, requestId: filters.requestId, from: filters.from, to: filters.to, before: pageParam, limit: MESH_PAGE_SIZE },
-        signal,
-      }),
-    initialPageParam: undefined as number | undefined,
-    getNextPageParam: (last) => last.nextBefore ?? undefined,
-  });
+  newestFirstQuery<MeshOutboundPage, ReturnType<typeof staffKeys.mesh>>(
+    staffKeys.mesh('outbound', filters),
+    '/api/v1/staff/mesh/outbound',
+    { peer: filters.peer, flow: filters.flow, ok: filters.ok, requestId: filters.requestId, from: filters.from, to: filters.to },
+    MESH_PAGE_SIZE,
+  );
 
 export const meshOutboxQuery = (filters: MeshOutboxFilters) =>
-  infiniteQueryOptions({
-    queryKey: staffKeys.mesh('outbox', filters),
-    queryFn: ({ pageParam, signal }) =>
-      api<MeshOutboxPage>('/api/v1/staff/mesh/outbox', { query: { status: filters.status, peer: filters.peer, before: pageParam, limit: MESH_PAGE_SIZE }, signal }),
-    initialPageParam: undefined as number | undefined,
-    getNextPageParam: (last) => last.nextBefore ?? undefined,
-  });
+  newestFirstQuery<MeshOutboxPage, ReturnType<typeof staffKeys.mesh>>(staffKeys.mesh('outbox', filters), '/api/v1/staff/mesh/outbox', { status: filters.status, peer: filters.peer }, MESH_PAGE_SIZE);

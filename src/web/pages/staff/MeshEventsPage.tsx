@@ -2,14 +2,15 @@
 // to us, inbound dispatch calls, outbound attempts and the outbox; each with filters, a table,
 // "Load more" and a details dialog. The active tab is in the URL (?tab=), the filters stay per tab.
 import { Badge, Group, Table, Tabs, Text } from '@mantine/core';
-import { useInfiniteQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, type InfiniteData, type QueryKey, type UseInfiniteQueryOptions } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
-import { useMemo, useState } from 'react';
+import { useMemo, useState, type ComponentType } from 'react';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { meshInboundQuery, meshOutboundQuery, meshOutboxQuery, meshReceivedQuery } from '../../lib/staff-api.ts';
 import type { MeshInboundFilters, MeshOutboundFilters, MeshOutboxFilters, MeshReceivedFilters } from '../../lib/types.ts';
+import type { FormErrors } from '../../lib/use-form.ts';
 import { compact, dateRange, emptyInputs, MeshFilters, textValue, type FilterField, type FilterInputs } from './MeshFilters.tsx';
-import { Cell, formatDuration, formatInstant, HttpStatusBadge, MeshRecordsList, OkBadge, SeverityBadge } from './MeshRecordsList.tsx';
+import { Cell, formatDuration, formatInstant, HttpStatusBadge, MeshRecordsList, OkBadge, SeverityBadge, type MeshRecordsListProps, type Paged } from './MeshRecordsList.tsx';
 
 export const MESH_TABS = ['received', 'inbound', 'outbound', 'outbox'] as const;
 export type MeshTab = (typeof MESH_TABS)[number];
@@ -114,19 +115,47 @@ export function MeshEventsPage({ search }: { search: MeshEventsSearch }) {
           <Tabs.Tab value="outbound">Outbound attempts</Tabs.Tab>
           <Tabs.Tab value="outbox">Outbox</Tabs.Tab>
         </Tabs.List>
-        <Tabs.Panel value="received">
-          <ReceivedPanel {...panel('received')} />
-        </Tabs.Panel>
-        <Tabs.Panel value="inbound">
-          <InboundPanel {...panel('inbound')} />
-        </Tabs.Panel>
-        <Tabs.Panel value="outbound">
-          <OutboundPanel {...panel('outbound')} />
-        </Tabs.Panel>
-        <Tabs.Panel value="outbox">
-          <OutboxPanel {...panel('outbox')} />
-        </Tabs.Panel>
+        {MESH_TABS.map((t) => {
+          const Panel = PANELS[t];
+          return (
+            <Tabs.Panel key={t} value={t}>
+              <Panel {...panel(t)} />
+            </Tabs.Panel>
+          );
+        })}
       </Tabs>
+    </>
+  );
+}
+
+/** What one tab sets of its panel: the filter form, how its inputs become the query, and the list. */
+type TabProps<F extends object, P extends Paged, K extends QueryKey, C> = Omit<MeshRecordsListProps<P>, 'query' | 'filtered'> & {
+  /** Names the filter region, e.g. "Filters for received events". */
+  filtersLabel: string;
+  fields: FilterField[];
+  validate?: (values: FilterInputs) => FormErrors<FilterInputs>;
+  /** The query filters of the applied inputs (a stable function: it is a memo dependency). */
+  toFilters: (inputs: FilterInputs) => F;
+  queryOptions: (filters: F) => UseInfiniteQueryOptions<P, Error, InfiniteData<P>, K, C>;
+};
+
+/** One tab's panel: its filters above its records list. */
+function MeshTabPanel<F extends object, P extends Paged, K extends QueryKey, C>({
+  inputs,
+  onApply,
+  filtersLabel,
+  fields,
+  validate,
+  toFilters,
+  queryOptions,
+  ...list
+}: PanelProps & TabProps<F, P, K, C>) {
+  const filters = useMemo(() => toFilters(inputs), [toFilters, inputs]);
+  const query = useInfiniteQuery(queryOptions(filters));
+  return (
+    <>
+      <MeshFilters label={filtersLabel} fields={fields} initial={inputs} onApply={onApply} validate={validate} />
+      <MeshRecordsList query={query} filtered={Object.keys(filters).length > 0} {...list} />
     </>
   );
 }
@@ -145,68 +174,67 @@ function FlowCell({ flow, eventType }: { flow: string | null; eventType?: string
   );
 }
 
-function ReceivedPanel({ inputs, onApply }: PanelProps) {
-  const filters = useMemo(
-    () => compact<MeshReceivedFilters>({ caller: textValue(inputs, 'caller'), kind: textValue(inputs, 'kind'), severity: textValue(inputs, 'severity'), ...dateRange(inputs) }),
-    [inputs],
-  );
-  const query = useInfiniteQuery(meshReceivedQuery(filters));
+function receivedFilters(inputs: FilterInputs) {
+  return compact<MeshReceivedFilters>({ caller: textValue(inputs, 'caller'), kind: textValue(inputs, 'kind'), severity: textValue(inputs, 'severity'), ...dateRange(inputs) });
+}
+
+function ReceivedPanel(props: PanelProps) {
   return (
-    <>
-      <MeshFilters label="Filters for received events" fields={RECEIVED_FIELDS} initial={inputs} onApply={onApply} />
-      <MeshRecordsList
-        query={query}
-        label="Received events"
-        noun="received events"
-        nounOne="received event"
-        minWidth={880}
-        columns={['Received', 'Caller', 'Kind', 'Severity', 'Title']}
-        filtered={Object.keys(filters).length > 0}
-        emptyMessage="No events received yet. Events that mesh peers report to this server (the event_report flow) appear here."
-        rowKey={(e) => e.id}
-        cells={(e) => (
-          <>
-            <Table.Td className="nowrap">{formatInstant(e.receivedAt)}</Table.Td>
-            <Table.Td>
-              <Cell value={e.caller} />
-            </Table.Td>
-            <Table.Td>
-              <Cell value={e.kind} mono />
-            </Table.Td>
-            <Table.Td>
-              <SeverityBadge severity={e.severity} />
-            </Table.Td>
-            <Table.Td>
-              <Text size="sm" fw={500} style={{ wordBreak: 'break-word' }}>
-                {e.title}
+    <MeshTabPanel
+      {...props}
+      filtersLabel="Filters for received events"
+      fields={RECEIVED_FIELDS}
+      toFilters={receivedFilters}
+      queryOptions={meshReceivedQuery}
+      label="Received events"
+      noun="received events"
+      nounOne="received event"
+      minWidth={880}
+      columns={['Received', 'Caller', 'Kind', 'Severity', 'Title']}
+      emptyMessage="No events received yet. Events that mesh peers report to this server (the event_report flow) appear here."
+      rowKey={(e) => e.id}
+      cells={(e) => (
+        <>
+          <Table.Td className="nowrap">{formatInstant(e.receivedAt)}</Table.Td>
+          <Table.Td>
+            <Cell value={e.caller} />
+          </Table.Td>
+          <Table.Td>
+            <Cell value={e.kind} mono />
+          </Table.Td>
+          <Table.Td>
+            <SeverityBadge severity={e.severity} />
+          </Table.Td>
+          <Table.Td>
+            <Text size="sm" fw={500} style={{ wordBreak: 'break-word' }}>
+              {e.title}
+            </Text>
+            {e.detail && (
+              <Text size="xs" c="dimmed" lineClamp={2}>
+                {e.detail}
               </Text>
-              {e.detail && (
-                <Text size="xs" c="dimmed" lineClamp={2}>
-                  {e.detail}
-                </Text>
-              )}
-            </Table.Td>
-          </>
-        )}
-        detailsLabel={(e) => `Details of ${e.kind} from ${e.caller} at ${formatInstant(e.receivedAt)}`}
-        details={(e) => ({
-          title: 'Received event',
-          rows: [
-            ['Received', formatInstant(e.receivedAt)],
-            ['Occurred', e.occurredAt ? formatInstant(e.occurredAt) : null],
-            ['Caller', e.caller],
-            ['Kind', e.kind],
-            ['Severity', e.severity],
-            ['Title', e.title],
-            ['Detail', e.detail],
-            ['Brand', e.brand],
-            ['Request id', e.requestId],
-            ['Event id', e.id],
-          ],
-          json: { label: 'Data', value: e.data },
-        })}
-      />
-    </>
+            )}
+          </Table.Td>
+        </>
+      )}
+      detailsLabel={(e) => `Details of ${e.kind} from ${e.caller} at ${formatInstant(e.receivedAt)}`}
+      details={(e) => ({
+        title: 'Received event',
+        rows: [
+          ['Received', formatInstant(e.receivedAt)],
+          ['Occurred', e.occurredAt ? formatInstant(e.occurredAt) : null],
+          ['Caller', e.caller],
+          ['Kind', e.kind],
+          ['Severity', e.severity],
+          ['Title', e.title],
+          ['Detail', e.detail],
+          ['Brand', e.brand],
+          ['Request id', e.requestId],
+          ['Event id', e.id],
+        ],
+        json: { label: 'Data', value: e.data },
+      })}
+    />
   );
 }
 
@@ -215,149 +243,150 @@ function validateInbound(v: FilterInputs) {
   return { status: status && !/^[1-5]\d\d$/.test(status) ? 'Enter an HTTP status from 100 to 599' : null };
 }
 
-function InboundPanel({ inputs, onApply }: PanelProps) {
-  const filters = useMemo(() => {
-    const status = textValue(inputs, 'status');
-    return compact<MeshInboundFilters>({
-      caller: textValue(inputs, 'caller'),
-      flow: textValue(inputs, 'flow'),
-      status: status === undefined ? undefined : Number(status),
-      errorCode: textValue(inputs, 'errorCode'),
-      ...dateRange(inputs),
-    });
-  }, [inputs]);
-  const query = useInfiniteQuery(meshInboundQuery(filters));
+function inboundFilters(inputs: FilterInputs) {
+  const status = textValue(inputs, 'status');
+  return compact<MeshInboundFilters>({
+    caller: textValue(inputs, 'caller'),
+    flow: textValue(inputs, 'flow'),
+    status: status === undefined ? undefined : Number(status),
+    errorCode: textValue(inputs, 'errorCode'),
+    ...dateRange(inputs),
+  });
+}
+
+function InboundPanel(props: PanelProps) {
   return (
-    <>
-      <MeshFilters label="Filters for inbound calls" fields={INBOUND_FIELDS} initial={inputs} onApply={onApply} validate={validateInbound} />
-      <MeshRecordsList
-        query={query}
-        label="Inbound calls"
-        noun="inbound calls"
-        nounOne="inbound call"
-        minWidth={900}
-        columns={['Received', 'Caller', 'Flow', 'Status', 'Error code', { label: 'Duration', align: 'right' }, 'Checks']}
-        filtered={Object.keys(filters).length > 0}
-        emptyMessage="No inbound calls yet. Every call to this server's mesh dispatch route, signed or not, appears here."
-        rowKey={(e) => e.id}
-        cells={(e) => (
-          <>
-            <Table.Td className="nowrap">{formatInstant(e.receivedAt)}</Table.Td>
-            <Table.Td>{e.caller ? <Cell value={e.caller} /> : <Text span size="sm" c="dimmed">Unknown</Text>}</Table.Td>
-            <FlowCell flow={e.flow} />
-            <Table.Td>
-              <HttpStatusBadge status={e.status} />
-            </Table.Td>
-            <Table.Td>
-              <Cell value={e.errorCode} mono />
-            </Table.Td>
-            <Table.Td ta="right" className="nowrap">
-              {formatDuration(e.durationMs)}
-            </Table.Td>
-            <Table.Td>
-              <Group gap={6} wrap="wrap">
-                <Badge variant={e.verified ? 'light' : 'outline'} color={e.verified ? 'green' : 'gray'}>
-                  {e.verified ? 'Verified' : 'Not verified'}
+    <MeshTabPanel
+      {...props}
+      filtersLabel="Filters for inbound calls"
+      fields={INBOUND_FIELDS}
+      validate={validateInbound}
+      toFilters={inboundFilters}
+      queryOptions={meshInboundQuery}
+      label="Inbound calls"
+      noun="inbound calls"
+      nounOne="inbound call"
+      minWidth={900}
+      columns={['Received', 'Caller', 'Flow', 'Status', 'Error code', { label: 'Duration', align: 'right' }, 'Checks']}
+      emptyMessage="No inbound calls yet. Every call to this server's mesh dispatch route, signed or not, appears here."
+      rowKey={(e) => e.id}
+      cells={(e) => (
+        <>
+          <Table.Td className="nowrap">{formatInstant(e.receivedAt)}</Table.Td>
+          <Table.Td>{e.caller ? <Cell value={e.caller} /> : <Text span size="sm" c="dimmed">Unknown</Text>}</Table.Td>
+          <FlowCell flow={e.flow} />
+          <Table.Td>
+            <HttpStatusBadge status={e.status} />
+          </Table.Td>
+          <Table.Td>
+            <Cell value={e.errorCode} mono />
+          </Table.Td>
+          <Table.Td ta="right" className="nowrap">
+            {formatDuration(e.durationMs)}
+          </Table.Td>
+          <Table.Td>
+            <Group gap={6} wrap="wrap">
+              <Badge variant={e.verified ? 'light' : 'outline'} color={e.verified ? 'green' : 'gray'}>
+                {e.verified ? 'Verified' : 'Not verified'}
+              </Badge>
+              {e.replayed && (
+                <Badge variant="light" color="blue" title="Answered from the idempotency record of an earlier call">
+                  Replayed
                 </Badge>
-                {e.replayed && (
-                  <Badge variant="light" color="blue" title="Answered from the idempotency record of an earlier call">
-                    Replayed
-                  </Badge>
-                )}
-              </Group>
-            </Table.Td>
-          </>
-        )}
-        detailsLabel={(e) => `Details of inbound call ${e.id} at ${formatInstant(e.receivedAt)}`}
-        details={(e) => ({
-          title: 'Inbound call',
-          rows: [
-            ['Received', formatInstant(e.receivedAt)],
-            ['Caller', e.caller ?? 'Unknown'],
-            ['Flow', e.flow],
-            ['HTTP status', String(e.status)],
-            ['Error code', e.errorCode],
-            ['Duration', formatDuration(e.durationMs)],
-            ['Signature', e.verified ? 'Verified' : 'Not verified'],
-            ['Replayed', e.replayed ? 'Yes, answered from the idempotency record' : 'No'],
-            ['Request id', e.requestId],
-            ['Record id', String(e.id)],
-          ],
-        })}
-      />
-    </>
+              )}
+            </Group>
+          </Table.Td>
+        </>
+      )}
+      detailsLabel={(e) => `Details of inbound call ${e.id} at ${formatInstant(e.receivedAt)}`}
+      details={(e) => ({
+        title: 'Inbound call',
+        rows: [
+          ['Received', formatInstant(e.receivedAt)],
+          ['Caller', e.caller ?? 'Unknown'],
+          ['Flow', e.flow],
+          ['HTTP status', String(e.status)],
+          ['Error code', e.errorCode],
+          ['Duration', formatDuration(e.durationMs)],
+          ['Signature', e.verified ? 'Verified' : 'Not verified'],
+          ['Replayed', e.replayed ? 'Yes, answered from the idempotency record' : 'No'],
+          ['Request id', e.requestId],
+          ['Record id', String(e.id)],
+        ],
+      })}
+    />
   );
 }
 
-function OutboundPanel({ inputs, onApply }: PanelProps) {
-  const filters = useMemo(() => {
-    const ok = inputs['ok'];
-    return compact<MeshOutboundFilters>({
-      peer: textValue(inputs, 'peer'),
-      flow: textValue(inputs, 'flow'),
-      ok: ok === 'true' || ok === 'false' ? ok : undefined,
-      requestId: textValue(inputs, 'requestId'),
-      ...dateRange(inputs),
-    });
-  }, [inputs]);
-  const query = useInfiniteQuery(meshOutboundQuery(filters));
+function outboundFilters(inputs: FilterInputs) {
+  const ok = inputs['ok'];
+  return compact<MeshOutboundFilters>({
+    peer: textValue(inputs, 'peer'),
+    flow: textValue(inputs, 'flow'),
+    ok: ok === 'true' || ok === 'false' ? ok : undefined,
+    requestId: textValue(inputs, 'requestId'),
+    ...dateRange(inputs),
+  });
+}
+
+function OutboundPanel(props: PanelProps) {
   return (
-    <>
-      <MeshFilters label="Filters for outbound attempts" fields={OUTBOUND_FIELDS} initial={inputs} onApply={onApply} />
-      <MeshRecordsList
-        query={query}
-        label="Outbound attempts"
-        noun="outbound attempts"
-        nounOne="outbound attempt"
-        minWidth={960}
-        columns={['Time', 'Peer', 'Flow', 'Result', 'HTTP', { label: 'Attempt', align: 'right' }, { label: 'Duration', align: 'right' }, 'Error']}
-        filtered={Object.keys(filters).length > 0}
-        emptyMessage="No outbound attempts yet. Every call this server makes to a mesh peer, each retry included, appears here."
-        rowKey={(e) => e.id}
-        cells={(e) => (
-          <>
-            <Table.Td className="nowrap">{formatInstant(e.createdAt)}</Table.Td>
-            <Table.Td>
-              <Cell value={e.peer} />
-            </Table.Td>
-            <FlowCell flow={e.flow} eventType={e.eventType} />
-            <Table.Td>
-              <OkBadge ok={e.ok} />
-            </Table.Td>
-            <Table.Td>
-              <HttpStatusBadge status={e.httpStatus} />
-            </Table.Td>
-            <Table.Td ta="right">{e.attempt}</Table.Td>
-            <Table.Td ta="right" className="nowrap">
-              {formatDuration(e.durationMs)}
-            </Table.Td>
-            <Table.Td>
-              <Cell value={e.error} mono />
-            </Table.Td>
-          </>
-        )}
-        detailsLabel={(e) => `Details of ${e.flow} attempt ${e.attempt} to ${e.peer} at ${formatInstant(e.createdAt)}`}
-        details={(e) => ({
-          title: 'Outbound attempt',
-          rows: [
-            ['Time', formatInstant(e.createdAt)],
-            ['Peer', e.peer],
-            ['Flow', e.flow],
-            ['Event type', e.eventType],
-            ['Severity', e.severity],
-            ['Result', e.ok ? 'OK' : 'Failed'],
-            ['HTTP status', e.httpStatus === null ? 'No answer' : String(e.httpStatus)],
-            ['Attempt', String(e.attempt)],
-            ['Duration', formatDuration(e.durationMs)],
-            ['Error', e.error],
-            ['URL', e.url],
-            ['Request id', e.requestId],
-            ['Record id', String(e.id)],
-          ],
-          json: { label: 'Response', value: e.response },
-        })}
-      />
-    </>
+    <MeshTabPanel
+      {...props}
+      filtersLabel="Filters for outbound attempts"
+      fields={OUTBOUND_FIELDS}
+      toFilters={outboundFilters}
+      queryOptions={meshOutboundQuery}
+      label="Outbound attempts"
+      noun="outbound attempts"
+      nounOne="outbound attempt"
+      minWidth={960}
+      columns={['Time', 'Peer', 'Flow', 'Result', 'HTTP', { label: 'Attempt', align: 'right' }, { label: 'Duration', align: 'right' }, 'Error']}
+      emptyMessage="No outbound attempts yet. Every call this server makes to a mesh peer, each retry included, appears here."
+      rowKey={(e) => e.id}
+      cells={(e) => (
+        <>
+          <Table.Td className="nowrap">{formatInstant(e.createdAt)}</Table.Td>
+          <Table.Td>
+            <Cell value={e.peer} />
+          </Table.Td>
+          <FlowCell flow={e.flow} eventType={e.eventType} />
+          <Table.Td>
+            <OkBadge ok={e.ok} />
+          </Table.Td>
+          <Table.Td>
+            <HttpStatusBadge status={e.httpStatus} />
+          </Table.Td>
+          <Table.Td ta="right">{e.attempt}</Table.Td>
+          <Table.Td ta="right" className="nowrap">
+            {formatDuration(e.durationMs)}
+          </Table.Td>
+          <Table.Td>
+            <Cell value={e.error} mono />
+          </Table.Td>
+        </>
+      )}
+      detailsLabel={(e) => `Details of ${e.flow} attempt ${e.attempt} to ${e.peer} at ${formatInstant(e.createdAt)}`}
+      details={(e) => ({
+        title: 'Outbound attempt',
+        rows: [
+          ['Time', formatInstant(e.createdAt)],
+          ['Peer', e.peer],
+          ['Flow', e.flow],
+          ['Event type', e.eventType],
+          ['Severity', e.severity],
+          ['Result', e.ok ? 'OK' : 'Failed'],
+          ['HTTP status', e.httpStatus === null ? 'No answer' : String(e.httpStatus)],
+          ['Attempt', String(e.attempt)],
+          ['Duration', formatDuration(e.durationMs)],
+          ['Error', e.error],
+          ['URL', e.url],
+          ['Request id', e.requestId],
+          ['Record id', String(e.id)],
+        ],
+        json: { label: 'Response', value: e.response },
+      })}
+    />
   );
 }
 
@@ -367,71 +396,73 @@ const OUTBOX_STATUS: Record<string, { label: string; color: string }> = {
   failed: { label: 'Failed', color: 'red' },
 };
 
-function OutboxPanel({ inputs, onApply }: PanelProps) {
-  const filters = useMemo(() => {
-    const status = inputs['status'];
-    return compact<MeshOutboxFilters>({
-      status: status === 'pending' || status === 'delivered' || status === 'failed' ? status : undefined,
-      peer: textValue(inputs, 'peer'),
-    });
-  }, [inputs]);
-  const query = useInfiniteQuery(meshOutboxQuery(filters));
+function outboxFilters(inputs: FilterInputs) {
+  const status = inputs['status'];
+  return compact<MeshOutboxFilters>({
+    status: status === 'pending' || status === 'delivered' || status === 'failed' ? status : undefined,
+    peer: textValue(inputs, 'peer'),
+  });
+}
+
+function OutboxPanel(props: PanelProps) {
   return (
-    <>
-      <MeshFilters label="Filters for the outbox" fields={OUTBOX_FIELDS} initial={inputs} onApply={onApply} />
-      <MeshRecordsList
-        query={query}
-        label="Outbox"
-        noun="outbox entries"
-        nounOne="outbox entry"
-        minWidth={900}
-        columns={['Created', 'Peer', 'Event', 'Status', { label: 'Attempts', align: 'right' }, 'Next attempt or delivered', 'Last error']}
-        filtered={Object.keys(filters).length > 0}
-        emptyMessage="The outbox is empty. Events this server reports to mesh peers wait here until they are delivered."
-        rowKey={(e) => e.id}
-        cells={(e) => {
-          const status = OUTBOX_STATUS[e.status] ?? { label: e.status, color: 'gray' };
-          return (
-            <>
-              <Table.Td className="nowrap">{formatInstant(e.createdAt)}</Table.Td>
-              <Table.Td>
-                <Cell value={e.peer} />
-              </Table.Td>
-              <FlowCell flow={e.flow} eventType={e.eventType} />
-              <Table.Td>
-                <Badge variant="light" color={status.color}>
-                  {status.label}
-                </Badge>
-              </Table.Td>
-              <Table.Td ta="right">{e.attempts}</Table.Td>
-              <Table.Td className="nowrap">
-                {e.status === 'delivered' ? `Delivered ${formatInstant(e.deliveredAt)}` : e.status === 'pending' ? `Next ${formatInstant(e.nextAttemptAt)}` : '—'}
-              </Table.Td>
-              <Table.Td>
-                <Cell value={e.lastError} mono />
-              </Table.Td>
-            </>
-          );
-        }}
-        detailsLabel={(e) => `Details of outbox entry ${e.id} for ${e.peer}`}
-        details={(e) => ({
-          title: 'Outbox entry',
-          rows: [
-            ['Created', formatInstant(e.createdAt)],
-            ['Peer', e.peer],
-            ['Flow', e.flow],
-            ['Event type', e.eventType],
-            ['Severity', e.severity],
-            ['Status', OUTBOX_STATUS[e.status]?.label ?? e.status],
-            ['Attempts', String(e.attempts)],
-            ['Next attempt', e.status === 'pending' ? formatInstant(e.nextAttemptAt) : null],
-            ['Delivered', e.deliveredAt ? formatInstant(e.deliveredAt) : null],
-            ['Last error', e.lastError],
-            ['Request id', e.requestId],
-            ['Entry id', String(e.id)],
-          ],
-        })}
-      />
-    </>
+    <MeshTabPanel
+      {...props}
+      filtersLabel="Filters for the outbox"
+      fields={OUTBOX_FIELDS}
+      toFilters={outboxFilters}
+      queryOptions={meshOutboxQuery}
+      label="Outbox"
+      noun="outbox entries"
+      nounOne="outbox entry"
+      minWidth={900}
+      columns={['Created', 'Peer', 'Event', 'Status', { label: 'Attempts', align: 'right' }, 'Next attempt or delivered', 'Last error']}
+      emptyMessage="The outbox is empty. Events this server reports to mesh peers wait here until they are delivered."
+      rowKey={(e) => e.id}
+      cells={(e) => {
+        const status = OUTBOX_STATUS[e.status] ?? { label: e.status, color: 'gray' };
+        return (
+          <>
+            <Table.Td className="nowrap">{formatInstant(e.createdAt)}</Table.Td>
+            <Table.Td>
+              <Cell value={e.peer} />
+            </Table.Td>
+            <FlowCell flow={e.flow} eventType={e.eventType} />
+            <Table.Td>
+              <Badge variant="light" color={status.color}>
+                {status.label}
+              </Badge>
+            </Table.Td>
+            <Table.Td ta="right">{e.attempts}</Table.Td>
+            <Table.Td className="nowrap">
+              {e.status === 'delivered' ? `Delivered ${formatInstant(e.deliveredAt)}` : e.status === 'pending' ? `Next ${formatInstant(e.nextAttemptAt)}` : '—'}
+            </Table.Td>
+            <Table.Td>
+              <Cell value={e.lastError} mono />
+            </Table.Td>
+          </>
+        );
+      }}
+      detailsLabel={(e) => `Details of outbox entry ${e.id} for ${e.peer}`}
+      details={(e) => ({
+        title: 'Outbox entry',
+        rows: [
+          ['Created', formatInstant(e.createdAt)],
+          ['Peer', e.peer],
+          ['Flow', e.flow],
+          ['Event type', e.eventType],
+          ['Severity', e.severity],
+          ['Status', OUTBOX_STATUS[e.status]?.label ?? e.status],
+          ['Attempts', String(e.attempts)],
+          ['Next attempt', e.status === 'pending' ? formatInstant(e.nextAttemptAt) : null],
+          ['Delivered', e.deliveredAt ? formatInstant(e.deliveredAt) : null],
+          ['Last error', e.lastError],
+          ['Request id', e.requestId],
+          ['Entry id', String(e.id)],
+        ],
+      })}
+    />
   );
 }
+
+const PANELS: Record<MeshTab, ComponentType<PanelProps>> = { received: ReceivedPanel, inbound: InboundPanel, outbound: OutboundPanel, outbox: OutboxPanel };

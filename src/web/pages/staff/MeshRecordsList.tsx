@@ -92,12 +92,12 @@ export interface RecordDetails {
   json?: { label: string; value: unknown };
 }
 
-interface Paged {
+export interface Paged {
   entries: unknown[];
 }
 type EntryOf<P extends Paged> = P['entries'][number];
 
-interface MeshRecordsListProps<P extends Paged, E = EntryOf<P>> {
+export interface MeshRecordsListProps<P extends Paged, E = EntryOf<P>> {
   query: UseInfiniteQueryResult<InfiniteData<P>, Error>;
   /** Names the table for assistive technology, e.g. "Received events". */
   label: string;
