@@ -2,9 +2,9 @@
 // with their own inline node:crypto code, not with mesh-signing.ts. One test spawns the real process.
 import { spawn } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import type { ServerResponse } from 'node:http';
+import { closeAllPeers, closedPort, startPeer, type Handler, type Received } from '../../test/helpers/loopback-peer.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../lib/config.ts';
 import { runMeshCli } from './mesh-cli.ts';
@@ -16,53 +16,7 @@ const ROOT = join(import.meta.dirname, '../..');
 
 // ---- loopback peers ----------------------------------------------------------------------------
 
-interface Received {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
-type Handler = (req: Received, res: ServerResponse, n: number) => void;
-
-const servers: Server[] = [];
-
-afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map(
-      (s) =>
-        new Promise<void>((resolve) => {
-          s.closeAllConnections();
-          s.close(() => resolve());
-        }),
-    ),
-  );
-});
-
-async function startPeer(handler: Handler): Promise<{ origin: string; received: Received[] }> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const r = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks) };
-      received.push(r);
-      handler(r, res, received.length);
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { origin: `http://127.0.0.1:${port}`, received };
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+afterEach(closeAllPeers);
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });

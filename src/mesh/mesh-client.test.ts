@@ -1,8 +1,8 @@
 // Outbound client against real HTTP peers on loopback (node:http, port 0). Each peer checks our
 // signature with its own inline node:crypto code, not with mesh-signing.ts.
 import { createHash, createHmac } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { closeAllPeers, closedPort, startPeer, type Received } from '../../test/helpers/loopback-peer.ts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../lib/config.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -15,58 +15,7 @@ const SELF = 'rampart';
 
 // ---- loopback peers ----------------------------------------------------------------------------
 
-interface Received {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
-type Handler = (req: Received, res: ServerResponse, n: number) => void;
-
-interface TestPeer {
-  origin: string;
-  received: Received[];
-}
-
-const servers: Server[] = [];
-
-afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map(
-      (s) =>
-        new Promise<void>((resolve) => {
-          s.closeAllConnections();
-          s.close(() => resolve());
-        }),
-    ),
-  );
-});
-
-async function startPeer(handler: Handler): Promise<TestPeer> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const r = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks) };
-      received.push(r);
-      handler(r, res, received.length);
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { origin: `http://127.0.0.1:${port}`, received };
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+afterEach(closeAllPeers);
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
