@@ -9,7 +9,8 @@ import type { Config } from '../lib/config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createReporter, type Reporter } from '../reporter/reporter.ts';
 import { createMeshClient, type MeshClient } from './mesh-client.ts';
-import { registerDispatchRoute } from './mesh-dispatch.ts';
+import { createDispatcher, registerDispatchRoute } from './mesh-dispatch.ts';
+import { createDispatchFastPath, type FastPath, type FastPathDeps } from './mesh-fast-path.ts';
 import { coreFlows, type FlowHandler, type FlowName } from './mesh-flows.ts';
 import { createIdempotencyStore } from './mesh-idempotency.ts';
 import { createOutbox, type Outbox, type OutboxOptions } from './mesh-outbox.ts';
@@ -24,6 +25,8 @@ export interface Mesh {
   client: MeshClient;
   outbox: Outbox;
   reporter: Reporter;
+  /** The dispatch URL served straight from node:http (mesh-fast-path.ts); the server wires it in. */
+  dispatchFastPath(deps: Pick<FastPathDeps, 'inFlight' | 'requestId' | 'onUnexpected'>): FastPath;
   /** Flow handlers other modules add (the CMMC module registers cmmc_handoff and cmmc_status). */
   registerFlow(name: FlowName, handler: FlowHandler): void;
   start(): void;
@@ -55,22 +58,21 @@ export function createMesh(app: FastifyInstance, deps: { config: Config; db: Kys
   const inbound = createInboundRecorder({ db, log });
   const flows = coreFlows({ db, selfName: config.SVC_SELF_NAME, dbKind: deps.dbKind });
 
-  registerDispatchRoute(app, {
+  const dispatcher = createDispatcher({
     db,
     peers,
     flows,
     idempotency,
-    inbound,
     clock,
     bidPeer: config.SVC_BID_PEER,
     maxDriftMs: config.SVC_MAX_DRIFT_MS,
-    maxBodyBytes: config.SVC_MAX_BODY_BYTES,
     handlerDeadlineMs: Math.floor(config.SVC_IDEMPOTENCY_STALE_MS / 3),
     onHandlerError(error, flow, caller) {
       log.error({ err: error, flow, caller }, 'mesh flow handler failed');
       void reporter!.report({ kind: 'system.error', severity: 'error', title: `Mesh flow ${flow} failed`, detail: error instanceof Error ? `${error.name}: ${error.message}` : String(error), fingerprint: `mesh:${flow}:${error instanceof Error ? error.name : 'unknown'}`, data: { flow, caller } });
     },
   });
+  registerDispatchRoute(app, { dispatcher, inbound, maxBodyBytes: config.SVC_MAX_BODY_BYTES });
   registerRelayRoute(app, { db, secret: config.AGENT_RELAY_SECRET, managementPeer: config.SVC_MANAGEMENT_PEER, client, outbox });
 
   let purgeTimer: NodeJS.Timeout | null = null;
@@ -95,6 +97,7 @@ export function createMesh(app: FastifyInstance, deps: { config: Config; db: Kys
     client,
     outbox,
     reporter,
+    dispatchFastPath: (d) => createDispatchFastPath({ dispatcher, inbound, maxBodyBytes: config.SVC_MAX_BODY_BYTES, ...d }),
     registerFlow(name, handler) {
       flows[name] = handler;
     },
@@ -112,3 +115,5 @@ export { createPeerRegistry } from './mesh-peers.ts';
 export type { Peer } from './mesh-peers.ts';
 export type { MeshClient, MeshCallResult } from './mesh-client.ts';
 export type { Reporter, Report } from '../reporter/reporter.ts';
+export { DISPATCH_PATH } from './mesh-signing.ts';
+export type { FastPath, InFlight } from './mesh-fast-path.ts';

@@ -1,6 +1,7 @@
 // POST /api/public/svc/dispatch: the one signed entry point of the mesh. The HMAC is verified
 // over the raw body bytes before anything parses them; checks run in the order of DESIGN §5.2.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { withService } from '../db/tenant.ts';
@@ -11,7 +12,7 @@ import { newId } from '../lib/ids.ts';
 import { BID_ONLY_FLOWS, KNOWN_FLOWS, type FlowHandler, type FlowName } from './mesh-flows.ts';
 import type { IdempotencyStore } from './mesh-idempotency.ts';
 import type { createPeerRegistry, Peer } from './mesh-peers.ts';
-import type { InboundRecorder } from './mesh-records.ts';
+import type { InboundRecord, InboundRecorder } from './mesh-records.ts';
 import { bodyHashHex, canonicalString, checkTimestamp, DISPATCH_PATH, parseTimestamp, verifyDispatchSignature } from './mesh-signing.ts';
 
 export interface DispatchDeps {
@@ -19,17 +20,16 @@ export interface DispatchDeps {
   peers: ReturnType<typeof createPeerRegistry>;
   flows: Partial<Record<FlowName, FlowHandler>>;
   idempotency: IdempotencyStore;
-  inbound: InboundRecorder;
   clock: Clock;
   bidPeer: string | undefined;
   maxDriftMs: number;
-  maxBodyBytes: number;
   /** Deadline for a mutating handler; well below the 60 s stale-claim window. */
   handlerDeadlineMs: number;
   onHandlerError(error: unknown, flow: string, caller: string): void;
 }
 
-interface CallState {
+/** What a call did, for its svc_inbound_events row. */
+export interface CallState {
   caller: string | null;
   flow: string | null;
   requestId: string | null;
@@ -42,14 +42,46 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,200}$/;
 const kCall = Symbol('meshCall');
 type WithCall = FastifyRequest & { [kCall]?: CallState };
 
+export const newCallState = (): CallState => ({ caller: null, flow: null, requestId: null, verified: false, replayed: false, errorCode: null });
+
+/** One dispatch call, whatever carried it: a header's single value (null when repeated) and the raw body. */
+export interface DispatchCall {
+  header(name: string): string | undefined | null;
+  raw: Buffer;
+}
+
+/** The answer to send. Unexpected errors are thrown instead, for the transport's own 500 handling. */
+export interface DispatchOutcome {
+  status: number;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+export type Dispatcher = (call: DispatchCall, state: CallState) => Promise<DispatchOutcome>;
+
+/** The inbound record of a finished call. */
+export function inboundRecord(state: CallState, status: number, durationMs: number): InboundRecord {
+  return {
+    receivedAt: new Date(Date.now() - durationMs),
+    caller: state.caller,
+    flow: state.flow,
+    status,
+    errorCode: state.errorCode ?? (status === 413 ? 'payload_too_large' : status >= 400 ? `http_${status}` : null),
+    durationMs,
+    requestId: state.requestId,
+    verified: state.verified,
+    replayed: state.replayed,
+  };
+}
+
 class LostClaimError extends Error {}
 
 /** A header's only value; null when it was sent more than once (Node would join the copies). */
-function single(req: FastifyRequest, name: string): string | undefined | null {
-  let all: string[] | undefined = req.raw.headersDistinct?.[name];
+export function singleHeader(req: IncomingMessage, name: string): string | undefined | null {
+  let all: string[] | undefined = req.headersDistinct?.[name];
   if (!all) {
     // Injected requests (tests, light-my-request) have no headersDistinct.
-    const raw = req.raw.rawHeaders;
+    const raw = req.rawHeaders;
     if (raw?.length) {
       all = [];
       for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) all.push(raw[i + 1]!);
@@ -83,7 +115,11 @@ function withDeadline<T>(work: (expired: () => boolean) => Promise<T>, ms: numbe
   ]).finally(() => clearTimeout(timer));
 }
 
-export function registerDispatchRoute(app: FastifyInstance, deps: DispatchDeps): void {
+/**
+ * The dispatch protocol itself, independent of the HTTP layer: the Fastify route (and so every
+ * injected test) and the server's direct path for this one URL (mesh-fast-path.ts) both call it.
+ */
+export function createDispatcher(deps: DispatchDeps): Dispatcher {
   const { peers, flows, idempotency, clock } = deps;
 
   function fail(state: CallState, code: ErrorCode, message: string, headers?: Record<string, string>): never {
@@ -92,10 +128,10 @@ export function registerDispatchRoute(app: FastifyInstance, deps: DispatchDeps):
   }
 
   /** Authenticates the call; returns the calling peer. */
-  function authenticate(req: FastifyRequest, raw: Buffer, state: CallState): Peer {
-    const caller = single(req, 'x-svc-caller');
-    const timestamp = single(req, 'x-svc-timestamp');
-    const signature = single(req, 'x-svc-signature');
+  function authenticate(call: DispatchCall, state: CallState): Peer {
+    const caller = call.header('x-svc-caller');
+    const timestamp = call.header('x-svc-timestamp');
+    const signature = call.header('x-svc-signature');
     if (caller === undefined || timestamp === undefined || caller === '' || timestamp === '')
       fail(state, 'missing_svc_headers', 'Send x-svc-caller, x-svc-timestamp and x-svc-signature.');
     if (signature === undefined || signature === '') fail(state, 'missing_signature', 'Send x-svc-signature.');
@@ -105,7 +141,7 @@ export function registerDispatchRoute(app: FastifyInstance, deps: DispatchDeps):
     if (checkTimestamp(ts, clock.now(), deps.maxDriftMs) !== 'ok')
       fail(state, 'stale_timestamp', 'x-svc-timestamp is more than 5 minutes from our clock; sign each request with a fresh timestamp.');
     const peer = caller ? peers.byCaller(caller) : undefined;
-    const canonical = canonicalString({ caller: caller ?? '', timestamp: timestamp!, method: 'POST', path: DISPATCH_PATH, bodyHash: bodyHashHex(raw) });
+    const canonical = canonicalString({ caller: caller ?? '', timestamp: timestamp!, method: 'POST', path: DISPATCH_PATH, bodyHash: bodyHashHex(call.raw) });
     // Unknown caller, missing inbound secret, repeated or malformed signature: all the same answer.
     if (!peer?.secretFrom || signature === null || !verifyDispatchSignature(peer.secretFrom, canonical, signature))
       fail(state, 'bad_signature', 'The signature does not match; check the shared secret and sign the exact body bytes.');
@@ -113,12 +149,13 @@ export function registerDispatchRoute(app: FastifyInstance, deps: DispatchDeps):
     return peer;
   }
 
-  function parseBody(req: FastifyRequest, raw: Buffer, state: CallState): { flow: string; payload: Record<string, unknown> } {
-    const type = (req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+  function parseBody(call: DispatchCall, state: CallState): { flow: string; payload: Record<string, unknown> } {
+    const contentType = call.header('content-type');
+    const type = contentType === null ? '' : (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/json') fail(state, 'invalid_body', 'Send the body as application/json.');
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      body = JSON.parse(call.raw.toString('utf8'));
     } catch {
       fail(state, 'invalid_body', 'The body is not valid JSON.');
     }
@@ -129,7 +166,7 @@ export function registerDispatchRoute(app: FastifyInstance, deps: DispatchDeps):
     return { flow, payload: (payload as Record<string, unknown> | undefined) ?? {} };
   }
 
-  async function runMutating(handler: Extract<FlowHandler, { mutating: true }>, peer: Peer, flow: string, requestId: string, gated: boolean, raw: Buffer, payload: Record<string, unknown>, state: CallState, reply: FastifyReply) {
+  async function runMutating(handler: Extract<FlowHandler, { mutating: true }>, peer: Peer, flow: string, requestId: string, gated: boolean, raw: Buffer, payload: Record<string, unknown>, state: CallState): Promise<DispatchOutcome> {
     const key = { caller: peer.name, requestId };
     let claimedAt: Date | null = null;
     if (gated) {
@@ -138,7 +175,7 @@ export function registerDispatchRoute(app: FastifyInstance, deps: DispatchDeps):
       if (claim.kind === 'in_progress') fail(state, 'request_in_progress', 'The first attempt with this x-svc-request-id is still running; retry with the same id.', { 'retry-after': '1' });
       if (claim.kind === 'replay') {
         state.replayed = true;
-        return reply.code(200).send({ ...claim.response, replayed: true });
+        return { status: 200, body: { ...claim.response, replayed: true } };
       }
       claimedAt = claim.claimedAt;
     }
@@ -154,7 +191,7 @@ export function registerDispatchRoute(app: FastifyInstance, deps: DispatchDeps):
           }),
         deps.handlerDeadlineMs,
       );
-      return reply.code(200).send(response);
+      return { status: 200, body: response };
     } catch (error) {
       if (claimedAt) await idempotency.release(key, claimedAt).catch(() => {});
       if (error instanceof LostClaimError) fail(state, 'request_in_progress', 'Another attempt with this x-svc-request-id took over; retry with the same id.', { 'retry-after': '1' });
@@ -167,30 +204,67 @@ export function registerDispatchRoute(app: FastifyInstance, deps: DispatchDeps):
     }
   }
 
+  async function run(call: DispatchCall, state: CallState): Promise<DispatchOutcome> {
+    const requestIdHeader = call.header('x-svc-request-id');
+    if (typeof requestIdHeader === 'string') state.requestId = requestIdHeader.slice(0, 200); // recorded even if refused
+    const peer = authenticate(call, state);
+
+    if (requestIdHeader === null || (requestIdHeader !== undefined && !REQUEST_ID_RE.test(requestIdHeader)))
+      fail(state, 'invalid_request_id', 'x-svc-request-id must be 1 to 200 characters of letters, digits and . _ : -');
+    const requestId = requestIdHeader ?? newId();
+    state.requestId = requestId;
+
+    const { flow, payload } = parseBody(call, state);
+    state.flow = flow.slice(0, 100);
+    if (!(KNOWN_FLOWS as readonly string[]).includes(flow)) fail(state, 'unknown_flow', `Unknown flow "${flow.slice(0, 100)}".`);
+    const bidOnly = BID_ONLY_FLOWS.includes(flow);
+    const isBidPeer = deps.bidPeer !== undefined && peers.byName(deps.bidPeer)?.suffix === peer.suffix;
+    if (!peer.flows.includes(flow) || (bidOnly && !isBidPeer)) fail(state, 'flow_not_allowed', `The flow "${flow}" is not allowed for ${peer.name}.`);
+    const handler = flows[flow as FlowName];
+    if (!handler) fail(state, 'flow_unavailable', `The flow "${flow}" is not available on this deployment yet.`);
+
+    if (!handler.mutating) {
+      let result: Record<string, unknown>;
+      try {
+        result = await handler.run({ caller: peer, requestId, payload, now: clock.now() });
+      } catch (error) {
+        if (error instanceof AppError && error.status < 500) {
+          state.errorCode = error.code;
+          throw error;
+        }
+        deps.onHandlerError(error, flow, peer.name);
+        fail(state, 'handler_failed', 'The flow handler failed; retry.');
+      }
+      return { status: 200, body: { requestId, ...result } };
+    }
+    return runMutating(handler, peer, flow, requestId, requestIdHeader !== undefined, call.raw, payload, state);
+  }
+
+  return async (call, state) => {
+    try {
+      return await run(call, state);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      state.errorCode = error.code;
+      return { status: error.status, body: { error: error.code, message: error.message }, ...(error.headers ? { headers: error.headers } : {}) };
+    }
+  };
+}
+
+export function registerDispatchRoute(app: FastifyInstance, deps: { dispatcher: Dispatcher; inbound: InboundRecorder; maxBodyBytes: number }): void {
   void app.register(async (scope) => {
     // Raw bytes for every content type: the signature covers the exact body.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.maxBodyBytes }, (_req, body, done) => done(null, body));
 
     scope.addHook('onRequest', (req, _reply, done) => {
-      (req as WithCall)[kCall] = { caller: null, flow: null, requestId: null, verified: false, replayed: false, errorCode: null };
+      (req as WithCall)[kCall] = newCallState();
       done();
     });
     scope.addHook('onResponse', (req, reply, done) => {
       done();
       const s = (req as WithCall)[kCall];
-      if (!s) return;
-      deps.inbound.record({
-        receivedAt: new Date(Date.now() - reply.elapsedTime),
-        caller: s.caller,
-        flow: s.flow,
-        status: reply.statusCode,
-        errorCode: s.errorCode ?? (reply.statusCode === 413 ? 'payload_too_large' : reply.statusCode >= 400 ? `http_${reply.statusCode}` : null),
-        durationMs: reply.elapsedTime,
-        requestId: s.requestId,
-        verified: s.verified,
-        replayed: s.replayed,
-      });
+      if (s) deps.inbound.record(inboundRecord(s, reply.statusCode, reply.elapsedTime));
     });
 
     scope.post(
@@ -208,41 +282,10 @@ export function registerDispatchRoute(app: FastifyInstance, deps: DispatchDeps):
         },
       },
       async (req, reply) => {
-        const state = (req as WithCall)[kCall]!;
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        const requestIdHeader = single(req, 'x-svc-request-id');
-        if (typeof requestIdHeader === 'string') state.requestId = requestIdHeader.slice(0, 200); // recorded even if refused
-        const peer = authenticate(req, raw, state);
-
-        if (requestIdHeader === null || (requestIdHeader !== undefined && !REQUEST_ID_RE.test(requestIdHeader)))
-          fail(state, 'invalid_request_id', 'x-svc-request-id must be 1 to 200 characters of letters, digits and . _ : -');
-        const requestId = requestIdHeader ?? newId();
-        state.requestId = requestId;
-
-        const { flow, payload } = parseBody(req, raw, state);
-        state.flow = flow.slice(0, 100);
-        if (!(KNOWN_FLOWS as readonly string[]).includes(flow)) fail(state, 'unknown_flow', `Unknown flow "${flow.slice(0, 100)}".`);
-        const bidOnly = BID_ONLY_FLOWS.includes(flow);
-        const isBidPeer = deps.bidPeer !== undefined && peers.byName(deps.bidPeer)?.suffix === peer.suffix;
-        if (!peer.flows.includes(flow) || (bidOnly && !isBidPeer)) fail(state, 'flow_not_allowed', `The flow "${flow}" is not allowed for ${peer.name}.`);
-        const handler = flows[flow as FlowName];
-        if (!handler) fail(state, 'flow_unavailable', `The flow "${flow}" is not available on this deployment yet.`);
-
-        if (!handler.mutating) {
-          let result: Record<string, unknown>;
-          try {
-            result = await handler.run({ caller: peer, requestId, payload, now: clock.now() });
-          } catch (error) {
-            if (error instanceof AppError && error.status < 500) {
-              state.errorCode = error.code;
-              throw error;
-            }
-            deps.onHandlerError(error, flow, peer.name);
-            fail(state, 'handler_failed', 'The flow handler failed; retry.');
-          }
-          return reply.code(200).send({ requestId, ...result });
-        }
-        return runMutating(handler, peer, flow, requestId, requestIdHeader !== undefined, raw, payload, state, reply);
+        const out = await deps.dispatcher({ header: (name) => singleHeader(req.raw, name), raw }, (req as WithCall)[kCall]!);
+        if (out.headers) void reply.headers(out.headers);
+        return reply.code(out.status).send(out.body);
       },
     );
   });

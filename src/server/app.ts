@@ -1,6 +1,7 @@
 // Composition root: builds the Fastify app from explicit dependencies, without listening.
 // Tests call buildApp() and use app.inject(); main.ts listens.
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
@@ -18,7 +19,7 @@ import type { Config } from '../lib/config.ts';
 import { createSecretBox, type SecretBox } from '../lib/crypto.ts';
 import { newId } from '../lib/ids.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
-import { createMesh, type Mesh, type Reporter } from '../mesh/index.ts';
+import { createMesh, DISPATCH_PATH, type FastPath, type InFlight, type Mesh, type Reporter } from '../mesh/index.ts';
 import type { OutboxOptions } from '../mesh/mesh-outbox.ts';
 import type { Logger } from 'pino';
 import { runWithRequestInfo } from '../lib/request-context.ts';
@@ -110,6 +111,10 @@ export function loggerOptions(level: string) {
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+/** The caller's x-request-id when well formed, else a new one. */
+const requestIdFor = (incoming: string | string[] | undefined): string => (typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : newId());
+/** Fastify's default, which it applies only to servers it creates itself. */
+const FASTIFY_KEEP_ALIVE_MS = 72_000;
 
 export const CONTENT_SECURITY_POLICY = {
   defaultSrc: ["'self'"],
@@ -127,6 +132,7 @@ export const CONTENT_SECURITY_POLICY = {
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, database } = deps;
+  let fastPath: FastPath | null = null;
   const app = Fastify({
     ...(deps.loggerInstance
       ? { loggerInstance: deps.loggerInstance }
@@ -134,11 +140,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     trustProxy: config.TRUST_PROXY,
     bodyLimit: 1024 * 1024,
     requestIdHeader: false,
-    genReqId: (req) => {
-      const incoming = req.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID_RE.test(incoming) ? incoming : newId();
-    },
+    genReqId: (req) => requestIdFor(req.headers['x-request-id']),
     return503OnClosing: false,
+    // The mesh dispatch URL is answered before Fastify's router (mesh-fast-path.ts); the rest as
+    // Fastify would. app.inject() bypasses this and reaches the same protocol through the route.
+    serverFactory: (handler) => {
+      const server = createServer((req, res) => {
+        if (!fastPath?.(req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = FASTIFY_KEEP_ALIVE_MS;
+      return server;
+    },
     routerOptions: { ignoreTrailingSlash: true },
   }) as unknown as App;
 
@@ -162,21 +174,23 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const spaIndexPath = deps.webDir ? join(deps.webDir, 'index.html') : null;
   const spaIndex = spaIndexPath && existsSync(spaIndexPath) ? readFileSync(spaIndexPath) : null;
   let mesh: Mesh | null = null;
+  const reportUnhandled = (error: unknown, method: string, route: string, requestId: string) => {
+    const e = error instanceof Error ? error : new Error(String(error));
+    // The fingerprint leaves the message out: it often repeats caller input, and every variant
+    // would then slip past the 5-minute de-duplication.
+    void mesh?.reporter
+      .report({ kind: 'system.error', severity: 'error', title: `Unhandled error on ${method} ${route}`, detail: `${e.name}: ${e.message}`.slice(0, 2000), fingerprint: `${method} ${route}:${e.name}:${(e as { code?: unknown }).code ?? ''}`, data: { route, method, requestId } })
+      .catch((err: unknown) => app.log.error({ err, requestId }, 'could not report system.error'));
+  };
   registerErrorHandling(
     app,
     (error, request) => {
       deps.onUnhandledError?.(error, request);
-      const e = error instanceof Error ? error : new Error(String(error));
-      const route = request.routeOptions.url ?? 'unmatched';
-      // The fingerprint leaves the message out: it often repeats caller input, and every variant
-      // would then slip past the 5-minute de-duplication.
-      void mesh?.reporter
-        .report({ kind: 'system.error', severity: 'error', title: `Unhandled error on ${request.method} ${route}`, detail: `${e.name}: ${e.message}`.slice(0, 2000), fingerprint: `${request.method} ${route}:${e.name}:${(e as { code?: unknown }).code ?? ''}`, data: { route, method: request.method, requestId: String(request.id) } })
-        .catch((err: unknown) => request.log.error({ err }, 'could not report system.error'));
+      reportUnhandled(error, request.method, request.routeOptions.url ?? 'unmatched', String(request.id));
     },
     spaIndex,
   );
-  trackInFlight(app);
+  const inFlight = trackInFlight(app);
   await app.register(helmet, { contentSecurityPolicy: { directives: CONTENT_SECURITY_POLICY }, crossOriginEmbedderPolicy: false });
   await app.register(swagger, {
     openapi: {
@@ -194,6 +208,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerStaffRoutes(app, { guards, staff, audit });
   registerMeshRecordsRoutes(app, { guards, records: createMeshRecordsService({ db: database.db }) });
   mesh = createMesh(app, { config, db: database.db, dbKind: database.kind, clock, log: app.log as unknown as Logger, ...(deps.fetch ? { fetch: deps.fetch } : {}), ...(deps.outboxOptions ? { outboxOptions: deps.outboxOptions } : {}) });
+  fastPath = mesh.dispatchFastPath({
+    inFlight,
+    requestId: requestIdFor,
+    onUnexpected(error, requestId) {
+      app.log.error({ err: error, requestId }, 'unhandled error in mesh dispatch');
+      reportUnhandled(error, 'POST', DISPATCH_PATH, requestId);
+    },
+  });
 
   if (deps.webDir && spaIndex) await registerWebApp(app, deps.webDir);
 
@@ -210,10 +232,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
  * code). close() waits for handlers still running, including those whose client already hung up
  * (Fastify stops waiting for those), so the database is never closed under a running handler.
  */
-function trackInFlight(app: FastifyInstance, drainTimeoutMs = 10_000): void {
+function trackInFlight(app: FastifyInstance, drainTimeoutMs = 10_000): InFlight {
   let closing = false;
   let inFlight = 0;
   let onDrained: (() => void) | null = null;
+  const leave = () => {
+    inFlight -= 1;
+    if (inFlight === 0) onDrained?.();
+  };
   const kCounted = Symbol('inFlight');
   type Counted = { [kCounted]?: boolean };
   // Callback-style hooks: they run on every request, and promise-returning hooks cost more.
@@ -231,10 +257,12 @@ function trackInFlight(app: FastifyInstance, drainTimeoutMs = 10_000): void {
   // whether or not the client is still there to receive it.
   app.addHook('onSend', (req, reply, payload, done) => {
     reply.header('x-request-id', req.id);
+    // Answers given while closing end their connection, so keep-alive clients (peers, proxies)
+    // do not hold the server open until their idle timeout.
+    if (closing) reply.header('connection', 'close');
     if ((req as Counted)[kCounted]) {
       (req as Counted)[kCounted] = false;
-      inFlight -= 1;
-      if (inFlight === 0) onDrained?.();
+      leave();
     }
     done(null, payload);
   });
@@ -252,6 +280,17 @@ function trackInFlight(app: FastifyInstance, drainTimeoutMs = 10_000): void {
       };
     });
   });
+  return {
+    get closing() {
+      return closing;
+    },
+    enter() {
+      if (closing) return false;
+      inFlight += 1;
+      return true;
+    },
+    leave,
+  };
 }
 
 /** The SPA's files: hashed assets cached for a year; navigations fall back to index.html (errors.ts). */

@@ -22,17 +22,23 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-/** An idempotent receiver: the first delivery of a request id executes, later ones replay. */
-function startPeer(delayMs: number): Promise<{ server: Server; port: number; executions: Map<string, number>; deliveries: () => number; quietFor: () => number }> {
+/**
+ * An idempotent receiver: the first delivery of a request id executes, later ones replay. After
+ * `holdAfter` deliveries it holds further ones unanswered and unexecuted until open(), so the
+ * crash always lands mid-run however fast or slow the machine is.
+ */
+function startPeer(delayMs: number, holdAfter: number): Promise<{ server: Server; port: number; executions: Map<string, number>; deliveries: () => number; quietFor: () => number; open(): void }> {
   const executions = new Map<string, number>();
   let deliveries = 0;
   let last = Date.now();
+  let held = true;
   const server = createServer((req, res) => {
     const id = String(req.headers['x-svc-request-id']);
     req.resume();
     req.on('end', () => {
       deliveries += 1;
       last = Date.now();
+      if (held && deliveries > holdAfter) return; // the sender dies waiting
       setTimeout(() => {
         const replayed = executions.has(id);
         if (!replayed) executions.set(id, 1);
@@ -40,7 +46,7 @@ function startPeer(delayMs: number): Promise<{ server: Server; port: number; exe
       }, delayMs);
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as { port: number }).port, executions, deliveries: () => deliveries, quietFor: () => Date.now() - last })));
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as { port: number }).port, executions, deliveries: () => deliveries, quietFor: () => Date.now() - last, open: () => (held = false) })));
 }
 
 function startServer(env: Record<string, string>): ChildProcess {
@@ -58,7 +64,7 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
 
 describe('outbox across a crash', () => {
   it('delivers every event after kill -9 and restart, each executed once', async () => {
-    const peer = await startPeer(150);
+    const peer = await startPeer(150, 5);
     cleanups.push(() => new Promise<void>((r) => peer.server.close(() => r())));
     const dataDir = mkdtempSync(join(tmpdir(), 'rampart-crash-'));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -88,9 +94,10 @@ describe('outbox across a crash', () => {
     const first = startServer(env);
     const firstExit = new Promise((r) => first.on('exit', r));
     await until(() => peer.deliveries() >= 5, 30_000, 'the first deliveries');
-    first.kill('SIGKILL'); // mid-delivery: the peer holds several answers back for 150 ms
+    first.kill('SIGKILL'); // mid-delivery: answers held back 150 ms, later deliveries held unanswered
     await firstExit;
     expect(peer.executions.size).toBeLessThan(EVENTS);
+    peer.open();
 
     const second = startServer(env);
     cleanups.push(() => {
