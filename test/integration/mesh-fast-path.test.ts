@@ -112,7 +112,7 @@ describe('graceful shutdown on the direct path', () => {
     const closing = t.app.close();
     let closed = false;
     void closing.then(() => (closed = true));
-    const refused = await dispatch(send, { caller: peer, secret: SECRET, body: { flow: 'ping', payload: {} } }).catch((e: unknown) => e);
+    const refused = await dispatch(send, { caller: peer, secret: SECRET, body: { flow: 'ping', payload: {} } }).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
     if (!(refused instanceof Error)) {
       // The connection was still accepted: then the answer must be our 503, never a half-done call.
       expect(refused.statusCode).toBe(503);
