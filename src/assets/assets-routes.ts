@@ -1,8 +1,13 @@
-import type { FastifyInstance } from 'fastify';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { SessionGuards } from '../server/plugins/session.ts';
+import { isAppError } from '../lib/errors.ts';
 import {
+  ARCHIVE_CONTENT_TYPES,
+  archiveReplaceQuerySchema,
+  archiveUploadQuerySchema,
   assetDetailSchema,
   assetListSchema,
   assetParamsSchema,
@@ -54,6 +59,58 @@ export function registerAssetRoutes(app: FastifyInstance, deps: { guards: Sessio
       return assets.setArchived(req.params.tenantId, caller(s), req.params.assetId, archived);
     });
   }
+
+  // Image archives: the request body is the file, streamed to storage as it arrives (never
+  // buffered, never subject to the 1 MiB JSON limit). The parsers live in this scope only.
+  // The stream is kept beside the request, not as its body: code that looks at bodies (the
+  // session lookup serialises them) must never touch a live upload.
+  const uploads = new WeakMap<FastifyRequest, Readable>();
+  void app.register(async (scope) => {
+    for (const type of ARCHIVE_CONTENT_TYPES) {
+      if (!scope.hasContentTypeParser(type))
+        scope.addContentTypeParser(type, (req, payload, done) => {
+          uploads.set(req, payload as Readable);
+          done(null, undefined);
+        });
+    }
+    const rs = scope.withTypeProvider<ZodTypeProvider>();
+    const declared = (req: FastifyRequest) => {
+      const n = Number(req.headers['content-length']);
+      return Number.isSafeInteger(n) && n >= 0 ? n : null;
+    };
+    const stream = (req: FastifyRequest): Readable => uploads.get(req) ?? (Buffer.isBuffer(req.body) ? Readable.from([req.body]) : Readable.from([]));
+    // A refused upload may still be arriving: answer and close rather than read the rest.
+    const refuse = async <T>(reply: FastifyReply, fn: () => Promise<T>): Promise<T> => {
+      try {
+        return await fn();
+      } catch (e) {
+        if (isAppError(e) && (e.code === 'payload_too_large' || e.code === 'invalid_image_archive')) void reply.header('connection', 'close');
+        throw e;
+      }
+    };
+
+    rs.post(`${base}/archives`, { schema: { tags, params: tenantParams, querystring: archiveUploadQuerySchema, response: { 201: assetResponseSchema } } }, async (req, reply) => {
+      const s = await guards.requireSession(req);
+      const created = await refuse(reply, () => assets.createFromArchive(req.params.tenantId, caller(s), req.query, stream(req), declared(req)));
+      return reply.code(201).send(created);
+    });
+
+    rs.put(`${base}/:assetId/archive`, { schema: { tags, params: assetParamsSchema, querystring: archiveReplaceQuerySchema, response: { 200: assetResponseSchema } } }, async (req, reply) => {
+      const s = await guards.requireSession(req);
+      return refuse(reply, () => assets.replaceArchive(req.params.tenantId, caller(s), req.params.assetId, req.query, stream(req), declared(req)));
+    });
+  });
+
+  r.get(`${base}/:assetId/archive`, { schema: { tags, params: assetParamsSchema } }, async (req, reply) => {
+    const s = await guards.requireSession(req);
+    const a = await assets.openArchive(req.params.tenantId, caller(s), req.params.assetId);
+    const ascii = a.fileName.replace(/[^\x20-\x7e]|["\\]/g, '_');
+    return reply
+      .type(a.format === 'tar+gzip' ? 'application/gzip' : 'application/x-tar')
+      .header('content-length', a.size)
+      .header('content-disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(a.fileName)}`)
+      .send(a.body);
+  });
 
   const staffParams = z.object({ assetId: z.uuid() });
   r.post('/api/v1/staff/assets/:assetId/bypass', { schema: { tags: ['staff'], params: staffParams, body: bypassBodySchema, response: { 200: assetResponseSchema } } }, async (req) => {

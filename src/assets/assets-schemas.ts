@@ -18,7 +18,8 @@ export const assetSchema = z.object({
   notes: z.string().nullable(),
   verification: z.object({
     status: verificationStatusSchema,
-    via: z.enum(['txt', 'covered', 'bypass']).nullable(),
+    /** upload: an image archive the tenant uploaded, owned by construction. */
+    via: z.enum(['txt', 'covered', 'bypass', 'upload']).nullable(),
     coveredBy: z.object({ assetId: z.string(), target: z.string() }).nullable(),
     verifiedAt: z.string().nullable(),
     lastCheckedAt: z.string().nullable(),
@@ -26,6 +27,11 @@ export const assetSchema = z.object({
     lastError: z.string().nullable(),
     bypass: z.object({ reason: z.string(), by: z.string(), at: z.string() }).nullable(),
   }),
+  /** Container images: a registry reference, or an uploaded image archive (`archive` then describes it). */
+  source: z.enum(['reference', 'archive']),
+  archive: z
+    .object({ fileName: z.string(), size: z.number().int(), sha256: z.string(), format: z.enum(['tar', 'tar+gzip']), uploadedAt: z.string() })
+    .nullable(),
   archivedAt: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -65,7 +71,7 @@ export const assetParamsSchema = z.object({ tenantId: z.uuid(), assetId: z.uuid(
 export const verificationLogEntrySchema = z.object({
   id: z.number().int(),
   at: z.string(),
-  event: z.enum(['created', 'check', 'verified', 'pending', 'failed', 'proof_lost', 'bypassed', 'bypass_revoked', 'archived', 'restored']),
+  event: z.enum(['created', 'check', 'verified', 'pending', 'failed', 'proof_lost', 'bypassed', 'bypass_revoked', 'archived', 'restored', 'archive_uploaded', 'archive_replaced']),
   detail: z.string().nullable(),
   actorEmail: z.string().nullable(),
 });
@@ -79,3 +85,16 @@ export const assetResponseSchema = z.object({ asset: assetSchema });
 export const assetListSchema = z.object({ assets: z.array(assetSchema), nextBefore: z.string().nullable() });
 export const verifyResponseSchema = z.object({ asset: assetSchema, result: z.object({ outcome: checkOutcomeSchema, detail: z.string() }) });
 export const bypassBodySchema = z.object({ reason: z.string().trim().min(10, 'Give a reason of at least 10 characters.').max(500) });
+
+/** Image-archive uploads: the body is the file itself (application/octet-stream), streamed. */
+export const ARCHIVE_CONTENT_TYPES = ['application/octet-stream', 'application/x-tar', 'application/gzip', 'application/x-gzip', 'application/x-compressed-tar'] as const;
+const fileName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(255)
+  // Only the last path segment, without control characters: it is shown and sent back in Content-Disposition.
+  .transform((v) => [...(v.split(/[\\/]/).pop() ?? '')].filter((c) => c >= ' ' && c !== '\u007f').join(''))
+  .refine((v) => v.length > 0, 'Give the file name.');
+export const archiveUploadQuerySchema = z.object({ fileName, name: z.string().trim().min(1).max(200).optional() });
+export const archiveReplaceQuerySchema = z.object({ fileName });

@@ -1,17 +1,20 @@
 // Assets and their ownership proof. Tenant operations run inside withTenantMember (RLS); the
 // super-admin bypass and the daily re-check run as the service role. Every change of proof is
 // written to the verification log; bypasses also to the platform audit log.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { pipeline, type Readable } from 'node:stream';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { z } from 'zod';
 import type { AuditService } from '../audit/index.ts';
 import type { AssetsTable, DB } from '../db/schema.ts';
+import type { StorageService } from '../storage/index.ts';
 import { withService, withTenantMember, type Tx } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError } from '../lib/errors.ts';
 import { assetVerificationFailedReport, type Reporter } from '../reporter/reporter.ts';
 import { normaliseTarget, TargetError } from './asset-targets.ts';
-import type { AssetDto, CheckOutcome, createAssetBodySchema, listAssetsQuerySchema, updateAssetBodySchema } from './assets-schemas.ts';
+import { ArchiveSniffer } from './image-archive.ts';
+import type { archiveReplaceQuerySchema, archiveUploadQuerySchema, AssetDto, CheckOutcome, createAssetBodySchema, listAssetsQuerySchema, updateAssetBodySchema } from './assets-schemas.ts';
 import { recordName, recordValue, type CheckResult, type DnsVerifier } from './dns-verifier.ts';
 
 type Row = Selectable<AssetsTable>;
@@ -44,14 +47,19 @@ function toDto(r: Row & { covered_target?: string | null }): AssetDto {
       lastError: r.last_error,
       bypass: r.verification_status === 'bypassed' && r.bypass_reason ? { reason: r.bypass_reason, by: r.bypassed_by_email ?? '', at: iso(r.bypassed_at)! } : null,
     },
+    source: r.source,
+    archive:
+      r.source === 'archive' && r.archive_sha256 && r.archive_format
+        ? { fileName: r.archive_file_name ?? '', size: Number(r.archive_size), sha256: r.archive_sha256, format: r.archive_format, uploadedAt: iso(r.archive_uploaded_at)! }
+        : null,
     archivedAt: iso(r.archived_at),
     createdAt: iso(r.created_at)!,
     updatedAt: iso(r.updated_at)!,
   };
 }
 
-export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifier; reporter: Reporter; audit: AuditService; clock: Clock }) {
-  const { db, verifier, reporter, audit, clock } = deps;
+export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifier; reporter: Reporter; audit: AuditService; clock: Clock; storage: StorageService; imageArchiveMaxBytes: number }) {
+  const { db, verifier, reporter, audit, clock, storage } = deps;
 
   async function asMember<T>(tenantId: string, caller: Caller, admin: boolean, fn: (tx: Tx) => Promise<T>): Promise<T> {
     return withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, role) => {
@@ -72,6 +80,26 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
 
   const log = (tx: Tx, a: { id: string; tenant_id: string }, event: string, detail: string | null, actor?: Caller | null) =>
     tx.insertInto('asset_verification_log').values({ tenant_id: a.tenant_id, asset_id: a.id, event, detail, actor_user_id: actor?.userId ?? null, actor_email: actor?.email ?? null }).execute();
+
+  const tooLarge = () => appError('payload_too_large', `Image archives may have at most ${deps.imageArchiveMaxBytes.toLocaleString('en-US')} bytes.`, { details: { maxBytes: deps.imageArchiveMaxBytes } });
+
+  /**
+   * Streams an image archive into the tenant's storage under a fresh key. The sniffer fails the
+   * stream unless it starts like a (gzipped) tar, and the store refuses more than the limit; either
+   * way nothing is kept.
+   */
+  async function storeArchive(tenantId: string, assetId: string, body: Readable, declaredLength: number | null) {
+    if (declaredLength !== null && declaredLength > deps.imageArchiveMaxBytes) throw tooLarge();
+    const store = await storage.forTenant(tenantId);
+    const key = `assets/${assetId}/archive-${randomUUID()}`;
+    const sniffer = new ArchiveSniffer();
+    const checked = pipeline(body, sniffer, () => undefined);
+    const put = await store.put(key, checked, { maxBytes: deps.imageArchiveMaxBytes, contentType: 'application/octet-stream' });
+    return { store, key, size: put.size, sha256: put.sha256, format: sniffer.format ?? 'tar' };
+  }
+
+  const archiveTarget = (sha256: string) => `archive:sha256:${sha256}`;
+  const describe = (a: { fileName: string; size: number; sha256: string }) => `${a.fileName}, ${a.size.toLocaleString('en-US')} bytes, sha256:${a.sha256}`;
 
   /**
    * A domain verified by its own TXT record covers itself and everything under it: subdomains,
@@ -250,11 +278,13 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
         const after = await load(tx, assetId);
         if (after.kind !== 'domain') {
           // Only coverage by a proven domain is "verified"; a bypass is never reported as proof.
-          const outcome: CheckOutcome = after.verified_via === 'covered' ? 'verified' : 'pending';
+          const outcome: CheckOutcome = after.verified_via === 'covered' || after.verified_via === 'upload' ? 'verified' : 'pending';
           result = {
             outcome,
             detail:
-              after.verified_via === 'covered'
+              after.verified_via === 'upload'
+                ? 'An uploaded image archive: the tenant supplied the image itself, so ownership holds by construction.'
+                : after.verified_via === 'covered'
                 ? `Covered by the verified domain ${after.covered_target}.`
                 : after.verification_status === 'bypassed'
                   ? 'No proof is on record; scanning is allowed because a platform super-admin bypassed verification.'
@@ -267,11 +297,118 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
       });
     },
 
+    /**
+     * Registers a container image from an uploaded archive (docker save / OCI tar, optionally
+     * gzipped). The archive is its own target (`archive:sha256:<digest>`) and is verified by its
+     * upload: the tenant supplied the bytes, and there is no host to scan on anyone's network.
+     */
+    async createFromArchive(tenantId: string, caller: Caller, q: z.output<typeof archiveUploadQuerySchema>, body: Readable, declaredLength: number | null) {
+      // Refuse non-members before a byte is stored.
+      await asMember(tenantId, caller, false, async () => undefined);
+      const assetId = randomUUID();
+      const stored = await storeArchive(tenantId, assetId, body, declaredLength);
+      const target = archiveTarget(stored.sha256);
+      const exists = () => appError('asset_exists', 'This image archive is already registered.');
+      try {
+        return await asMember(tenantId, caller, false, async (tx) => {
+          const dup = await tx.selectFrom('assets').select('id').where('tenant_id', '=', tenantId).where('kind', '=', 'container_image').where('target', '=', target).executeTakeFirst();
+          if (dup) throw appError('asset_exists', 'This image archive is already registered.', { details: { assetId: dup.id } });
+          const now = clock.now();
+          const row = await tx
+            .insertInto('assets')
+            .values({
+              id: assetId,
+              tenant_id: tenantId,
+              kind: 'container_image',
+              target,
+              dns_name: null,
+              name: q.name ?? q.fileName,
+              tags: [],
+              verification_token: randomBytes(16).toString('hex'),
+              verification_status: 'verified',
+              verified_via: 'upload',
+              verified_at: now,
+              source: 'archive',
+              archive_file_name: q.fileName,
+              archive_size: stored.size,
+              archive_sha256: stored.sha256,
+              archive_format: stored.format,
+              archive_storage_key: stored.key,
+              archive_uploaded_at: now,
+              created_by: caller.userId,
+            })
+            .returning(['id', 'tenant_id'])
+            .executeTakeFirstOrThrow()
+            .catch((e: unknown) => {
+              if ((e as { code?: string }).code === '23505') throw exists();
+              throw e;
+            });
+          await log(tx, row, 'created', null, caller);
+          await log(tx, row, 'archive_uploaded', describe({ fileName: q.fileName, size: stored.size, sha256: stored.sha256 }), caller);
+          await audit.record(
+            { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'asset.created', targetType: 'asset', targetId: row.id, details: { kind: 'container_image', target, source: 'archive', fileName: q.fileName, size: stored.size } },
+            tx,
+          );
+          return { asset: toDto(await load(tx, row.id)) };
+        });
+      } catch (e) {
+        await stored.store.delete(stored.key).catch(() => undefined);
+        throw e;
+      }
+    },
+
+    /** A new version of an archive-backed image: the target follows the new digest; the old file is deleted. */
+    async replaceArchive(tenantId: string, caller: Caller, assetId: string, q: z.output<typeof archiveReplaceQuerySchema>, body: Readable, declaredLength: number | null) {
+      const notArchive = () => appError('conflict', 'This image comes from a registry reference; only images added as archives take uploads.');
+      const current = await asMember(tenantId, caller, false, (tx) => load(tx, assetId));
+      if (current.source !== 'archive') throw notArchive();
+      if (current.archived_at) throw appError('conflict', 'This asset is archived; restore it before uploading a new version.');
+      const stored = await storeArchive(tenantId, assetId, body, declaredLength);
+      const target = archiveTarget(stored.sha256);
+      let oldKey: string | null = null;
+      let result;
+      try {
+        result = await asMember(tenantId, caller, false, async (tx) => {
+          const fresh = await load(tx, assetId);
+          if (fresh.source !== 'archive') throw notArchive();
+          const clash = await tx.selectFrom('assets').select('id').where('tenant_id', '=', tenantId).where('kind', '=', 'container_image').where('target', '=', target).where('id', '<>', assetId).executeTakeFirst();
+          if (clash) throw appError('asset_exists', 'Another asset already holds this image archive.', { details: { assetId: clash.id } });
+          const now = clock.now();
+          await tx
+            .updateTable('assets')
+            .set({ target, archive_file_name: q.fileName, archive_size: stored.size, archive_sha256: stored.sha256, archive_format: stored.format, archive_storage_key: stored.key, archive_uploaded_at: now, verified_at: now, updated_at: now })
+            .where('id', '=', assetId)
+            .execute();
+          await log(tx, fresh, 'archive_replaced', `${describe({ fileName: q.fileName, size: stored.size, sha256: stored.sha256 })} (was sha256:${fresh.archive_sha256})`, caller);
+          await audit.record(
+            { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'asset.archive_replaced', targetType: 'asset', targetId: assetId, details: { from: fresh.target, to: target, fileName: q.fileName, size: stored.size } },
+            tx,
+          );
+          oldKey = fresh.archive_storage_key;
+          return { asset: toDto(await load(tx, assetId)) };
+        });
+      } catch (e) {
+        await stored.store.delete(stored.key).catch(() => undefined);
+        throw e;
+      }
+      if (oldKey && oldKey !== stored.key) await stored.store.delete(oldKey).catch(() => undefined);
+      return result;
+    },
+
+    /** The uploaded archive's bytes, streamed from the tenant's storage. */
+    async openArchive(tenantId: string, caller: Caller, assetId: string) {
+      const asset = await asMember(tenantId, caller, false, (tx) => load(tx, assetId));
+      if (asset.source !== 'archive' || !asset.archive_storage_key) throw appError('object_not_found', 'This asset has no uploaded archive.');
+      const { body, info } = await (await storage.forTenant(tenantId)).get(asset.archive_storage_key);
+      return { body, size: info.size, fileName: asset.archive_file_name ?? 'image.tar', format: asset.archive_format ?? 'tar' };
+    },
+
     /** Super-admin: allow scanning without proof. Written to the platform audit log and the verification log. */
     async bypass(assetId: string, actor: Caller, reason: string, revoke: boolean) {
       return withService(db, async (tx) => {
         const asset = await load(tx, assetId);
         const now = clock.now();
+        if (asset.source === 'archive') throw appError('conflict', 'An uploaded image archive is verified by its upload; there is nothing to bypass.');
         if (revoke) {
           if (asset.verification_status !== 'bypassed') throw appError('conflict', 'This asset is not bypassed.');
           await tx.updateTable('assets').set({ verification_status: 'pending', verified_via: null, bypass_reason: null, bypassed_by: null, bypassed_by_email: null, bypassed_at: null, updated_at: now }).where('id', '=', assetId).execute();

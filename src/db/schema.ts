@@ -71,6 +71,10 @@ export interface TenantSettingsTable {
   tenant_id: string;
   daily_scan_quota: Generated<number>;
   per_asset_concurrent_scans: Generated<number>;
+  sla_critical_days: Generated<number>;
+  sla_high_days: Generated<number>;
+  sla_medium_days: Generated<number>;
+  sla_low_days: Generated<number>;
   updated_at: Timestamp;
   updated_by: string | null;
 }
@@ -188,7 +192,7 @@ export interface AssetsTable {
   owner: string | null;
   notes: string | null;
   verification_status: ColumnType<'pending' | 'verified' | 'bypassed', 'pending' | 'verified' | 'bypassed' | undefined, 'pending' | 'verified' | 'bypassed'>;
-  verified_via: 'txt' | 'covered' | 'bypass' | null;
+  verified_via: 'txt' | 'covered' | 'bypass' | 'upload' | null;
   covered_by: string | null;
   verification_token: string;
   verified_at: Timestamp | null;
@@ -203,6 +207,32 @@ export interface AssetsTable {
   created_by: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** 0005: a container image from a registry reference or an uploaded archive */
+  source: ColumnType<'reference' | 'archive', 'reference' | 'archive' | undefined, 'reference' | 'archive'>;
+  archive_file_name: string | null;
+  archive_size: ColumnType<string | null, number | null | undefined, number | null>;
+  archive_sha256: string | null;
+  archive_format: 'tar' | 'tar+gzip' | null;
+  archive_storage_key: string | null;
+  archive_uploaded_at: Timestamp | null;
+}
+
+export interface TenantStorageSettingsTable {
+  tenant_id: string;
+  endpoint: string;
+  region: string;
+  bucket: string;
+  path_style: boolean;
+  prefix: string;
+  access_key_id_sealed: string;
+  secret_access_key_sealed: string;
+  enabled: boolean;
+  last_tested_at: Timestamp | null;
+  last_test_ok: boolean | null;
+  last_test_error: string | null;
+  last_test_message: string | null;
+  updated_at: Timestamp;
+  updated_by: string | null;
 }
 
 export interface AssetVerificationLogTable {
@@ -214,6 +244,147 @@ export interface AssetVerificationLogTable {
   detail: string | null;
   actor_user_id: string | null;
   actor_email: string | null;
+}
+
+export type ScanKind = 'port' | 'template' | 'webapp' | 'container' | 'edge';
+export type ScanStatus = 'queued' | 'leased' | 'running' | 'chunking' | 'aggregating' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface ScansTable {
+  id: Generated<string>;
+  tenant_id: string;
+  asset_id: string;
+  kind: ScanKind;
+  options: JSONColumnType<Record<string, unknown>, string | undefined, string>;
+  status: ColumnType<ScanStatus, ScanStatus | undefined, ScanStatus>;
+  percent: ColumnType<number, number | undefined, number>;
+  parent_id: string | null;
+  chunk_index: number | null;
+  chunk_count: number | null;
+  chunk_spec: JSONColumnType<Record<string, unknown> | null, string | null, string | null>;
+  schedule_id: string | null;
+  requested_by: string | null;
+  quota_day: ColumnType<string | null, string | null | undefined, string | null>;
+  error: string | null;
+  lease_token: string | null;
+  leased_by: string | null;
+  lease_expires_at: Timestamp | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  created_at: Timestamp;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  updated_at: Timestamp;
+}
+
+export interface ScanSchedulesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  asset_id: string;
+  name: string;
+  kind: ScanKind;
+  options: JSONColumnType<Record<string, unknown>, string | undefined, string>;
+  chunk_count: number | null;
+  cron: string;
+  time_zone: string;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  next_run_at: Timestamp | null;
+  last_run_at: Timestamp | null;
+  last_scan_id: string | null;
+  last_error: string | null;
+  created_by: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type FindingSeverity = 'info' | 'low' | 'medium' | 'high' | 'critical';
+export type FindingStatus = 'open' | 'fixed' | 'accepted_risk' | 'false_positive';
+
+export interface FindingsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  asset_id: string;
+  scan_id: string | null;
+  first_scan_id: string | null;
+  scanner: ScanKind;
+  rule_id: string;
+  title: string;
+  description: string | null;
+  severity: FindingSeverity;
+  severity_rank: ColumnType<number, never, never>;
+  /** numeric(3,1): read as a string. */
+  cvss_score: ColumnType<string | null, number | null | undefined, number | null>;
+  cvss_vector: string | null;
+  cwe_ids: ColumnType<number[], number[] | undefined, number[]>;
+  cve_ids: ColumnType<string[], string[] | undefined, string[]>;
+  location: JSONColumnType<Record<string, unknown>, string | undefined, string>;
+  location_text: string;
+  search_text: ColumnType<string, string | undefined, string>;
+  port: number | null;
+  path: string | null;
+  evidence: JSONColumnType<Record<string, unknown>, string | undefined, string>;
+  remediation: string | null;
+  reference_urls: ColumnType<string[], string[] | undefined, string[]>;
+  fingerprint: string;
+  scope_key: string;
+  status: ColumnType<FindingStatus, FindingStatus | undefined, FindingStatus>;
+  status_reason: string | null;
+  status_expires_at: Timestamp | null;
+  status_changed_by: string | null;
+  status_changed_by_email: string | null;
+  status_changed_at: Timestamp | null;
+  first_seen_at: Timestamp;
+  last_seen_at: Timestamp;
+  fixed_at: Timestamp | null;
+  reopened_count: ColumnType<number, number | undefined, number>;
+  sla_due_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface FindingEventsTable {
+  id: Generated<number>;
+  tenant_id: string;
+  finding_id: string;
+  at: Timestamp;
+  event: 'created' | 'fixed' | 'reopened' | 'status_changed' | 'severity_changed' | 'risk_expired';
+  from_status: string | null;
+  to_status: string | null;
+  scan_id: string | null;
+  reason: string | null;
+  detail: JSONColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  actor_user_id: string | null;
+  actor_email: string | null;
+}
+
+export interface FindingScanIngestsTable {
+  scan_id: string;
+  tenant_id: string;
+  scope_key: string;
+  summary: JSONColumnType<Record<string, unknown>, string | undefined, string>;
+  ingested_at: Timestamp;
+}
+
+export interface ControlEvidenceTable {
+  id: string;
+  tenant_id: string;
+  framework: 'soc2' | 'gdpr' | 'iso27001' | 'nist-csf' | 'cis-v8';
+  control_id: string;
+  title: string;
+  description: string | null;
+  file_name: string;
+  content_type: string;
+  /** bigint: read as a number (db/client.ts parses int8). */
+  size_bytes: number;
+  sha256: string;
+  storage_kind: 'builtin' | 's3';
+  storage_key: string;
+  /** date columns: the service selects them as ::text (YYYY-MM-DD). */
+  effective_date: ColumnType<Date | string, string, string>;
+  expires_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+  uploaded_by: string | null;
+  uploaded_by_email: string | null;
+  created_at: Timestamp;
+  deleted_at: Timestamp | null;
+  deleted_by: string | null;
 }
 
 export interface SchemaMigrationsTable {
@@ -243,4 +414,11 @@ export interface DB {
   reporter_dedupe: ReporterDedupeTable;
   assets: AssetsTable;
   asset_verification_log: AssetVerificationLogTable;
+  tenant_storage_settings: TenantStorageSettingsTable;
+  scans: ScansTable;
+  scan_schedules: ScanSchedulesTable;
+  findings: FindingsTable;
+  finding_events: FindingEventsTable;
+  finding_scan_ingests: FindingScanIngestsTable;
+  control_evidence: ControlEvidenceTable;
 }

@@ -59,6 +59,8 @@ const schema = z
       .refine((list) => list.every((r) => /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\]|[0-9a-f:]+)(:\d{1,5})?$/.test(r)), 'comma-separated resolver addresses such as 1.1.1.1,9.9.9.9:53')
       .default([]),
     DNS_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
+    // Built-in scheduler: every replica ticks; the tick claims each due schedule once. 0 = only the cron hook.
+    SCHEDULE_TICK_SECONDS: z.coerce.number().int().min(0).max(3_600).default(60),
     APP_ENCRYPTION_KEY: z
       .string()
       .refine((v) => Buffer.from(v, 'base64').length === 32, '32 bytes, base64-encoded')
@@ -74,6 +76,10 @@ const schema = z
     MAIL_FROM: z.string().min(3).default('Rampart <no-reply@localhost>'),
     METRICS_TOKEN: optionalSecret,
     SIGNUP_ENABLED: bool.default(true),
+    /** Largest container-image archive an upload may carry (bytes); default 2 GiB. */
+    IMAGE_ARCHIVE_MAX_BYTES: z.coerce.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).default(2 * 1024 ** 3),
+    /** Largest compliance evidence file (bytes); default 25 MiB. */
+    EVIDENCE_MAX_BYTES: z.coerce.number().int().min(1024).max(1024 ** 3).default(25 * 1024 ** 2),
   })
   .transform((c) => ({
     ...c,

@@ -31,6 +31,35 @@ export const ERROR_STATUS = {
   // assets
   asset_not_found: 404,
   asset_exists: 409,
+  invalid_image_archive: 400,
+  // storage (built-in and tenant S3 buckets)
+  invalid_object_key: 400,
+  object_not_found: 404,
+  upload_mismatch: 422,
+  storage_not_configured: 404,
+  storage_auth_failed: 502,
+  storage_access_denied: 502,
+  storage_bucket_not_found: 502,
+  storage_unreachable: 502,
+  storage_error: 502,
+  // scans and schedules
+  scan_not_found: 404,
+  scan_not_cancellable: 409,
+  schedule_not_found: 404,
+  asset_not_verified: 409,
+  asset_archived: 409,
+  scan_kind_mismatch: 422,
+  asset_scan_limit: 409,
+  quota_exceeded: 429,
+  // findings
+  finding_not_found: 404,
+  // compliance frameworks and evidence
+  framework_not_found: 404,
+  control_not_found: 404,
+  evidence_not_found: 404,
+  evidence_file_missing: 400,
+  evidence_type_not_allowed: 415,
+  evidence_content_mismatch: 415,
   // platform roles
   role_not_found: 404,
   user_not_found: 404,

@@ -11,6 +11,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServ
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { createAssetsService, createDnsVerifier, registerAssetRoutes, type AssetsService, type DnsVerifier } from '../assets/index.ts';
 import { createAuditService, type AuditService } from '../audit/index.ts';
+import { createStorage, registerStorageRoutes, type AppStorage } from '../storage/index.ts';
 import { createAuth, type Auth } from '../auth/auth.ts';
 import { registerAuthRoutes } from '../auth/auth-routes.ts';
 import type { Mailer } from '../auth/mailer.ts';
@@ -27,6 +28,9 @@ import { registerHealthRoutes } from '../ops/health-routes.ts';
 import { APP_VERSION } from '../ops/version.ts';
 import { createMeshRecordsService, createStaffService, registerMeshRecordsRoutes, registerStaffRoutes, type StaffService } from '../staff/index.ts';
 import { createTenantsService, registerTenantRoutes, type TenantsService } from '../tenants/index.ts';
+import { createScansService, createSchedulesService, registerScanRoutes, type ScansService, type SchedulesService } from '../scans/index.ts';
+import { createFindingsIngest, createFindingsService, registerFindingRoutes, type FindingsService, type IngestScanFindings } from '../findings/index.ts';
+import { createComplianceService, registerComplianceRoutes, type ComplianceService } from '../compliance/index.ts';
 import { registerErrorHandling, sendError, type UnhandledErrorListener } from './plugins/errors.ts';
 import { registerSession, type SessionGuards } from './plugins/session.ts';
 
@@ -65,6 +69,16 @@ export interface Services {
   mesh: Mesh;
   reporter: Reporter;
   assets: AssetsService;
+  scans: ScansService;
+  /** Recurring scans; tick() is what the cron hook runs. */
+  schedules: SchedulesService;
+  /** Built-in storage and tenants' own S3 buckets (storage.forTenant). */
+  storage: AppStorage;
+  findings: FindingsService;
+  /** Turns a scan's parsed report into findings (the workers module calls it). */
+  ingestScanFindings: IngestScanFindings;
+  /** Framework catalogues, control status and per-control evidence. */
+  compliance: ComplianceService;
 }
 
 export type App = FastifyInstance & { services: Services };
@@ -219,10 +233,24 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   if (deps.webDir && spaIndex) await registerWebApp(app, deps.webDir);
 
-  const assets = createAssetsService({ db: database.db, verifier: deps.dnsVerifier ?? createDnsVerifier({ resolvers: config.DNS_RESOLVERS, timeoutMs: config.DNS_TIMEOUT_MS }), reporter: mesh.reporter, audit, clock });
-  registerAssetRoutes(app, { guards, assets });
+  const secretBox = createSecretBox(deps.encryptionKey);
+  const { storage, settings: storageSettings } = createStorage({ db: database.db, dataDir: config.DATA_DIR, secretBox, audit, clock });
+  app.addHook('onClose', async () => storage.close());
+  registerStorageRoutes(app, { guards, settings: storageSettings });
 
-  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox: createSecretBox(deps.encryptionKey), mesh, reporter: mesh.reporter, assets });
+  const assets = createAssetsService({ db: database.db, storage, imageArchiveMaxBytes: config.IMAGE_ARCHIVE_MAX_BYTES, verifier: deps.dnsVerifier ?? createDnsVerifier({ resolvers: config.DNS_RESOLVERS, timeoutMs: config.DNS_TIMEOUT_MS }), reporter: mesh.reporter, audit, clock });
+  registerAssetRoutes(app, { guards, assets });
+  const scans = createScansService({ db: database.db, audit, clock });
+  const schedules = createSchedulesService({ db: database.db, audit, clock, log: app.log });
+  registerScanRoutes(app, { guards, scans, schedules, cronSecret: config.CRON_SECRET });
+
+  const findings = createFindingsService({ db: database.db, audit, clock });
+  registerFindingRoutes(app, { guards, findings, baseUrl: config.PUBLIC_BASE_URL });
+  const ingestScanFindings = createFindingsIngest({ db: database.db, reporter: mesh.reporter, clock });
+  const compliance = createComplianceService({ db: database.db, storage, audit, clock, evidenceMaxBytes: config.EVIDENCE_MAX_BYTES });
+  await registerComplianceRoutes(app, { guards, compliance, evidenceMaxBytes: config.EVIDENCE_MAX_BYTES });
+
+  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox, mesh, reporter: mesh.reporter, assets, scans, schedules, storage, findings, ingestScanFindings, compliance });
   return app;
 }
 

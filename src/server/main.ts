@@ -9,6 +9,7 @@ import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
 import { loadOrCreateSecret } from '../lib/secrets-file.ts';
 import { reportSegmentationStandard } from '../reporter/reporter.ts';
 import { buildApp, loggerOptions } from './app.ts';
+import { startBackgroundJobs } from './background.ts';
 
 export interface RuntimeSecrets {
   authSecret: string;
@@ -57,13 +58,11 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const app = await buildApp({ config, database, mailer, authSecret: secrets.authSecret, encryptionKey: Buffer.from(secrets.encryptionKey, 'base64'), loggerInstance: log, webDir: resolve('dist/web') });
 
   let closing = false;
-  // Domain proofs are re-checked daily; this looks for due ones every 15 minutes.
-  const recheck = setInterval(() => void app.services.assets.recheckDue().catch((err: unknown) => log.error({ err }, 'asset re-check failed')), 15 * 60_000);
-  recheck.unref();
+  const stopBackground = startBackgroundJobs(app, config, log);
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    clearInterval(recheck);
+    stopBackground();
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
       log.error('shutdown took longer than 10 s; exiting');

@@ -38,13 +38,20 @@ export const invitationSchema = z.object({
 
 export const membersResponseSchema = z.object({ members: z.array(memberSchema), invitations: z.array(invitationSchema) });
 
+const slaDay = z.number().int().min(1).max(3650);
+/** Days from first seen to the SLA due date of a finding, per severity (info findings have none). */
+export const slaDaysSchema = z.object({ critical: slaDay, high: slaDay, medium: slaDay, low: slaDay }).strict();
+export type SlaDaysDto = z.infer<typeof slaDaysSchema>;
+
 export const tenantSettingsBodySchema = z
   .object({
     dailyScanQuota: z.number().int().min(0).max(100_000),
     perAssetConcurrentScans: z.number().int().min(1).max(64),
+    /** Left out: unchanged. */
+    slaDays: slaDaysSchema.optional(),
   })
   .strict();
 export type TenantSettingsInput = z.infer<typeof tenantSettingsBodySchema>;
 
-export const tenantSettingsSchema = tenantSettingsBodySchema.extend({ updatedAt: z.string(), canEdit: z.boolean() });
+export const tenantSettingsSchema = tenantSettingsBodySchema.extend({ slaDays: slaDaysSchema, updatedAt: z.string(), canEdit: z.boolean() });
 export type TenantSettingsDto = z.infer<typeof tenantSettingsSchema>;

@@ -1,7 +1,7 @@
 // Tenant-scoped reads and settings. Every method runs inside withTenant, so row-level security
 // holds even if a query forgets its tenant filter; the caller's role is checked in the same
 // transaction.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { AuditService } from '../audit/audit-service.ts';
 import type { AuditQuery } from '../audit/audit-schemas.ts';
@@ -17,7 +17,7 @@ export interface Caller {
 
 const ADMIN_ROLES: readonly TenantRole[] = ['owner', 'admin'];
 
-export const TENANT_SETTING_DEFAULTS = { dailyScanQuota: 200, perAssetConcurrentScans: 1 } as const;
+export const TENANT_SETTING_DEFAULTS = { dailyScanQuota: 200, perAssetConcurrentScans: 1, slaDays: { critical: 7, high: 30, medium: 90, low: 120 } } as const;
 
 export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService }) {
   const { db, audit } = deps;
@@ -35,8 +35,14 @@ export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService
   async function readSettings(tx: Tx, tenantId: string, canEdit: boolean): Promise<TenantSettingsDto> {
     const row = await tx.selectFrom('tenant_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
     return row
-      ? { dailyScanQuota: row.daily_scan_quota, perAssetConcurrentScans: row.per_asset_concurrent_scans, updatedAt: new Date(row.updated_at).toISOString(), canEdit }
-      : { ...TENANT_SETTING_DEFAULTS, updatedAt: new Date(0).toISOString(), canEdit };
+      ? {
+          dailyScanQuota: row.daily_scan_quota,
+          perAssetConcurrentScans: row.per_asset_concurrent_scans,
+          slaDays: { critical: row.sla_critical_days, high: row.sla_high_days, medium: row.sla_medium_days, low: row.sla_low_days },
+          updatedAt: new Date(row.updated_at).toISOString(),
+          canEdit,
+        }
+      : { ...TENANT_SETTING_DEFAULTS, slaDays: { ...TENANT_SETTING_DEFAULTS.slaDays }, updatedAt: new Date(0).toISOString(), canEdit };
   }
 
   return {
@@ -106,18 +112,30 @@ export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService
     updateSettings(tenantId: string, caller: Caller, input: TenantSettingsInput): Promise<TenantSettingsDto> {
       return asMember(tenantId, caller, ADMIN_ROLES, async (tx) => {
         const before = await readSettings(tx, tenantId, true);
+        const sla = input.slaDays ?? before.slaDays;
+        const slaColumns = { sla_critical_days: sla.critical, sla_high_days: sla.high, sla_medium_days: sla.medium, sla_low_days: sla.low };
         await tx
           .insertInto('tenant_settings')
-          .values({ tenant_id: tenantId, daily_scan_quota: input.dailyScanQuota, per_asset_concurrent_scans: input.perAssetConcurrentScans, updated_by: caller.userId })
+          .values({ tenant_id: tenantId, daily_scan_quota: input.dailyScanQuota, per_asset_concurrent_scans: input.perAssetConcurrentScans, ...slaColumns, updated_by: caller.userId })
           .onConflict((c) =>
             c.column('tenant_id').doUpdateSet({
               daily_scan_quota: input.dailyScanQuota,
               per_asset_concurrent_scans: input.perAssetConcurrentScans,
+              ...slaColumns,
               updated_by: caller.userId,
               updated_at: new Date(),
             }),
           )
           .execute();
+        const slaChanged = (['critical', 'high', 'medium', 'low'] as const).some((k) => sla[k] !== before.slaDays[k]);
+        if (slaChanged) {
+          // The policy is "first seen + days for the severity": findings not yet fixed follow it.
+          await sql`
+            update findings set sla_due_at = first_seen_at + make_interval(days => case severity
+                when 'critical' then ${sla.critical}::int when 'high' then ${sla.high}::int when 'medium' then ${sla.medium}::int else ${sla.low}::int end),
+              updated_at = now()
+            where tenant_id = ${tenantId} and status <> 'fixed' and severity <> 'info'`.execute(tx);
+        }
         await audit.record(
           {
             tenantId,
@@ -127,8 +145,8 @@ export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService
             targetType: 'tenant',
             targetId: tenantId,
             details: {
-              from: { dailyScanQuota: before.dailyScanQuota, perAssetConcurrentScans: before.perAssetConcurrentScans },
-              to: input,
+              from: { dailyScanQuota: before.dailyScanQuota, perAssetConcurrentScans: before.perAssetConcurrentScans, slaDays: before.slaDays },
+              to: { ...input, slaDays: sla },
             },
           },
           tx,

@@ -1,14 +1,27 @@
 // Code-based route tree. Guards run in beforeLoad against the cached /me query.
 import type { QueryClient } from '@tanstack/react-query';
-import { createRootRouteWithContext, createRoute, createRouter, Outlet, redirect } from '@tanstack/react-router';
+import { createRootRouteWithContext, createRoute, createRouter, notFound, Outlet, redirect } from '@tanstack/react-router';
 import { AppLayout } from './components/AppLayout.tsx';
 import { RouteAnnouncer } from './components/RouteAnnouncer.tsx';
 import { NotFoundPage, RouteErrorPage } from './components/StatusPages.tsx';
 import { meQueryOptions } from './lib/me.ts';
 import { safeRedirect } from './lib/validate.ts';
 import { AccountPage } from './pages/account/AccountPage.tsx';
-import { CmmcPage, CompliancePage, FindingsPage, ScansPage, WorkersPage } from './pages/areas/AreaPages.tsx';
+import { CmmcPage, WorkersPage } from './pages/areas/AreaPages.tsx';
+import { FindingDetailPage } from './pages/findings/FindingDetailPage.tsx';
+import { FindingsListPage, type FindingsSearch } from './pages/findings/FindingsListPage.tsx';
+import { isScanner, isSeverity, isSort, isStatus, parseList } from './pages/findings/finding-ui.tsx';
+import { CompliancePage } from './pages/compliance/CompliancePage.tsx';
+import { ControlPage } from './pages/compliance/ControlPage.tsx';
+import { FrameworkPage, type FrameworkSearch } from './pages/compliance/FrameworkPage.tsx';
+import { isControlStatus } from './pages/compliance/compliance-ui.tsx';
+import { isFrameworkId } from './lib/compliance-api.ts';
 import { AssetDetailPage } from './pages/assets/AssetDetailPage.tsx';
+import { isScanKind, isScanStatus } from './pages/scans/scan-ui.tsx';
+import { ScanDetailPage } from './pages/scans/ScanDetailPage.tsx';
+import { ScansListPage, type ScansSearch } from './pages/scans/ScansListPage.tsx';
+import { ScheduleDetailPage } from './pages/schedules/ScheduleDetailPage.tsx';
+import { SchedulesListPage } from './pages/schedules/SchedulesListPage.tsx';
 import { AssetsListPage, type AssetsSearch } from './pages/assets/AssetsListPage.tsx';
 import { isAssetKind, isVerificationStatus } from './pages/assets/asset-ui.tsx';
 import { AcceptInvitationPage, type AcceptInvitationSearch } from './pages/auth/AcceptInvitationPage.tsx';
@@ -18,6 +31,7 @@ import { SignInPage, type SignInSearch } from './pages/auth/SignInPage.tsx';
 import { SignUpPage, type SignUpSearch } from './pages/auth/SignUpPage.tsx';
 import { AuditLogPage } from './pages/settings/AuditLogPage.tsx';
 import { MembersPage } from './pages/settings/MembersPage.tsx';
+import { StorageSettingsPage } from './pages/settings/StorageSettingsPage.tsx';
 import { TenantSettingsPage } from './pages/settings/TenantSettingsPage.tsx';
 import { PlatformRolesPage } from './pages/staff/PlatformRolesPage.tsx';
 import { StaffAuditLogPage } from './pages/staff/StaffAuditLogPage.tsx';
@@ -138,9 +152,88 @@ const assetDetailRoute = createRoute({
     return <AssetDetailPage key={assetId} assetId={assetId} />;
   },
 });
-const scansRoute = createRoute({ getParentRoute: () => appRoute, path: '/scans', component: ScansPage });
-const findingsRoute = createRoute({ getParentRoute: () => appRoute, path: '/findings', component: FindingsPage });
+const scansRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/scans',
+  validateSearch: (search: Record<string, unknown>): ScansSearch => ({
+    status: isScanStatus(search['status']) ? search['status'] : undefined,
+    kind: isScanKind(search['kind']) ? search['kind'] : undefined,
+    active: search['active'] === true || search['active'] === 'true' ? true : undefined,
+  }),
+  component: function ScansRoute() {
+    return <ScansListPage search={scansRoute.useSearch()} />;
+  },
+});
+const scanDetailRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/scans/$scanId',
+  component: function ScanDetailRoute() {
+    const { scanId } = scanDetailRoute.useParams();
+    return <ScanDetailPage key={scanId} scanId={scanId} />;
+  },
+});
+const schedulesRoute = createRoute({ getParentRoute: () => appRoute, path: '/schedules', component: SchedulesListPage });
+const scheduleDetailRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/schedules/$scheduleId',
+  component: function ScheduleDetailRoute() {
+    const { scheduleId } = scheduleDetailRoute.useParams();
+    return <ScheduleDetailPage key={scheduleId} scheduleId={scheduleId} />;
+  },
+});
+const findingsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/findings',
+  validateSearch: (search: Record<string, unknown>): FindingsSearch => ({
+    q: str(search['q']),
+    severity: parseList(search['severity'], isSeverity)?.join(','),
+    status: search['status'] === 'all' || isStatus(search['status']) ? search['status'] : undefined,
+    assetId: str(search['assetId']),
+    scanner: isScanner(search['scanner']) ? search['scanner'] : undefined,
+    overdue: search['overdue'] === true || search['overdue'] === 'true' ? true : undefined,
+    sort: isSort(search['sort']) ? search['sort'] : undefined,
+    dir: search['dir'] === 'asc' || search['dir'] === 'desc' ? search['dir'] : undefined,
+  }),
+  component: function FindingsRoute() {
+    return <FindingsListPage search={findingsRoute.useSearch()} />;
+  },
+});
+const findingDetailRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/findings/$findingId',
+  component: function FindingDetailRoute() {
+    const { findingId } = findingDetailRoute.useParams();
+    return <FindingDetailPage key={findingId} findingId={findingId} />;
+  },
+});
 const complianceRoute = createRoute({ getParentRoute: () => appRoute, path: '/compliance', component: CompliancePage });
+const frameworkRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/compliance/$framework',
+  validateSearch: (search: Record<string, unknown>): FrameworkSearch => ({
+    q: str(search['q']),
+    controlStatus: isControlStatus(search['controlStatus']) ? search['controlStatus'] : undefined,
+    group: str(search['group']),
+  }),
+  beforeLoad: ({ params }) => {
+    if (!isFrameworkId(params.framework)) throw notFound();
+  },
+  component: function FrameworkRoute() {
+    const { framework } = frameworkRoute.useParams();
+    return <FrameworkPage key={framework} framework={framework as never} search={frameworkRoute.useSearch()} />;
+  },
+});
+const controlRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/compliance/$framework/$controlId',
+  beforeLoad: ({ params }) => {
+    if (!isFrameworkId(params.framework)) throw notFound();
+  },
+  component: function ControlRoute() {
+    const { framework, controlId } = controlRoute.useParams();
+    return <ControlPage key={`${framework}/${controlId}`} framework={framework as never} controlId={controlId} />;
+  },
+});
 const cmmcRoute = createRoute({ getParentRoute: () => appRoute, path: '/cmmc', component: CmmcPage });
 const workersRoute = createRoute({ getParentRoute: () => appRoute, path: '/workers', component: WorkersPage });
 
@@ -155,6 +248,7 @@ const settingsIndexRoute = createRoute({
 const membersRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/members', component: MembersPage });
 const tenantSettingsRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/tenant', component: TenantSettingsPage });
 const auditLogRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/audit-log', component: AuditLogPage });
+const storageSettingsRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/storage', component: StorageSettingsPage });
 
 // Staff area: the guard renders a "Staff only" page for everyone else; later staff pages
 // (/settings/cmmc, /settings/mesh, ...) get their own guarded routes.
@@ -190,8 +284,14 @@ const routeTree = rootRoute.addChildren([
     assetsRoute,
     assetDetailRoute,
     scansRoute,
+    scanDetailRoute,
+    schedulesRoute,
+    scheduleDetailRoute,
     findingsRoute,
+    findingDetailRoute,
     complianceRoute,
+    frameworkRoute,
+    controlRoute,
     cmmcRoute,
     workersRoute,
     settingsRoute.addChildren([
@@ -199,6 +299,7 @@ const routeTree = rootRoute.addChildren([
       membersRoute,
       tenantSettingsRoute,
       auditLogRoute,
+      storageSettingsRoute,
       staffRoute.addChildren([staffIndexRoute, staffAuditRoute, staffTenantsRoute, staffRolesRoute, staffMeshRoute]),
     ]),
   ]),

@@ -19,10 +19,12 @@ import {
   IconWorkers,
 } from './icons.tsx';
 import { NavItem } from './links.tsx';
+import { IconCalendar } from '../pages/schedules/schedule-ui.tsx';
 
 const AREAS = [
   { to: '/assets', label: 'Assets', icon: <IconAssets /> },
   { to: '/scans', label: 'Scans', icon: <IconScans /> },
+  { to: '/schedules', label: 'Schedules', icon: <IconCalendar /> },
   { to: '/findings', label: 'Findings', icon: <IconFindings /> },
   { to: '/compliance', label: 'Compliance', icon: <IconCompliance /> },
   { to: '/cmmc', label: 'CMMC', icon: <IconCmmc /> },
@@ -59,6 +61,7 @@ export function Navigation({ me, tenant, onNavigate }: NavigationProps) {
             <Group label="Settings" icon={<IconSettings />} open={inSettings || !inStaff}>
               <NavItem to="/settings/members" label="Members" leftSection={<IconUsers size={16} />} />
               <NavItem to="/settings/tenant" label="Tenant settings" leftSection={<IconSettings size={16} />} />
+              <NavItem to="/settings/storage" label="Storage" leftSection={<IconAssets size={16} />} />
               {isTenantAdmin(tenant) && <NavItem to="/settings/audit-log" label="Audit log" leftSection={<IconLog size={16} />} />}
             </Group>
           </>

@@ -1,7 +1,9 @@
 // Queries and mutations of the asset inventory (/api/v1/tenants/:tenantId/assets/...) and the
 // super-admin verification bypass (/api/v1/staff/assets/:id/bypass).
 import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
-import { api } from './api.ts';
+import { api, ApiError, defaultMessageFor, fetchMe } from './api.ts';
+import { ME_KEY, queryClient } from './query-client.ts';
+import type { Me } from './types.ts';
 import type { AssetDetail, AssetFilters, AssetResponse, AssetsPage, BypassBody, CreateAssetBody, UpdateAssetBody, VerifyAssetResponse } from './types.ts';
 
 /** Assets per page of the list ("Load more" fetches the next). */
@@ -66,3 +68,53 @@ export function bypassVerification(assetId: string, body: BypassBody) {
 export function revokeBypass(assetId: string, body: BypassBody) {
   return api<AssetResponse>(`${staffOne(assetId)}/bypass/revoke`, { method: 'POST', body });
 }
+
+export interface UploadProgress {
+  loaded: number;
+  total: number;
+}
+
+/**
+ * Streams an image archive to the server as the request body (no multipart wrapping), with upload
+ * progress. New asset: `assetId` absent; new version of an archive-backed asset: `assetId` given.
+ */
+export async function uploadImageArchive(
+  tenantId: string,
+  file: File,
+  opts: { assetId?: string; name?: string; onProgress?: (p: UploadProgress) => void; signal?: AbortSignal } = {},
+): Promise<AssetResponse> {
+  const query = new URLSearchParams({ fileName: file.name });
+  if (opts.name && !opts.assetId) query.set('name', opts.name);
+  const url = opts.assetId ? `${one(tenantId, opts.assetId)}/archive?${query}` : `${base(tenantId)}/archives?${query}`;
+  const me = queryClient.getQueryData<Me | null>(ME_KEY) ?? (await queryClient.fetchQuery({ queryKey: ME_KEY, queryFn: fetchMe, staleTime: 0 }));
+  const csrf = me?.csrfToken ?? '';
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open(opts.assetId ? 'PUT' : 'POST', url);
+    xhr.setRequestHeader('content-type', 'application/octet-stream');
+    xhr.setRequestHeader('accept', 'application/json');
+    xhr.setRequestHeader('x-csrf-token', csrf);
+    xhr.upload.onprogress = (e) => opts.onProgress?.({ loaded: e.loaded, total: e.lengthComputable ? e.total : file.size });
+    xhr.onload = () => {
+      type Body = { error?: unknown; message?: unknown; details?: unknown };
+      const body = ((): Body | null => {
+        try {
+          return JSON.parse(xhr.responseText) as Body;
+        } catch {
+          return null; // not JSON: a proxy's page; the status decides
+        }
+      })();
+      if (xhr.status >= 200 && xhr.status < 300 && body) return resolve(body as unknown as AssetResponse);
+      const code = typeof body?.error === 'string' ? body.error : `http_${xhr.status}`;
+      const message = typeof body?.message === 'string' ? body.message : xhr.status === 413 ? 'The file is larger than the server accepts.' : defaultMessageFor(xhr.status);
+      reject(new ApiError(xhr.status, code, message, body?.details));
+    };
+    xhr.onerror = () => reject(new ApiError(0, 'network_error', 'The upload was interrupted. Check your connection and try again.'));
+    xhr.onabort = () => reject(new DOMException('The upload was cancelled.', 'AbortError'));
+    opts.signal?.addEventListener('abort', () => xhr.abort(), { once: true });
+    xhr.send(file);
+  });
+}
+
+/** Where the browser downloads the archive from (a plain link: the session cookie authorises it). */
+export const imageArchiveUrl = (tenantId: string, assetId: string) => `${one(tenantId, assetId)}/archive`;

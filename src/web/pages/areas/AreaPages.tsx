@@ -1,8 +1,7 @@
 // Tenant areas that later work fills in. Until then each explains what it will hold.
 import { Anchor, Card, EmptyState, List, Stack, Text } from '@mantine/core';
 import type { ReactNode } from 'react';
-import { IconCmmc, IconCompliance, IconFindings, IconScans, IconWorkers } from '../../components/icons.tsx';
-import { TextLink } from '../../components/links.tsx';
+import { IconCmmc, IconWorkers } from '../../components/icons.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { useTenant } from '../../lib/me.ts';
 
@@ -43,59 +42,6 @@ function Area({ title, intro, icon, emptyTitle, emptyText, points }: AreaProps) 
         </Stack>
       </Card>
     </>
-  );
-}
-
-export function ScansPage() {
-  return (
-    <Area
-      title="Scans"
-      intro="Queued, running and finished scans of your assets."
-      icon={<IconScans size={28} />}
-      emptyTitle="No scans yet"
-      emptyText="Once an asset is verified you can queue port, template, web-application and container scans, run now or on a schedule. Workers pick them up and report back."
-      points={[
-        'Progress of each scan, including large scans split into 2 to 8 parallel chunks.',
-        <>
-          Limits from your{' '}
-          <TextLink to="/settings/tenant" size="sm">
-            tenant settings
-          </TextLink>
-          : the daily scan quota and scans at once per asset.
-        </>,
-        'Raw reports, kept in built-in storage or your own S3-compatible bucket.',
-      ]}
-    />
-  );
-}
-
-export function FindingsPage() {
-  return (
-    <Area
-      title="Findings"
-      intro="Issues your scans discovered, ranked by severity."
-      icon={<IconFindings size={28} />}
-      emptyTitle="No findings yet"
-      emptyText="Findings appear when scans finish: open ports, vulnerable software, weak TLS, risky web-app behaviour and vulnerable image packages."
-      points={[
-        'Severity, affected asset, evidence and suggested fix for each finding.',
-        'Critical findings raise an alert as soon as they appear.',
-        'Mapping of each finding to the compliance controls it affects.',
-      ]}
-    />
-  );
-}
-
-export function CompliancePage() {
-  return (
-    <Area
-      title="Compliance"
-      intro="Framework controls, their status and your evidence."
-      icon={<IconCompliance size={28} />}
-      emptyTitle="No frameworks tracked yet"
-      emptyText="Track SOC 2, GDPR, ISO 27001, NIST CSF and CIS v8. Scan findings map to controls, and you attach evidence to each control."
-      points={['Per-framework progress and the controls that still need work.', 'Evidence uploads per control.', 'Exports for your auditor.']}
-    />
   );
 }
 

@@ -17,6 +17,7 @@ import type { Asset, AssetDetail, AssetLogEntry, UpdateAssetBody } from '../../l
 import { useConfirmedAction } from '../../lib/use-confirmed-action.ts';
 import { useForm } from '../../lib/use-form.ts';
 import { ArchivedBadge, checkTags, fieldErrorsOf, KindBadge, LOG_EVENTS, parseTags, showsTarget, VerificationBadge } from './asset-ui.tsx';
+import { ImageArchiveCard } from './ImageArchiveCard.tsx';
 import { OwnershipCard } from './OwnershipCard.tsx';
 import { useAssetUpdater } from './use-asset-updater.ts';
 
@@ -84,6 +85,7 @@ function AssetView({ detail, tenantId, tenantName, canAdmin }: AssetViewProps) {
       </Group>
       <Stack gap="lg">
         <OwnershipCard detail={detail} tenantId={tenantId} tenantName={tenantName} />
+        {asset.archive && <ImageArchiveCard asset={asset} tenantId={tenantId} />}
         <EditAssetCard asset={asset} tenantId={tenantId} />
         <HistoryCard log={detail.log} />
         {canAdmin && <ArchiveCard asset={asset} tenantId={tenantId} />}
@@ -138,7 +140,11 @@ function EditAssetCard({ asset, tenantId }: { asset: Asset; tenantId: string }) 
   });
 
   return (
-    <SectionCard headingId="details-heading" title="Details" description="A label, tags and who is responsible. The kind and target cannot change: add a new asset instead.">
+    <SectionCard headingId="details-heading" title="Details" description={
+        asset.source === 'archive'
+          ? 'A label, tags and who is responsible. The target follows the uploaded archive’s digest.'
+          : 'A label, tags and who is responsible. The kind and target cannot change: add a new asset instead.'
+      }>
       <form
         ref={form.formRef}
         noValidate

@@ -61,7 +61,7 @@ export function AssetsListPage({ search }: { search: AssetsSearch }) {
   const [adding, setAdding] = useState(false);
 
   const update = (patch: Partial<AssetsSearch>) =>
-    void navigate({ to: '/assets', search: (prev: AssetsSearch) => ({ ...prev, ...patch }), replace: true });
+    void navigate({ from: '/assets', to: '/assets', search: (prev: AssetsSearch) => ({ ...prev, ...patch }), replace: true });
   const [q, setQ] = useUrlText(search.q, (v) => update({ q: v }));
   const [tag, setTag] = useUrlText(search.tag, (v) => update({ tag: v }));
 

@@ -51,6 +51,13 @@ export function OwnershipCard({ detail, tenantId, tenantName }: OwnershipCardPro
   let body: ReactNode;
   if (v.status === 'bypassed') body = <BypassedNote asset={asset} />;
   else if (v.status === 'verified' && v.via === 'covered' && v.coveredBy) body = <CoveredNote coveredBy={v.coveredBy} />;
+  else if (v.status === 'verified' && v.via === 'upload')
+    body = (
+      <Alert color="green" variant="light" title="Verified by upload" role="note">
+        Your tenant uploaded this image archive{v.verifiedAt ? ` (${formatDateTime(v.verifiedAt)})` : ''}, so there is nothing to prove: Rampart scans the file
+        itself and reaches no host on anyone&apos;s network.
+      </Alert>
+    );
   else if (v.status === 'verified')
     body = (
       <Alert color="green" variant="light" title="Verified" role="note">

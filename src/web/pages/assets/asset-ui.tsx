@@ -221,4 +221,6 @@ export const LOG_EVENTS: Record<AssetLogEntry['event'], { label: string; color: 
   bypass_revoked: { label: 'Bypass revoked', color: 'gray', variant: 'outline' },
   archived: { label: 'Archived', color: 'gray', variant: 'outline' },
   restored: { label: 'Restored', color: 'indigo' },
+  archive_uploaded: { label: 'Archive uploaded', color: 'grape' },
+  archive_replaced: { label: 'New archive version', color: 'grape' },
 };

@@ -1,5 +1,6 @@
-// Settings → Tenant settings: scan quota and per-asset concurrency (admins and owners may edit).
-import { Alert, Button, Group, NumberInput, Paper, Stack, Text } from '@mantine/core';
+// Settings → Tenant settings: scan quota and per-asset concurrency, and the days each finding
+// severity has before its SLA due date (admins and owners may edit).
+import { Alert, Button, Fieldset, Group, NumberInput, Paper, SimpleGrid, Stack, Text } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { PageHeader } from '../../components/PageHeader.tsx';
@@ -9,11 +10,31 @@ import { notifyError, notifySuccess } from '../../lib/errors.ts';
 import { formatDateTime } from '../../lib/format.ts';
 import { useTenant } from '../../lib/me.ts';
 import { saveSettings, settingsQuery, tenantKeys } from '../../lib/tenant-api.ts';
-import type { TenantSettings } from '../../lib/types.ts';
+import type { TenantSettings, TenantSettingsBody } from '../../lib/types.ts';
 import { useForm } from '../../lib/use-form.ts';
 
 const QUOTA_MAX = 100_000;
 const CONCURRENCY_MAX = 64;
+const SLA_MAX = 3650;
+const SLA_SEVERITIES = [
+  ['slaCritical', 'critical', 'Critical'],
+  ['slaHigh', 'high', 'High'],
+  ['slaMedium', 'medium', 'Medium'],
+  ['slaLow', 'low', 'Low'],
+] as const;
+type SlaField = (typeof SLA_SEVERITIES)[number][0];
+type FormValues = { dailyScanQuota: number | string; perAssetConcurrentScans: number | string } & Record<SlaField, number | string>;
+
+function formValues(s: TenantSettings): FormValues {
+  return {
+    dailyScanQuota: s.dailyScanQuota,
+    perAssetConcurrentScans: s.perAssetConcurrentScans,
+    slaCritical: s.slaDays.critical,
+    slaHigh: s.slaDays.high,
+    slaMedium: s.slaDays.medium,
+    slaLow: s.slaDays.low,
+  };
+}
 
 function intInRange(value: number | string, min: number, max: number, label: string): string | null {
   if (value === '' || value === null) return `${label} is required`;
@@ -31,7 +52,7 @@ export function TenantSettingsPage() {
       <PageHeader
         title="Tenant settings"
         titleContext={tenant.name}
-        description={`Limits that apply to every scan of ${tenant.name}.`}
+        description={`Limits that apply to every scan of ${tenant.name}, and how long findings may stay open.`}
       />
       {settings.isPending ? (
         <LoadingState label="Loading settings…" />
@@ -47,22 +68,20 @@ export function TenantSettingsPage() {
 function SettingsForm({ tenantId, settings }: { tenantId: string; settings: TenantSettings }) {
   const queryClient = useQueryClient();
   const readOnly = !settings.canEdit;
-  const form = useForm(
-    { dailyScanQuota: settings.dailyScanQuota as number | string, perAssetConcurrentScans: settings.perAssetConcurrentScans as number | string },
-    (v) => ({
-      dailyScanQuota: intInRange(v.dailyScanQuota, 0, QUOTA_MAX, 'Daily scan quota'),
-      perAssetConcurrentScans: intInRange(v.perAssetConcurrentScans, 1, CONCURRENCY_MAX, 'Per-asset concurrent scans'),
-    }),
-  );
+  const form = useForm<FormValues>(formValues(settings), (v) => ({
+    dailyScanQuota: intInRange(v.dailyScanQuota, 0, QUOTA_MAX, 'Daily scan quota'),
+    perAssetConcurrentScans: intInRange(v.perAssetConcurrentScans, 1, CONCURRENCY_MAX, 'Per-asset concurrent scans'),
+    ...Object.fromEntries(SLA_SEVERITIES.map(([field, , label]) => [field, intInRange(v[field], 1, SLA_MAX, `${label} SLA days`)])),
+  }));
   const { reset } = form;
 
   // Follow server changes (another admin saved) while the form is untouched.
   useEffect(() => {
-    reset({ dailyScanQuota: settings.dailyScanQuota, perAssetConcurrentScans: settings.perAssetConcurrentScans });
-  }, [reset, settings.dailyScanQuota, settings.perAssetConcurrentScans, settings.updatedAt]);
+    reset(formValues(settings));
+  }, [reset, settings]);
 
   const save = useMutation({
-    mutationFn: (v: { dailyScanQuota: number; perAssetConcurrentScans: number }) => saveSettings(tenantId, v),
+    mutationFn: (v: TenantSettingsBody) => saveSettings(tenantId, v),
     onSuccess: (data) => {
       queryClient.setQueryData(tenantKeys.settings(tenantId), data);
       notifySuccess('Settings saved.');
@@ -70,21 +89,31 @@ function SettingsForm({ tenantId, settings }: { tenantId: string; settings: Tena
     onError: (error) => {
       if (error instanceof ApiError && error.code === 'validation_failed') {
         const issues = error.fieldIssues();
-        form.setErrors({ dailyScanQuota: issues['dailyScanQuota'] ?? null, perAssetConcurrentScans: issues['perAssetConcurrentScans'] ?? null });
+        form.setErrors({
+          dailyScanQuota: issues['body.dailyScanQuota'] ?? issues['dailyScanQuota'] ?? null,
+          perAssetConcurrentScans: issues['body.perAssetConcurrentScans'] ?? issues['perAssetConcurrentScans'] ?? null,
+          ...Object.fromEntries(SLA_SEVERITIES.map(([field, key]) => [field, issues[`body.slaDays.${key}`] ?? null])),
+        });
       }
       notifyError(error, 'Settings not saved');
     },
   });
 
-  const dirty =
-    Number(form.values.dailyScanQuota) !== settings.dailyScanQuota || Number(form.values.perAssetConcurrentScans) !== settings.perAssetConcurrentScans;
+  const initial = formValues(settings);
+  const dirty = (Object.keys(initial) as (keyof FormValues)[]).some((k) => Number(form.values[k]) !== initial[k]);
 
   return (
     <Paper withBorder p="lg" radius="md" maw={640}>
       <form
         ref={form.formRef}
         noValidate
-        onSubmit={form.onSubmit((v) => save.mutate({ dailyScanQuota: Number(v.dailyScanQuota), perAssetConcurrentScans: Number(v.perAssetConcurrentScans) }))}
+        onSubmit={form.onSubmit((v) =>
+          save.mutate({
+            dailyScanQuota: Number(v.dailyScanQuota),
+            perAssetConcurrentScans: Number(v.perAssetConcurrentScans),
+            slaDays: { critical: Number(v.slaCritical), high: Number(v.slaHigh), medium: Number(v.slaMedium), low: Number(v.slaLow) },
+          }),
+        )}
       >
         <Stack gap="lg">
           {readOnly && (
@@ -121,13 +150,38 @@ function SettingsForm({ tenantId, settings }: { tenantId: string; settings: Tena
             error={form.errors.perAssetConcurrentScans}
             onChange={(value) => form.setValue('perAssetConcurrentScans', value)}
           />
+          <Fieldset legend="Finding SLA (days to fix)" variant="unstyled">
+            <Text size="sm" c="dimmed" mb="sm">
+              A finding is due this many days after it was first seen; open findings past that date are overdue. Changes apply to every finding not yet
+              fixed. Informational findings have no due date.
+            </Text>
+            <SimpleGrid cols={{ base: 2, sm: 4 }} spacing="sm">
+              {SLA_SEVERITIES.map(([field, , label]) => (
+                <NumberInput
+                  key={field}
+                  label={label}
+                  suffix=" days"
+                  min={1}
+                  max={SLA_MAX}
+                  allowDecimal={false}
+                  allowNegative={false}
+                  clampBehavior="none"
+                  readOnly={readOnly}
+                  required={!readOnly}
+                  value={form.values[field]}
+                  error={form.errors[field]}
+                  onChange={(value) => form.setValue(field, value)}
+                />
+              ))}
+            </SimpleGrid>
+          </Fieldset>
           <Group justify="space-between" align="center">
             <Text size="xs" c="dimmed">
               Last changed {formatDateTime(settings.updatedAt)}
             </Text>
             {!readOnly && (
               <Group gap="sm">
-                <Button variant="default" disabled={!dirty || save.isPending} onClick={() => reset({ dailyScanQuota: settings.dailyScanQuota, perAssetConcurrentScans: settings.perAssetConcurrentScans })}>
+                <Button variant="default" disabled={!dirty || save.isPending} onClick={() => reset(formValues(settings))}>
                   Discard changes
                 </Button>
                 <Button type="submit" loading={save.isPending}>

@@ -1,0 +1,305 @@
+// Ingestion of a scan's findings (called by the workers module once a report is parsed). One
+// transaction as the service role: upsert by fingerprint, reopen what came back, close what the
+// scan's scope no longer shows, record the history, and enqueue finding.critical reports through
+// the outbox in the same transaction (so they exist exactly when the findings do). A second
+// ingest of the same scan replays the first one's summary and changes nothing.
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import { withService, type Tx } from '../db/tenant.ts';
+import type { Clock } from '../lib/clock.ts';
+import { criticalFindingReport, type Reporter } from '../reporter/reporter.ts';
+import { ingestFindingsSchema, type FindingStatus, type IngestScope, type NormalizedFinding, type NormalizedFindingInput, type Scanner, type Severity } from './findings-schemas.ts';
+import { resolveScope, scopeCondition, scopeKey, scopeOfScan } from './findings-scope.ts';
+import { findingFingerprint, normaliseLocation } from './fingerprint.ts';
+
+export interface IngestInput {
+  scanId: string;
+  findings: NormalizedFindingInput[];
+  /** Defaults to the scan's own: `full` for a whole scan, the chunk_spec slice for a chunk. */
+  scope?: IngestScope;
+}
+
+export interface IngestSummary {
+  scanId: string;
+  scopeKey: string;
+  /** Findings in the report, and after folding in-report duplicates. */
+  received: number;
+  distinct: number;
+  created: number;
+  /** Already known and seen again (any status). */
+  seen: number;
+  reopened: number;
+  fixed: number;
+  riskExpired: number;
+  criticalReported: number;
+  replayed: boolean;
+}
+
+export type SlaDays = Record<Exclude<Severity, 'info'>, number>;
+export const DEFAULT_SLA_DAYS: SlaDays = { critical: 7, high: 30, medium: 90, low: 120 };
+const DAY_MS = 86_400_000;
+
+/** first seen + the tenant's days for the severity; info findings have no due date. */
+export function slaDueAt(firstSeen: Date, severity: Severity, days: SlaDays): Date | null {
+  return severity === 'info' ? null : new Date(firstSeen.getTime() + days[severity] * DAY_MS);
+}
+
+export async function tenantSlaDays(tx: Tx, tenantId: string): Promise<SlaDays> {
+  const row = await tx
+    .selectFrom('tenant_settings')
+    .select(['sla_critical_days', 'sla_high_days', 'sla_medium_days', 'sla_low_days'])
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+  return row ? { critical: row.sla_critical_days, high: row.sla_high_days, medium: row.sla_medium_days, low: row.sla_low_days } : DEFAULT_SLA_DAYS;
+}
+
+/**
+ * Accepted risks past their expiry are open again. Applied whenever a tenant's findings are read
+ * or ingested, so no scheduler is needed; the partial index keeps the no-op case cheap.
+ */
+export async function expireAcceptedRisks(tx: Tx, tenantId: string, now: Date): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    with expired as (
+      update findings set status = 'open', status_reason = null, status_expires_at = null, status_changed_at = ${now},
+        status_changed_by = null, status_changed_by_email = null, updated_at = ${now}
+      where tenant_id = ${tenantId} and status = 'accepted_risk' and status_expires_at <= ${now}
+      returning id, tenant_id
+    ), logged as (
+      insert into finding_events (tenant_id, finding_id, at, event, from_status, to_status)
+      select tenant_id, id, ${now}, 'risk_expired', 'accepted_risk', 'open' from expired
+      returning 1
+    )
+    select count(*)::int as n from logged`.execute(tx);
+  return rows[0]?.n ?? 0;
+}
+
+/** Reported findings of a scan that the management peer hears about one by one; more are summed up. */
+export const MAX_CRITICAL_REPORTS_PER_INGEST = 100;
+const BATCH = 500;
+
+interface Prepared {
+  f: NormalizedFinding;
+  fingerprint: string;
+  location: ReturnType<typeof normaliseLocation>;
+}
+
+const rank: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
+
+/** In-report duplicates fold into one (DefectDojo #3958): the worst severity, all CWE/CVE ids. */
+function fold(a: Prepared, b: Prepared): Prepared {
+  const worse = rank[b.f.severity] > rank[a.f.severity] ? b : a;
+  const cwe = [...new Set([...(a.f.cwe ?? []), ...(b.f.cwe ?? [])])].sort((x, y) => x - y);
+  const cve = [...new Set([...(a.f.cve ?? []), ...(b.f.cve ?? [])])].sort();
+  return { ...worse, f: { ...worse.f, cwe, cve } };
+}
+
+function chunks<T>(xs: T[], n = BATCH): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
+  return out;
+}
+
+/** What the list's text search matches: title, rule id, location and CVE ids, lower-cased. */
+export const searchText = (p: Prepared) => [p.f.title, p.f.ruleId, p.location.text, ...(p.f.cve ?? [])].join(' ').toLowerCase();
+
+const content = (p: Prepared) => ({
+  rule_id: p.f.ruleId,
+  title: p.f.title,
+  description: p.f.description ?? null,
+  severity: p.f.severity,
+  cvss_score: p.f.cvss ? Math.round(p.f.cvss.score * 10) / 10 : null,
+  cvss_vector: p.f.cvss?.vector ?? null,
+  cwe_ids: p.f.cwe ?? [],
+  cve_ids: p.f.cve ?? [],
+  location: p.location.stored,
+  location_text: p.location.text,
+  search_text: searchText(p),
+  port: p.location.port,
+  path: p.location.path,
+  evidence: p.f.evidence ?? {},
+  remediation: p.f.remediation ?? null,
+  reference_urls: p.f.references ?? [],
+  fingerprint: p.fingerprint,
+});
+
+const CONTENT_COLUMNS = sql.raw(`rule_id text, title text, description text, severity text, cvss_score numeric, cvss_vector text, cwe_ids integer[], cve_ids text[],
+  location jsonb, location_text text, search_text text, port integer, path text, evidence jsonb, remediation text, reference_urls text[], fingerprint text`);
+
+export function createFindingsIngest(deps: { db: Kysely<DB>; reporter: Reporter; clock: Clock }) {
+  const { db, reporter, clock } = deps;
+
+  return async function ingestScanFindings(input: IngestInput): Promise<IngestSummary> {
+    const findings = ingestFindingsSchema.parse(input.findings);
+    return withService(db, async (tx) => {
+      const scan = await tx
+        .selectFrom('scans as s')
+        .innerJoin('assets as a', 'a.id', 's.asset_id')
+        .select(['s.id', 's.tenant_id', 's.asset_id', 's.kind', 's.parent_id', 's.chunk_spec', 'a.target', 'a.name'])
+        .where('s.id', '=', input.scanId)
+        .executeTakeFirst();
+      if (!scan) throw new Error(`ingestScanFindings: no scan ${input.scanId}`);
+      const scanner = scan.kind as Scanner;
+      const scope = input.scope ? resolveScope(input.scope) : scopeOfScan(scan);
+      const key = scopeKey(scope);
+      const now = clock.now();
+
+      // Ingests touching one asset and scanner take turns: their closing steps read each other's rows.
+      await sql`select pg_advisory_xact_lock(hashtextextended(${`findings:${scan.asset_id}:${scanner}`}, 0))`.execute(tx);
+      const claimed = await tx
+        .insertInto('finding_scan_ingests')
+        .values({ scan_id: scan.id, tenant_id: scan.tenant_id, scope_key: key })
+        .onConflict((c) => c.column('scan_id').doNothing())
+        .returning('scan_id')
+        .executeTakeFirst();
+      if (!claimed) {
+        const prior = await tx.selectFrom('finding_scan_ingests').select('summary').where('scan_id', '=', scan.id).executeTakeFirstOrThrow();
+        return { ...(prior.summary as unknown as IngestSummary), replayed: true };
+      }
+
+      const riskExpired = await expireAcceptedRisks(tx, scan.tenant_id, now);
+      const sla = await tenantSlaDays(tx, scan.tenant_id);
+
+      const byFingerprint = new Map<string, Prepared>();
+      for (const f of findings) {
+        const location = normaliseLocation(f.location);
+        const fingerprint = findingFingerprint({ assetId: scan.asset_id, scanner, ruleId: f.ruleId, locationKey: location.key, discriminator: f.discriminator });
+        const p: Prepared = { f, fingerprint, location };
+        const prior = byFingerprint.get(fingerprint);
+        byFingerprint.set(fingerprint, prior ? fold(prior, p) : p);
+      }
+      const prepared = [...byFingerprint.values()].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1));
+
+      const existing = new Map<string, { id: string; status: FindingStatus; severity: Severity; first_seen_at: Date }>();
+      for (const batch of chunks(prepared.map((p) => p.fingerprint), 5_000)) {
+        const rows = await tx
+          .selectFrom('findings')
+          .select(['id', 'fingerprint', 'status', 'severity', 'first_seen_at'])
+          .where('tenant_id', '=', scan.tenant_id)
+          .where(sql<boolean>`fingerprint = any(${batch}::text[])`)
+          .execute();
+        for (const r of rows) existing.set(r.fingerprint, { id: r.id, status: r.status, severity: r.severity, first_seen_at: new Date(r.first_seen_at) });
+      }
+
+      type EventRow = { finding_id: string; event: string; from_status: string | null; to_status: string | null; detail: Record<string, unknown> | null };
+      const events: EventRow[] = [];
+      const critical: { id: string; p: Prepared }[] = [];
+      let created = 0;
+      let reopened = 0;
+
+      const fresh = prepared.filter((p) => !existing.has(p.fingerprint));
+      for (const batch of chunks(fresh)) {
+        const json = JSON.stringify(batch.map((p) => ({ ...content(p), sla_due_at: slaDueAt(now, p.f.severity, sla)?.toISOString() ?? null })));
+        const { rows } = await sql<{ id: string; fingerprint: string }>`
+          insert into findings (tenant_id, asset_id, scan_id, first_scan_id, scanner, scope_key, status, first_seen_at, last_seen_at,
+            rule_id, title, description, severity, cvss_score, cvss_vector, cwe_ids, cve_ids, location, location_text, search_text, port, path,
+            evidence, remediation, reference_urls, fingerprint, sla_due_at)
+          select ${scan.tenant_id}, ${scan.asset_id}, ${scan.id}, ${scan.id}, ${scanner}, ${key}, 'open', ${now}, ${now},
+            r.rule_id, r.title, r.description, r.severity, r.cvss_score, r.cvss_vector, r.cwe_ids, r.cve_ids, r.location, r.location_text, r.search_text, r.port, r.path,
+            r.evidence, r.remediation, r.reference_urls, r.fingerprint, r.sla_due_at
+          from jsonb_to_recordset(${json}::jsonb) as r(${CONTENT_COLUMNS}, sla_due_at timestamptz)
+          returning id, fingerprint`.execute(tx);
+        for (const r of rows) {
+          const p = byFingerprint.get(r.fingerprint)!;
+          created += 1;
+          events.push({ finding_id: r.id, event: 'created', from_status: null, to_status: 'open', detail: { severity: p.f.severity } });
+          if (p.f.severity === 'critical') critical.push({ id: r.id, p });
+        }
+      }
+
+      const known = prepared.filter((p) => existing.has(p.fingerprint));
+      for (const batch of chunks(known)) {
+        const rows = batch.map((p) => {
+          const e = existing.get(p.fingerprint)!;
+          // An accepted risk or a false positive stays what people decided (expired acceptances
+          // were opened above); a fixed finding that is back is reopened.
+          const status: FindingStatus = e.status === 'fixed' ? 'open' : e.status;
+          const reopen = e.status === 'fixed';
+          if (reopen) {
+            reopened += 1;
+            events.push({ finding_id: e.id, event: 'reopened', from_status: 'fixed', to_status: 'open', detail: null });
+          }
+          if (e.severity !== p.f.severity) events.push({ finding_id: e.id, event: 'severity_changed', from_status: null, to_status: null, detail: { from: e.severity, to: p.f.severity } });
+          const becameCritical = p.f.severity === 'critical' && status === 'open' && (reopen || e.severity !== 'critical');
+          if (becameCritical) critical.push({ id: e.id, p });
+          return { ...content(p), id: e.id, status, reopen, sla_due_at: slaDueAt(e.first_seen_at, p.f.severity, sla)?.toISOString() ?? null };
+        });
+        await sql`
+          update findings f set scan_id = ${scan.id}, scope_key = ${key}, last_seen_at = ${now}, updated_at = ${now},
+            rule_id = r.rule_id, title = r.title, description = r.description, severity = r.severity, cvss_score = r.cvss_score,
+            cvss_vector = r.cvss_vector, cwe_ids = r.cwe_ids, cve_ids = r.cve_ids, location = r.location, location_text = r.location_text, search_text = r.search_text,
+            port = r.port, path = r.path, evidence = r.evidence, remediation = r.remediation, reference_urls = r.reference_urls,
+            sla_due_at = r.sla_due_at, status = r.status,
+            fixed_at = case when r.reopen then null else f.fixed_at end,
+            reopened_count = f.reopened_count + case when r.reopen then 1 else 0 end,
+            status_reason = case when r.reopen then null else f.status_reason end,
+            status_changed_at = case when r.reopen then ${now} else f.status_changed_at end,
+            status_changed_by = case when r.reopen then null else f.status_changed_by end,
+            status_changed_by_email = case when r.reopen then null else f.status_changed_by_email end
+          from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(${CONTENT_COLUMNS}, id uuid, status text, reopen boolean, sla_due_at timestamptz)
+          where f.id = r.id and f.tenant_id = ${scan.tenant_id}`.execute(tx);
+      }
+
+      // Close what this scan's scope no longer shows.
+      let fixed = 0;
+      const inScope = scopeCondition(scope);
+      if (inScope) {
+        const { rows } = await sql<{ id: string }>`
+          update findings set status = 'fixed', fixed_at = ${now}, status_changed_at = ${now}, status_changed_by = null,
+            status_changed_by_email = null, status_reason = null, updated_at = ${now}
+          where tenant_id = ${scan.tenant_id} and asset_id = ${scan.asset_id} and scanner = ${scanner} and status = 'open'
+            and scan_id is distinct from ${scan.id} and ${inScope}
+          returning id`.execute(tx);
+        fixed = rows.length;
+        for (const r of rows) events.push({ finding_id: r.id, event: 'fixed', from_status: 'open', to_status: 'fixed', detail: null });
+      }
+
+      for (const batch of chunks(events, 2_000)) {
+        await sql`
+          insert into finding_events (tenant_id, finding_id, at, event, from_status, to_status, scan_id, detail)
+          select ${scan.tenant_id}, e.finding_id, ${now}, e.event, e.from_status, e.to_status, ${scan.id}, e.detail
+          from jsonb_to_recordset(${JSON.stringify(batch)}::jsonb) as e(finding_id uuid, event text, from_status text, to_status text, detail jsonb)`.execute(tx);
+      }
+
+      let criticalReported = 0;
+      for (const c of critical.slice(0, MAX_CRITICAL_REPORTS_PER_INGEST)) {
+        const outcome = await reporter.report(
+          criticalFindingReport({ tenantId: scan.tenant_id, findingId: c.id, assetId: scan.asset_id, title: `${c.p.f.title} on ${scan.target}`, dedupeKey: c.p.fingerprint }),
+          tx,
+        );
+        if (outcome.sent) criticalReported += 1;
+      }
+      if (critical.length > MAX_CRITICAL_REPORTS_PER_INGEST) {
+        const more = critical.length - MAX_CRITICAL_REPORTS_PER_INGEST;
+        const outcome = await reporter.report(
+          {
+            kind: 'finding.critical',
+            severity: 'critical',
+            title: `${more} more critical findings on ${scan.target}`,
+            fingerprint: `${scan.tenant_id}:scan:${scan.id}:more`,
+            data: { tenantId: scan.tenant_id, assetId: scan.asset_id, scanId: scan.id, count: more },
+          },
+          tx,
+        );
+        if (outcome.sent) criticalReported += 1;
+      }
+
+      const summary: IngestSummary = {
+        scanId: scan.id,
+        scopeKey: key,
+        received: findings.length,
+        distinct: prepared.length,
+        created,
+        seen: known.length,
+        reopened,
+        fixed,
+        riskExpired,
+        criticalReported,
+        replayed: false,
+      };
+      await tx.updateTable('finding_scan_ingests').set({ summary: JSON.stringify(summary) }).where('scan_id', '=', scan.id).execute();
+      return summary;
+    });
+  };
+}
+
+export type IngestScanFindings = ReturnType<typeof createFindingsIngest>;
