@@ -25,6 +25,8 @@ export interface Caller {
 
 const ADMIN = ['owner', 'admin'];
 export const RECHECK_AFTER_MS = 24 * 60 * 60 * 1000;
+/** Before a scan is leased, a proof older than this is checked again (issue: "re-check before a scan is leased"). */
+export const LEASE_RECHECK_AFTER_MS = 60 * 60 * 1000;
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
@@ -425,6 +427,33 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
         await refreshCoverage(tx, asset.tenant_id);
         return { asset: toDto(await load(tx, assetId)) };
       });
+    },
+
+    /**
+     * Before a scan of `assetId` is leased: re-checks the DNS proof it stands on (its own record,
+     * or that of the domain covering it) when that check is older than `maxAgeMs`, and says
+     * whether the asset may still be scanned. Bypassed and uploaded assets stand on no record.
+     * Runs as the service role; the lease path calls it before admission.
+     */
+    async recheckForLease(assetId: string, maxAgeMs = LEASE_RECHECK_AFTER_MS): Promise<{ scannable: boolean; checked: boolean; status: Row['verification_status'] }> {
+      const asset = await withService(db, (tx) => tx.selectFrom('assets').selectAll().where('id', '=', assetId).executeTakeFirst());
+      if (!asset || asset.archived_at) return { scannable: false, checked: false, status: asset?.verification_status ?? 'pending' };
+      const proofId = asset.verified_via === 'txt' ? asset.id : asset.verified_via === 'covered' ? asset.covered_by : null;
+      let checked = false;
+      if (proofId) {
+        const proof = await withService(db, (tx) => tx.selectFrom('assets').selectAll().where('id', '=', proofId).executeTakeFirst());
+        if (proof && (!proof.last_checked_at || clock.now().getTime() - new Date(proof.last_checked_at).getTime() > maxAgeMs)) {
+          const result = await verifier.check(proof.target, proof.verification_token);
+          await withService(db, async (tx) => {
+            const fresh = await tx.selectFrom('assets').selectAll().where('id', '=', proof.id).executeTakeFirst();
+            if (fresh) await applyCheck(tx, fresh, result, null);
+          });
+          checked = true;
+        }
+      }
+      const now = await withService(db, (tx) => tx.selectFrom('assets').select(['verification_status', 'archived_at']).where('id', '=', assetId).executeTakeFirst());
+      const status = now?.verification_status ?? 'pending';
+      return { scannable: !!now && !now.archived_at && (status === 'verified' || status === 'bypassed'), checked, status };
     },
 
     /** Daily re-check of domain proofs (also run before a scan is leased). Returns how many it checked. */

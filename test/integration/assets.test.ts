@@ -159,6 +159,30 @@ describe('DNS ownership proof', () => {
   });
 });
 
+describe('re-check before a scan is leased', () => {
+  it('re-checks a stale proof (own or covering), keeps a fresh one, and says whether to lease', async () => {
+    const name = domain('lease');
+    const root = await add('domain', name);
+    const { instructions } = await detail(root.id);
+    dns.zone.set(instructions!.recordName, { txt: [instructions!.recordValue] });
+    expect((await verify(root.id)).asset.verification.status).toBe('verified');
+    const host = await add('host', `worker.${name}`);
+    expect((await detail(host.id)).asset.verification).toMatchObject({ status: 'verified', via: 'covered' });
+
+    // A fresh proof is trusted without asking DNS.
+    const asked = dns.queries.length;
+    expect(await t.app.services.assets.recheckForLease(host.id)).toEqual({ scannable: true, checked: false, status: 'verified' });
+    expect(dns.queries.length).toBe(asked);
+
+    // The record goes away; an hour later the lease-time check finds out, through the covering domain.
+    dns.zone.set(instructions!.recordName, 'nxdomain');
+    now = new Date(now.getTime() + 61 * 60_000);
+    expect(await t.app.services.assets.recheckForLease(host.id)).toEqual({ scannable: false, checked: true, status: 'pending' });
+    expect((await detail(root.id)).log[0]).toMatchObject({ event: 'proof_lost' });
+    expect(await t.app.services.assets.recheckForLease(root.id)).toMatchObject({ scannable: false });
+  });
+});
+
 describe('super-admin bypass', () => {
   it('bypasses with a reason, shows amber state, writes both logs; revokes', async () => {
     const email = uniqueEmail('root', STAFF_DOMAIN);
