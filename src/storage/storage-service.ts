@@ -75,7 +75,15 @@ export function createStorage(deps: StorageDeps) {
       const builtin = createBuiltinStore(root, tenantScope(tenantId));
       const row = await withService(db, (tx) => tx.selectFrom('tenant_storage_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst());
       if (!row) return builtin;
-      const bucket = bucketStore(row);
+      let bucket: ObjectStore;
+      try {
+        bucket = bucketStore(row);
+      } catch (e) {
+        // Keys sealed under an earlier APP_ENCRYPTION_KEY: a switched-off bucket must not take
+        // built-in storage down with it; a switched-on one is an error the tenant must fix.
+        if (!row.enabled) return builtin;
+        throw e;
+      }
       return row.enabled ? withFallback(bucket, builtin) : withFallback(builtin, bucket);
     },
 

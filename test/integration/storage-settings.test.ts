@@ -201,6 +201,21 @@ describe('storage settings', () => {
     direct.destroy();
   });
 
+  it('survives a changed APP_ENCRYPTION_KEY while the bucket is off, and says so while it is on', async () => {
+    await owner.put(url(), settings({ enabled: false }));
+    const rekeyed = await createTestApp({ database: t.database, deps: { encryptionKey: Buffer.alloc(32, 9) } });
+    try {
+      const store = await rekeyed.app.services.storage.forTenant(tenant);
+      expect(store.kind).toBe('builtin');
+      await store.put('evidence/rekeyed.txt', Readable.from([Buffer.from('still here')]), { maxBytes: 1024 });
+      expect((await store.head('evidence/rekeyed.txt'))?.size).toBe(10);
+      await owner.put(url(), settings({ enabled: true, accessKeyId: undefined, secretAccessKey: undefined }));
+      await expect(rekeyed.app.services.storage.forTenant(tenant)).rejects.toMatchObject({ code: 'storage_auth_failed' });
+    } finally {
+      await rekeyed.app.close();
+    }
+  });
+
   it('goes back to built-in storage on delete', async () => {
     const res = await owner.delete(url());
     expect(res.statusCode).toBe(200);
