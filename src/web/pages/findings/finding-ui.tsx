@@ -37,9 +37,12 @@ export function parseList<T extends string>(value: unknown, guard: (v: unknown) 
   return out.length ? out : undefined;
 }
 
+/** Badges keep their whole label: a narrow table cell must not cut "Critical" to "CRITIC…". */
+const WHOLE_LABEL = { root: { maxWidth: 'none', flexShrink: 0 }, label: { overflow: 'visible', textOverflow: 'clip' } } as const;
+
 export function SeverityBadge({ severity }: { severity: Severity }) {
   return (
-    <Badge color={SEVERITY_COLORS[severity]} variant={severity === 'critical' ? 'filled' : 'light'} className="nowrap">
+    <Badge color={SEVERITY_COLORS[severity]} variant={severity === 'critical' ? 'filled' : 'light'} className="nowrap" styles={WHOLE_LABEL}>
       {SEVERITY_LABELS[severity]}
     </Badge>
   );
@@ -47,7 +50,7 @@ export function SeverityBadge({ severity }: { severity: Severity }) {
 
 export function StatusBadge({ status }: { status: FindingStatus }) {
   return (
-    <Badge color={STATUS_STYLES[status].color} variant={STATUS_STYLES[status].variant} className="nowrap">
+    <Badge color={STATUS_STYLES[status].color} variant={STATUS_STYLES[status].variant} className="nowrap" styles={WHOLE_LABEL}>
       {STATUS_LABELS[status]}
     </Badge>
   );
