@@ -18,6 +18,8 @@ export interface AuthDeps {
   signupEnabled: boolean;
   /** Sign-in attempts allowed per address per minute. */
   signInPerMinute?: number;
+  /** Sign-ups allowed per address per minute. */
+  signUpPerMinute?: number;
 }
 
 export const MIN_PASSWORD_LENGTH = 10;
@@ -82,7 +84,7 @@ function createAuthInstance(deps: AuthDeps) {
       max: 300,
       customRules: {
         '/sign-in/email': { window: 60, max: deps.signInPerMinute ?? 10 },
-        '/sign-up/email': { window: 60, max: 10 },
+        '/sign-up/email': { window: 60, max: deps.signUpPerMinute ?? 10 },
         '/two-factor/verify-totp': { window: 60, max: 10 },
         '/two-factor/verify-backup-code': { window: 60, max: 10 },
         '/request-password-reset': { window: 60, max: 5 },

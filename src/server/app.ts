@@ -50,6 +50,8 @@ export interface AppDeps {
   onUnhandledError?: UnhandledErrorListener;
   /** Sign-in attempts per client address per minute (login throttling). */
   signInPerMinute?: number;
+  /** Sign-ups per client address per minute. */
+  signUpPerMinute?: number;
   clock?: Clock;
   /** The outbound mesh client's fetch (defaults to the global one). */
   fetch?: typeof fetch;
@@ -182,6 +184,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     audit,
     signupEnabled: config.SIGNUP_ENABLED,
     ...(deps.signInPerMinute ? { signInPerMinute: deps.signInPerMinute } : {}),
+    ...(deps.signUpPerMinute ? { signUpPerMinute: deps.signUpPerMinute } : {}),
   });
 
   const clock = deps.clock ?? systemClock;

@@ -80,6 +80,15 @@ describe('sign-up, verification and sign-in', () => {
     // Another address is unaffected.
     expect((await new Client(t.app, freshIp()).signIn(email)).statusCode).toBe(200);
   });
+
+  it('throttles sign-ups per client address (10 a minute)', async () => {
+    const c = new Client(t.app, freshIp());
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await c.post('/api/auth/sign-up/email', { email: uniqueEmail('burst'), name: 'Burst', password: PASSWORD })).statusCode);
+    expect(statuses.slice(0, 10).every((s) => s === 200)).toBe(true);
+    expect(statuses[10]).toBe(429);
+    expect((await new Client(t.app, freshIp()).post('/api/auth/sign-up/email', { email: uniqueEmail('other'), name: 'Other', password: PASSWORD })).statusCode).toBe(200);
+  });
 });
 
 describe('password reset', () => {
