@@ -387,6 +387,59 @@ export interface ControlEvidenceTable {
   deleted_by: string | null;
 }
 
+export interface WorkerEnrollmentsTable {
+  id: string;
+  tenant_id: string;
+  code_hash: string;
+  hosted: boolean;
+  created_by: string | null;
+  created_by_email: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+  worker_id: string | null;
+}
+
+export interface WorkersTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  platform: string;
+  version: string;
+  hosted: boolean;
+  token_hash: string;
+  enrollment_id: string | null;
+  enrolled_at: Timestamp;
+  last_seen_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+  revoked_by: string | null;
+  revoked_by_email: string | null;
+}
+
+export interface TenantWebhookSecretsTable {
+  tenant_id: string;
+  current_sealed: string;
+  current_created_at: Timestamp;
+  previous_sealed: string | null;
+  previous_valid_until: Timestamp | null;
+  created_at: Timestamp;
+  rotated_at: Timestamp | null;
+  updated_by: string | null;
+}
+
+export interface WorkerNoncesTable {
+  worker_id: string;
+  nonce: string;
+  tenant_id: string;
+  seen_at: Timestamp;
+}
+
+export interface EnrollAttemptsTable {
+  address: string;
+  window_start: Timestamp;
+  failures: number;
+}
+
 export interface SchemaMigrationsTable {
   version: string;
   name: string;
@@ -421,4 +474,9 @@ export interface DB {
   finding_events: FindingEventsTable;
   finding_scan_ingests: FindingScanIngestsTable;
   control_evidence: ControlEvidenceTable;
+  worker_enrollments: WorkerEnrollmentsTable;
+  workers: WorkersTable;
+  tenant_webhook_secrets: TenantWebhookSecretsTable;
+  worker_nonces: WorkerNoncesTable;
+  enroll_attempts: EnrollAttemptsTable;
 }

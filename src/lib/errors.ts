@@ -80,6 +80,13 @@ export const ERROR_STATUS = {
   idempotency_key_reuse: 409,
   request_in_progress: 409,
   handler_failed: 500,
+  // workers: enrollment and signed worker requests (DESIGN §5.3)
+  worker_not_found: 404,
+  enrollment_code_invalid: 401,
+  worker_unauthorized: 401,
+  worker_signature_invalid: 401,
+  worker_request_expired: 401,
+  worker_replay: 409,
   // cron hooks and relay
   Unauthorized: 401,
   management_peer_not_configured: 503,

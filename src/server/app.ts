@@ -31,6 +31,7 @@ import { createTenantsService, registerTenantRoutes, type TenantsService } from 
 import { createScansService, createSchedulesService, registerScanRoutes, type ScansService, type SchedulesService } from '../scans/index.ts';
 import { createFindingsIngest, createFindingsService, registerFindingRoutes, type FindingsService, type IngestScanFindings } from '../findings/index.ts';
 import { createComplianceService, registerComplianceRoutes, type ComplianceService } from '../compliance/index.ts';
+import { createEnrollmentService, createWebhookService, createWorkerAuth, registerWorkersRoutes, type EnrollmentService, type WorkerAuth } from '../workers/index.ts';
 import { registerErrorHandling, sendError, type UnhandledErrorListener } from './plugins/errors.ts';
 import { registerSession, type SessionGuards } from './plugins/session.ts';
 
@@ -81,6 +82,10 @@ export interface Services {
   ingestScanFindings: IngestScanFindings;
   /** Framework catalogues, control status and per-control evidence. */
   compliance: ComplianceService;
+  /** Worker enrollment codes, enrolled workers, revocation. */
+  workerEnrollments: EnrollmentService;
+  /** Authenticates signed worker requests (bearer, X-Rampart-Signature, sentAt, nonce). */
+  workerAuth: WorkerAuth;
 }
 
 export type App = FastifyInstance & { services: Services };
@@ -252,8 +257,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const ingestScanFindings = createFindingsIngest({ db: database.db, reporter: mesh.reporter, clock });
   const compliance = createComplianceService({ db: database.db, storage, audit, clock, evidenceMaxBytes: config.EVIDENCE_MAX_BYTES });
   await registerComplianceRoutes(app, { guards, compliance, evidenceMaxBytes: config.EVIDENCE_MAX_BYTES });
+  const workerEnrollments = createEnrollmentService({ db: database.db, audit, clock });
+  const workerAuth = createWorkerAuth({ db: database.db, secretBox, clock });
+  registerWorkersRoutes(app, { guards, enrollments: workerEnrollments, webhooks: createWebhookService({ db: database.db, secretBox, audit, clock }), workerAuth, clock });
 
-  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox, mesh, reporter: mesh.reporter, assets, scans, schedules, storage, findings, ingestScanFindings, compliance });
+  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox, mesh, reporter: mesh.reporter, assets, scans, schedules, storage, findings, ingestScanFindings, compliance, workerEnrollments, workerAuth });
   return app;
 }
 

@@ -1,7 +1,7 @@
 // Tenant areas that later work fills in. Until then each explains what it will hold.
-import { Anchor, Card, EmptyState, List, Stack, Text } from '@mantine/core';
+import { Card, EmptyState, List, Stack, Text } from '@mantine/core';
 import type { ReactNode } from 'react';
-import { IconCmmc, IconWorkers } from '../../components/icons.tsx';
+import { IconCmmc } from '../../components/icons.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { useTenant } from '../../lib/me.ts';
 
@@ -57,28 +57,6 @@ export function CmmcPage() {
         'Device check: signed Windows and macOS scripts, and the latest result per computer.',
         'Evidence review of your policies against the 15 controls.',
         'Generated policy documents and the yearly renewal date.',
-      ]}
-    />
-  );
-}
-
-export function WorkersPage() {
-  return (
-    <Area
-      title="Workers"
-      intro="The machines that run your scans."
-      icon={<IconWorkers size={28} />}
-      emptyTitle="No workers enrolled"
-      emptyText="Workers lease queued scans, run them and upload the raw reports. Enroll a desktop worker with a one-time 8-character code, or use the hosted worker."
-      points={[
-        'Each worker with its last heartbeat, version and the scans it is running.',
-        'Enrollment codes (single use, valid 15 minutes).',
-        <>
-          Report storage and request-signing settings.{' '}
-          <Anchor href="/docs" size="sm">
-            API reference
-          </Anchor>
-        </>,
       ]}
     />
   );
