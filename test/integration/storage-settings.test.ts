@@ -6,8 +6,9 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTenant } from '../../src/db/tenant.ts';
 import { createS3Store } from '../../src/storage/index.ts';
-import { createTestApp, uniqueEmail, type TestApp } from '../helpers/app.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
+import { tenantCast } from '../helpers/tenants.ts';
 import { startS3Server, type TestS3Server } from '../helpers/s3-server.ts';
 
 let s3: TestS3Server;
@@ -33,17 +34,7 @@ const settings = (over: Record<string, unknown> = {}) => ({
 beforeAll(async () => {
   s3 = await startS3Server();
   t = await createTestApp();
-  owner = new Client(t.app);
-  await owner.signUp(uniqueEmail('storage-owner'));
-  tenant = await owner.createTenant('Storage Co');
-  await owner.me();
-  member = new Client(t.app);
-  const m = await member.signUp(uniqueEmail('storage-member'));
-  await t.database.db.insertInto('member').values({ organizationId: tenant, userId: m.user.id, role: 'member', createdAt: new Date() }).execute();
-  other = new Client(t.app);
-  await other.signUp(uniqueEmail('storage-other'));
-  otherTenant = await other.createTenant('Other Co');
-  await other.me();
+  ({ owner, tenant, member, other, otherTenant } = await tenantCast(t, 'storage'));
 });
 afterAll(async () => {
   await t.close();

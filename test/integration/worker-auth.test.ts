@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withService } from '../../src/db/tenant.ts';
 import { signBody } from '../../src/workers/index.ts';
-import { createTestApp, uniqueEmail, type TestApp } from '../helpers/app.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
+import { tenantCast } from '../helpers/tenants.ts';
 
 const base = Math.floor(Date.now() / 60_000) * 60_000 + 30_000;
 let offset = 0;
@@ -53,18 +54,7 @@ async function rotate(graceHours?: number, c = owner, id = tenant): Promise<stri
 
 beforeAll(async () => {
   t = await createTestApp({ deps: { clock } });
-  owner = new Client(t.app);
-  await owner.signUp(uniqueEmail('wauth-owner'));
-  tenant = await owner.createTenant('Worker Auth Co');
-  await owner.me();
-  member = new Client(t.app);
-  const m = await member.signUp(uniqueEmail('wauth-member'));
-  await t.database.db.insertInto('member').values({ organizationId: tenant, userId: m.user.id, role: 'member', createdAt: new Date() }).execute();
-  await member.me();
-  other = new Client(t.app);
-  await other.signUp(uniqueEmail('wauth-other'));
-  otherTenant = await other.createTenant('Other Auth Co');
-  await other.me();
+  ({ owner, tenant, member, other, otherTenant } = await tenantCast(t, 'wauth'));
   ({ workerId, token } = await enrollIn(owner, tenant, 'signer'));
   ({ token: otherToken } = await enrollIn(other, otherTenant, 'other-signer'));
 });

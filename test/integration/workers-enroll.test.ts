@@ -9,6 +9,7 @@ import { CODE_ALPHABET } from '../../src/workers/workers-schemas.ts';
 import { generateEnrollmentCode, hashCode, hashWorkerToken, normaliseCode, signBody } from '../../src/workers/index.ts';
 import { createTestApp, STAFF_DOMAIN, uniqueEmail, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
+import { tenantCast } from '../helpers/tenants.ts';
 import { bootstrapStaff } from '../helpers/staff.ts';
 import { scanTenant } from './scans-fixtures.ts';
 
@@ -37,18 +38,7 @@ const enroll = (code: string, ip?: string, name = 'runner-1') => new Client(t.ap
 
 beforeAll(async () => {
   t = await createTestApp({ deps: { clock } });
-  owner = new Client(t.app);
-  await owner.signUp(uniqueEmail('workers-owner'));
-  tenant = await owner.createTenant('Workers Co');
-  await owner.me();
-  member = new Client(t.app);
-  const m = await member.signUp(uniqueEmail('workers-member'));
-  await t.database.db.insertInto('member').values({ organizationId: tenant, userId: m.user.id, role: 'member', createdAt: new Date() }).execute();
-  await member.me();
-  other = new Client(t.app);
-  await other.signUp(uniqueEmail('workers-other'));
-  otherTenant = await other.createTenant('Other Workers Co');
-  await other.me();
+  ({ owner, tenant, member, other, otherTenant } = await tenantCast(t, 'workers'));
 });
 afterAll(async () => {
   await t.close();
