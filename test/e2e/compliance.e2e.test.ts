@@ -27,11 +27,15 @@ describeBrowser('compliance in the browser', () => {
 
   it('shows the five frameworks with their control counts', async () => {
     await signUpInBrowser(page, { name: 'Grace Compliance', email: uniqueEmail('compliance-e2e'), password: PASSWORD });
-    await page.getByLabel('Tenant name', { exact: true }).fill('Audit Co');
+    // A name (and so a slug) of its own: the PostgreSQL database is shared between runs.
+    await page.getByLabel('Tenant name', { exact: true }).fill(`Audit Co ${Math.random().toString(36).slice(2, 8)}`);
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await page.waitForURL(/\/assets$/);
-    // The only tenant of this user (the active one may still be settling in the session).
-    tenantId = await page.evaluate(async () => ((await (await fetch('/api/v1/me')).json()) as { tenants: { id: string }[] }).tenants[0]!.id);
+    // The only tenant of this user, once its creation has gone through (the URL may already read
+    // /assets before it has).
+    const firstTenant = () => page.evaluate(async () => ((await (await fetch('/api/v1/me')).json()) as { tenants: { id: string }[] }).tenants[0]?.id ?? '');
+    await expect.poll(firstTenant, { timeout: 10_000 }).not.toBe('');
+    tenantId = await firstTenant();
 
     await page.goto('/compliance');
     await page.getByRole('heading', { level: 1, name: 'Compliance' }).waitFor();
