@@ -62,23 +62,16 @@ export function registerAssetRoutes(app: FastifyInstance, deps: { guards: Sessio
 
   // Image archives: the request body is the file, streamed to storage as it arrives (never
   // buffered, never subject to the 1 MiB JSON limit). The parsers live in this scope only.
-  // The stream is kept beside the request, not as its body: code that looks at bodies (the
-  // session lookup serialises them) must never touch a live upload.
-  const uploads = new WeakMap<FastifyRequest, Readable>();
   void app.register(async (scope) => {
     for (const type of ARCHIVE_CONTENT_TYPES) {
-      if (!scope.hasContentTypeParser(type))
-        scope.addContentTypeParser(type, (req, payload, done) => {
-          uploads.set(req, payload as Readable);
-          done(null, undefined);
-        });
+      if (!scope.hasContentTypeParser(type)) scope.addContentTypeParser(type, (_req, payload, done) => done(null, payload));
     }
     const rs = scope.withTypeProvider<ZodTypeProvider>();
     const declared = (req: FastifyRequest) => {
       const n = Number(req.headers['content-length']);
       return Number.isSafeInteger(n) && n >= 0 ? n : null;
     };
-    const stream = (req: FastifyRequest): Readable => uploads.get(req) ?? (Buffer.isBuffer(req.body) ? Readable.from([req.body]) : Readable.from([]));
+    const stream = (req: FastifyRequest): Readable => (req.body instanceof Readable ? req.body : Readable.from(Buffer.isBuffer(req.body) ? [req.body] : []));
     // A refused upload may still be arriving: answer and close rather than read the rest.
     const refuse = async <T>(reply: FastifyReply, fn: () => Promise<T>): Promise<T> => {
       try {

@@ -38,7 +38,8 @@ function codeFor(status: number, authCode: string | undefined): ErrorCode {
   return 'auth_failed';
 }
 
-export function toFetchRequest(req: FastifyRequest, baseUrl: string): Request {
+/** The request's headers as Better Auth reads them (the session lookup needs nothing else). */
+export function fetchHeaders(req: FastifyRequest): Headers {
   const headers = new Headers();
   for (const [key, value] of Object.entries(req.headers)) {
     if (value === undefined || key === 'x-rampart-client-ip' || key === 'content-length') continue;
@@ -46,6 +47,11 @@ export function toFetchRequest(req: FastifyRequest, baseUrl: string): Request {
     else headers.set(key, value);
   }
   headers.set('x-rampart-client-ip', req.ip);
+  return headers;
+}
+
+export function toFetchRequest(req: FastifyRequest, baseUrl: string): Request {
+  const headers = fetchHeaders(req);
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && req.body !== undefined && req.body !== null;
   return new Request(new URL(req.url, baseUrl), {
     method: req.method,

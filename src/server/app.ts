@@ -223,7 +223,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
 
-  const guards = registerSession(app, { auth, baseUrl: config.PUBLIC_BASE_URL, secret: deps.authSecret, staff });
+  const guards = registerSession(app, { auth, secret: deps.authSecret, staff });
   registerHealthRoutes(app, { db: database.db, dbKind: database.kind, metricsToken: config.METRICS_TOKEN, signupEnabled: config.SIGNUP_ENABLED });
   registerAuthRoutes(app, auth, config.PUBLIC_BASE_URL);
   registerTenantRoutes(app, { guards, tenants, staff });

@@ -4,7 +4,7 @@
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Auth } from '../../auth/auth.ts';
-import { toFetchRequest } from '../../auth/auth-routes.ts';
+import { fetchHeaders } from '../../auth/auth-routes.ts';
 import { safeEqual } from '../../lib/crypto.ts';
 import { appError } from '../../lib/errors.ts';
 import type { PlatformRole, StaffService } from '../../staff/staff-service.ts';
@@ -45,14 +45,14 @@ export interface SessionGuards {
   csrfTokenFor(session: AuthSession): string;
 }
 
-export function registerSession(app: FastifyInstance, deps: { auth: Auth; baseUrl: string; secret: string; staff: StaffService }): SessionGuards {
-  const { auth, baseUrl, secret, staff } = deps;
+export function registerSession(app: FastifyInstance, deps: { auth: Auth; secret: string; staff: StaffService }): SessionGuards {
+  const { auth, secret, staff } = deps;
   const csrfTokenFor = (s: AuthSession) => createHmac('sha256', secret).update(`csrf:${s.sessionToken}`).digest('base64url');
 
   app.decorateRequest('authSession', function (this: FastifyRequest & { [kSession]?: Promise<AuthSession | null> }) {
     this[kSession] ??= (async () => {
       if (!this.headers.cookie) return null;
-      const result = await auth.api.getSession({ headers: toFetchRequest(this, baseUrl).headers });
+      const result = await auth.api.getSession({ headers: fetchHeaders(this) });
       if (!result) return null;
       const u = result.user;
       return {

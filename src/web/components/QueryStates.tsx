@@ -1,4 +1,4 @@
-import { Alert, Button, Center, Group, Loader, Stack, Text } from '@mantine/core';
+import { Alert, Button, Center, EmptyState, Group, Loader, Paper, Stack, Text } from '@mantine/core';
 import type { ReactNode } from 'react';
 import { errorMessage } from '../lib/errors.ts';
 import { IconAlert } from './icons.tsx';
@@ -54,5 +54,31 @@ export function FullPageLoader({ label = 'Loading Rampart…' }: { label?: strin
     <Center mih="100dvh">
       <LoadingState label={label} />
     </Center>
+  );
+}
+
+/** A filtered list that came back empty. */
+export function NoMatches({ children }: { children: ReactNode }) {
+  return (
+    <Paper withBorder p="xl" radius="md">
+      <Text ta="center" c="dimmed">
+        {children}
+      </Text>
+    </Paper>
+  );
+}
+
+/** A list with nothing in it yet: what will appear here, and the way to add the first one. */
+export function FirstItemState({ icon, title, description, action }: { icon: ReactNode; title: string; description: string; action?: { label: string; onClick: () => void } }) {
+  return (
+    <Paper withBorder p={{ base: 'lg', sm: 'xl' }} radius="md">
+      <EmptyState icon={icon} variant="light" title={title} description={description} size="md">
+        {action && (
+          <Button variant="light" onClick={action.onClick} mt="sm">
+            {action.label}
+          </Button>
+        )}
+      </EmptyState>
+    </Paper>
   );
 }

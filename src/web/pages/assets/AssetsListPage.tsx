@@ -1,21 +1,21 @@
 // Assets: the tenant's inventory (domains, hosts, web apps, container images) with each one's
 // verification state, filters kept in the URL, "Load more" paging and the "Add asset" dialog.
-import { Button, EmptyState, Group, NativeSelect, Paper, SimpleGrid, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
-import { useDebouncedValue } from '@mantine/hooks';
+import { Button, Group, NativeSelect, Paper, SimpleGrid, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
 import { useInfiniteQuery, type InfiniteData, type UseInfiniteQueryResult } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useMemo, useState } from 'react';
 import { DataTable } from '../../components/DataTable.tsx';
 import { IconAssets, IconPlus } from '../../components/icons.tsx';
 import { TextLink } from '../../components/links.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
-import { ErrorState, LoadingState } from '../../components/QueryStates.tsx';
+import { ErrorState, FirstItemState, LoadingState, NoMatches } from '../../components/QueryStates.tsx';
 import { assetsQuery } from '../../lib/assets-api.ts';
 import { formatDateTime } from '../../lib/format.ts';
 import { useTenant } from '../../lib/me.ts';
 import type { Asset, AssetFilters, AssetKind, AssetsPage, VerificationStatus } from '../../lib/types.ts';
 import { AddAssetDialog } from './AddAssetDialog.tsx';
 import { ArchivedBadge, ASSET_KINDS, KIND_LABELS, KindBadge, showsTarget, STATUS_LABELS, TagList, VERIFICATION_STATUSES, VerificationBadge } from './asset-ui.tsx';
+import { useUrlText } from '../../lib/use-url-text.ts';
 
 export interface AssetsSearch {
   q?: string;
@@ -25,35 +25,6 @@ export interface AssetsSearch {
   archived?: boolean;
 }
 
-/**
- * A text filter typed into an input and committed to the URL after a pause. The URL wins when it
- * changes from elsewhere (a nav link without filters), but never undoes keystrokes in flight.
- */
-function useUrlText(urlValue: string | undefined, commit: (value: string | undefined) => void): [string, (value: string) => void] {
-  const [text, setText] = useState(urlValue ?? '');
-  const [debounced] = useDebouncedValue(text, 300);
-  const pushed = useRef(urlValue ?? '');
-  const commitRef = useRef(commit);
-  commitRef.current = commit;
-
-  useEffect(() => {
-    const v = urlValue ?? '';
-    if (v !== pushed.current) {
-      pushed.current = v;
-      setText(v);
-    }
-  }, [urlValue]);
-
-  useEffect(() => {
-    const v = debounced.trim();
-    if (v !== pushed.current) {
-      pushed.current = v;
-      commitRef.current(v || undefined);
-    }
-  }, [debounced]);
-
-  return [text, setText];
-}
 
 export function AssetsListPage({ search }: { search: AssetsSearch }) {
   const tenant = useTenant();
@@ -153,27 +124,14 @@ function AssetsTable({ query, filtered, archived, onAdd }: AssetsTableProps) {
   const assets: Asset[] = query.data.pages.flatMap((p) => p.assets);
   if (assets.length === 0) {
     if (filtered || archived)
-      return (
-        <Paper withBorder p="xl" radius="md">
-          <Text ta="center" c="dimmed">
-            {archived ? (filtered ? 'No archived assets match these filters.' : 'No archived assets.') : 'No assets match these filters.'}
-          </Text>
-        </Paper>
-      );
+      return <NoMatches>{archived ? (filtered ? 'No archived assets match these filters.' : 'No archived assets.') : 'No assets match these filters.'}</NoMatches>;
     return (
-      <Paper withBorder p={{ base: 'lg', sm: 'xl' }} radius="md">
-        <EmptyState
-          icon={<IconAssets size={28} />}
-          variant="light"
-          title="No assets yet"
-          description="Add the domains, hosts, web apps and container images you want to scan. You prove you own a domain with a DNS TXT record before scans run against it."
-          size="md"
-        >
-          <Button variant="light" onClick={onAdd} mt="sm">
-            Add your first asset
-          </Button>
-        </EmptyState>
-      </Paper>
+      <FirstItemState
+        icon={<IconAssets size={28} />}
+        title="No assets yet"
+        description="Add the domains, hosts, web apps and container images you want to scan. You prove you own a domain with a DNS TXT record before scans run against it."
+        action={{ label: 'Add your first asset', onClick: onAdd }}
+      />
     );
   }
 

@@ -1,16 +1,15 @@
 // One framework's controls: a framework switcher, summary, filters kept in the URL (search, status,
 // group) and the control table with status badges. Each control opens its detail page.
 import { Badge, Button, Group, NativeSelect, Paper, SegmentedControl, SimpleGrid, Stack, Table, Text, TextInput } from '@mantine/core';
-import { useDebouncedValue } from '@mantine/hooks';
 import { useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
-import { useEffect, useRef, useState } from 'react';
 import { DataTable } from '../../components/DataTable.tsx';
 import { TextLink } from '../../components/links.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { ErrorState, LoadingState } from '../../components/QueryStates.tsx';
 import { FRAMEWORK_IDS, frameworkQuery, type ControlFilters, type ControlStatus, type FrameworkDetail, type FrameworkId } from '../../lib/compliance-api.ts';
 import { useTenant } from '../../lib/me.ts';
+import { useUrlText } from '../../lib/use-url-text.ts';
 import { CONTROL_STATUSES, formatDay, SeverityCounts, STATUS_LABELS, StatusBadge } from './compliance-ui.tsx';
 
 /** `controlStatus`, not `status`: search types are shared across routes, and /assets has its own `status`. */
@@ -33,25 +32,7 @@ export function FrameworkPage({ framework, search }: { framework: FrameworkId; s
   const update = (patch: Partial<FrameworkSearch>) =>
     void navigate({ to: '/compliance/$framework', params: { framework }, search: (prev) => ({ ...prev, ...patch }), replace: true });
 
-  // The search box commits to the URL after a pause; the URL wins when it changes elsewhere.
-  const [text, setText] = useState(search.q ?? '');
-  const [debounced] = useDebouncedValue(text, 300);
-  const pushed = useRef(search.q ?? '');
-  useEffect(() => {
-    if ((search.q ?? '') !== pushed.current) {
-      pushed.current = search.q ?? '';
-      setText(search.q ?? '');
-    }
-  }, [search.q]);
-  const updateRef = useRef(update);
-  updateRef.current = update;
-  useEffect(() => {
-    const v = debounced.trim();
-    if (v !== pushed.current) {
-      pushed.current = v;
-      updateRef.current({ q: v || undefined });
-    }
-  }, [debounced]);
+  const [text, setText] = useUrlText(search.q, (q) => update({ q }));
 
   const data = query.data;
   const title = data?.framework.shortName ?? SHORT_NAMES[framework];

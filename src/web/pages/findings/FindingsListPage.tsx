@@ -1,15 +1,14 @@
 // Findings: severity chips with counts for the current filters, a filter bar kept in the URL, a
 // sortable table with "Load more" paging, bulk status changes for selected rows, and exports of
 // the current filters as CSV, JSON or SARIF.
-import { Badge, Button, Checkbox, Chip, EmptyState, Group, Menu, NativeSelect, Paper, SimpleGrid, Stack, Switch, Table, Text, TextInput, UnstyledButton } from '@mantine/core';
-import { useDebouncedValue } from '@mantine/hooks';
+import { Badge, Button, Checkbox, Chip, Group, Menu, NativeSelect, Paper, SimpleGrid, Stack, Switch, Table, Text, TextInput, UnstyledButton } from '@mantine/core';
 import { useInfiniteQuery, useQuery, type InfiniteData, type UseInfiniteQueryResult } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { IconFindings } from '../../components/icons.tsx';
 import { TextLink } from '../../components/links.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
-import { ErrorState, LoadingState } from '../../components/QueryStates.tsx';
+import { ErrorState, FirstItemState, LoadingState, NoMatches } from '../../components/QueryStates.tsx';
 import { api } from '../../lib/api.ts';
 import { exportUrl, findingKeys, findingsQuery, type FindingFilters, type FindingSort, type FindingsPage, type FindingStatus, type FindingSummary, type Scanner, type Severity } from '../../lib/findings-api.ts';
 import { formatDate, formatDateTime, pluralize } from '../../lib/format.ts';
@@ -17,6 +16,7 @@ import { isTenantAdmin, useTenant } from '../../lib/me.ts';
 import type { AssetsPage } from '../../lib/types.ts';
 import { SCANNER_LABELS, SCANNERS, SEVERITIES, SEVERITY_COLORS, SEVERITY_LABELS, SeverityBadge, SORT_LABELS, STATUS_LABELS, StatusBadge, STATUSES } from './finding-ui.tsx';
 import { StatusDialog } from './StatusDialog.tsx';
+import { useUrlText } from '../../lib/use-url-text.ts';
 
 export interface FindingsSearch {
   q?: string;
@@ -33,29 +33,6 @@ export interface FindingsSearch {
 
 const DEFAULT_DIR: Record<FindingSort, 'asc' | 'desc'> = { severity: 'desc', first_seen: 'desc', last_seen: 'desc', sla_due: 'asc' };
 
-/** The search box: typed text reaches the URL after a pause; the URL wins when it changes elsewhere. */
-function useUrlText(urlValue: string | undefined, commit: (value: string | undefined) => void): [string, (value: string) => void] {
-  const [text, setText] = useState(urlValue ?? '');
-  const [debounced] = useDebouncedValue(text, 300);
-  const pushed = useRef(urlValue ?? '');
-  const commitRef = useRef(commit);
-  commitRef.current = commit;
-  useEffect(() => {
-    const v = urlValue ?? '';
-    if (v !== pushed.current) {
-      pushed.current = v;
-      setText(v);
-    }
-  }, [urlValue]);
-  useEffect(() => {
-    const v = debounced.trim();
-    if (v !== pushed.current) {
-      pushed.current = v;
-      commitRef.current(v || undefined);
-    }
-  }, [debounced]);
-  return [text, setText];
-}
 
 export function FindingsListPage({ search }: { search: FindingsSearch }) {
   const tenant = useTenant();
@@ -231,24 +208,13 @@ function FindingsTable({ query, narrowed, total, sort, dir, onSort, selected, on
   if (!query.data) return <ErrorState error={query.error} title="Could not load the findings" onRetry={() => void query.refetch()} />;
   const findings: FindingSummary[] = query.data.pages.flatMap((p) => p.findings);
   if (findings.length === 0) {
-    if (narrowed)
-      return (
-        <Paper withBorder p="xl" radius="md">
-          <Text ta="center" c="dimmed">
-            No findings match these filters.
-          </Text>
-        </Paper>
-      );
+    if (narrowed) return <NoMatches>No findings match these filters.</NoMatches>;
     return (
-      <Paper withBorder p={{ base: 'lg', sm: 'xl' }} radius="md">
-        <EmptyState
-          icon={<IconFindings size={28} />}
-          variant="light"
-          title="No open findings"
-          description="Findings appear when scans finish: open ports, vulnerable software, weak TLS, risky web-app behaviour and vulnerable image packages. Critical findings raise an alert as soon as they appear."
-          size="md"
-        />
-      </Paper>
+      <FirstItemState
+        icon={<IconFindings size={28} />}
+        title="No open findings"
+        description="Findings appear when scans finish: open ports, vulnerable software, weak TLS, risky web-app behaviour and vulnerable image packages. Critical findings raise an alert as soon as they appear."
+      />
     );
   }
   const allSelected = findings.every((f) => selected.has(f.id));

@@ -1,6 +1,6 @@
 // Scans: the tenant's scans newest first with live progress (the list refreshes itself while any
 // scan on it is unfinished), filters kept in the URL, today's quota use, and "New scan".
-import { Badge, Button, EmptyState, Group, NativeSelect, Paper, SimpleGrid, Stack, Table, Text } from '@mantine/core';
+import { Badge, Button, Group, NativeSelect, Paper, SimpleGrid, Stack, Table, Text } from '@mantine/core';
 import { useInfiniteQuery, useQuery, type InfiniteData, type UseInfiniteQueryResult } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useMemo, useState } from 'react';
@@ -8,7 +8,7 @@ import { DataTable } from '../../components/DataTable.tsx';
 import { IconPlus, IconScans } from '../../components/icons.tsx';
 import { TextLink } from '../../components/links.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
-import { ErrorState, LoadingState } from '../../components/QueryStates.tsx';
+import { ErrorState, FirstItemState, LoadingState, NoMatches } from '../../components/QueryStates.tsx';
 import { formatDateTime } from '../../lib/format.ts';
 import { useTenant } from '../../lib/me.ts';
 import { scansQuery, scanUsageQuery, type ScanFilters, type ScanKind, type ScansPage, type ScanStatus } from '../../lib/scans-api.ts';
@@ -99,28 +99,14 @@ function ScansTable({ query, filtered, onAdd }: { query: UseInfiniteQueryResult<
   if (!query.data) return <ErrorState error={query.error} title="Could not load the scans" onRetry={() => void query.refetch()} />;
   const scans = query.data.pages.flatMap((p) => p.scans);
   if (scans.length === 0) {
-    if (filtered)
-      return (
-        <Paper withBorder p="xl" radius="md">
-          <Text ta="center" c="dimmed">
-            No scans match these filters.
-          </Text>
-        </Paper>
-      );
+    if (filtered) return <NoMatches>No scans match these filters.</NoMatches>;
     return (
-      <Paper withBorder p={{ base: 'lg', sm: 'xl' }} radius="md">
-        <EmptyState
-          icon={<IconScans size={28} />}
-          variant="light"
-          title="No scans yet"
-          description="Queue a port, template, web application, container or edge scan of a verified asset, now or on a schedule. Workers pick scans up and report back."
-          size="md"
-        >
-          <Button variant="light" onClick={onAdd} mt="sm">
-            Queue your first scan
-          </Button>
-        </EmptyState>
-      </Paper>
+      <FirstItemState
+        icon={<IconScans size={28} />}
+        title="No scans yet"
+        description="Queue a port, template, web application, container or edge scan of a verified asset, now or on a schedule. Workers pick scans up and report back."
+        action={{ label: 'Queue your first scan', onClick: onAdd }}
+      />
     );
   }
   return (

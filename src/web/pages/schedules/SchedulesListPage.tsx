@@ -1,13 +1,13 @@
 // Scan schedules: recurring scans with their cron expression, time zone and next run (shown in
 // the schedule's own zone), the last run's outcome, enable/disable in place, and "New schedule".
-import { Badge, Button, EmptyState, Paper, Stack, Switch, Table, Text } from '@mantine/core';
+import { Badge, Button, Paper, Stack, Switch, Table, Text } from '@mantine/core';
 import { useInfiniteQuery, useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { DataTable } from '../../components/DataTable.tsx';
 import { IconPlus } from '../../components/icons.tsx';
 import { TextLink } from '../../components/links.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
-import { ErrorState, LoadingState } from '../../components/QueryStates.tsx';
+import { ErrorState, FirstItemState, LoadingState } from '../../components/QueryStates.tsx';
 import { notifyError, notifySuccess } from '../../lib/errors.ts';
 import { formatDateTime } from '../../lib/format.ts';
 import { useTenant } from '../../lib/me.ts';
@@ -80,13 +80,12 @@ interface TableProps {
 function SchedulesTable({ schedules, tenantId, onAdd, hasMore, loadingMore, onMore }: TableProps) {
   if (schedules.length === 0)
     return (
-      <Paper withBorder p={{ base: 'lg', sm: 'xl' }} radius="md">
-        <EmptyState icon={<IconCalendar size={28} />} variant="light" title="No schedules yet" description="Scan an asset every night, every Monday or every six hours, in the time zone you choose." size="md">
-          <Button variant="light" onClick={onAdd} mt="sm">
-            Create a schedule
-          </Button>
-        </EmptyState>
-      </Paper>
+      <FirstItemState
+        icon={<IconCalendar size={28} />}
+        title="No schedules yet"
+        description="Scan an asset every night, every Monday or every six hours, in the time zone you choose."
+        action={{ label: 'Create a schedule', onClick: onAdd }}
+      />
     );
   return (
     <Stack gap="md">
