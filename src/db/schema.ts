@@ -247,7 +247,7 @@ export interface AssetVerificationLogTable {
 }
 
 export type ScanKind = 'port' | 'template' | 'webapp' | 'container' | 'edge';
-export type ScanStatus = 'queued' | 'leased' | 'running' | 'chunking' | 'aggregating' | 'succeeded' | 'failed' | 'cancelled';
+export type ScanStatus = 'queued' | 'leased' | 'running' | 'ingesting' | 'chunking' | 'aggregating' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface ScansTable {
   id: Generated<string>;
@@ -269,6 +269,9 @@ export interface ScansTable {
   leased_by: string | null;
   lease_expires_at: Timestamp | null;
   attempts: ColumnType<number, number | undefined, number>;
+  not_before: Timestamp | null;
+  /** 'import': made from a person's imported report (no quota, no lease). */
+  source: ColumnType<'worker' | 'import', 'worker' | 'import' | undefined, 'worker' | 'import'>;
   created_at: Timestamp;
   started_at: Timestamp | null;
   finished_at: Timestamp | null;
@@ -434,6 +437,57 @@ export interface WorkerNoncesTable {
   seen_at: Timestamp;
 }
 
+export interface ReportUploadsTable {
+  id: string;
+  tenant_id: string;
+  scan_id: string;
+  worker_id: string | null;
+  lease_token: string | null;
+  storage: 'builtin' | 's3';
+  object_key: string;
+  /** bigint: read as a string by node-postgres, a number by PGlite; use Number(). */
+  size: ColumnType<string | number, number, number>;
+  sha256: string;
+  content_type: string | null;
+  format: 'native' | 'nmap' | 'nuclei' | 'zap' | 'trivy' | 'sarif' | null;
+  file_name: string | null;
+  status: 'pending' | 'finalized';
+  expires_at: Timestamp;
+  created_at: Timestamp;
+  finalized_at: Timestamp | null;
+  ingestion_id: string | null;
+}
+
+export interface ReportIngestionsTable {
+  id: string;
+  tenant_id: string;
+  scan_id: string;
+  upload_id: string | null;
+  source: 'worker' | 'import';
+  storage: 'builtin' | 's3';
+  object_key: string;
+  /** bigint: read as a string by node-postgres, a number by PGlite; use Number(). */
+  size: ColumnType<string | number, number, number>;
+  sha256: string;
+  format: 'native' | 'nmap' | 'nuclei' | 'zap' | 'trivy' | 'sarif' | null;
+  file_name: string | null;
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  bytes_read: ColumnType<string | number, number | undefined, number>;
+  findings_read: ColumnType<number, number | undefined, number>;
+  skipped: ColumnType<number, number | undefined, number>;
+  summary: ColumnType<unknown, string | null | undefined, string | null>;
+  error: string | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  locked_by: string | null;
+  locked_until: Timestamp | null;
+  created_by: string | null;
+  created_by_email: string | null;
+  created_at: Timestamp;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  updated_at: Timestamp;
+}
+
 export interface EnrollAttemptsTable {
   address: string;
   window_start: Timestamp;
@@ -479,4 +533,6 @@ export interface DB {
   tenant_webhook_secrets: TenantWebhookSecretsTable;
   worker_nonces: WorkerNoncesTable;
   enroll_attempts: EnrollAttemptsTable;
+  report_uploads: ReportUploadsTable;
+  report_ingestions: ReportIngestionsTable;
 }

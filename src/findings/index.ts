@@ -1,10 +1,14 @@
 export { createFindingsService, type FindingsService } from './findings-service.ts';
 export { registerFindingRoutes } from './findings-routes.ts';
 export {
+  createBatchedFindingsIngest,
   createFindingsIngest,
+  MAX_CRITICAL_REPORTS_PER_INGEST,
   DEFAULT_SLA_DAYS,
   expireAcceptedRisks,
   slaDueAt,
+  type BatchedFindingsIngest,
+  type BatchIngestSession,
   type IngestInput,
   type IngestScanFindings,
   type IngestSummary,

@@ -80,6 +80,12 @@ const schema = z
     IMAGE_ARCHIVE_MAX_BYTES: z.coerce.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).default(2 * 1024 ** 3),
     /** Largest compliance evidence file (bytes); default 25 MiB. */
     EVIDENCE_MAX_BYTES: z.coerce.number().int().min(1024).max(1024 ** 3).default(25 * 1024 ** 2),
+    /** Largest raw scan report a worker upload or an import may carry (bytes); default 512 MiB. */
+    REPORT_MAX_BYTES: z.coerce.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).default(512 * 1024 ** 2),
+    /** Body limit of the legacy single-shot report route (bytes); default 64 MiB. */
+    WORKER_LEGACY_REPORT_MAX_BYTES: z.coerce.number().int().min(1024).max(1024 ** 3).default(64 * 1024 ** 2),
+    /** Lease attempts of a scan before an expired or failing lease fails it. */
+    WORKER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
   })
   .transform((c) => ({
     ...c,

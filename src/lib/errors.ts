@@ -87,6 +87,18 @@ export const ERROR_STATUS = {
   worker_signature_invalid: 401,
   worker_request_expired: 401,
   worker_replay: 409,
+  // leases and report uploads
+  lease_lost: 409,
+  scan_cancelled: 409,
+  upload_not_found: 404,
+  upload_url_invalid: 403,
+  upload_url_expired: 403,
+  upload_incomplete: 409,
+  // report imports
+  import_file_missing: 400,
+  report_format_unknown: 422,
+  report_format_mismatch: 422,
+  import_not_found: 404,
   // cron hooks and relay
   Unauthorized: 401,
   management_peer_not_configured: 503,

@@ -7,6 +7,8 @@ export {
   admissionError,
   assertAssetScannable,
   utcDay,
+  refusalMessage,
+  KIND_FITS_JSON,
   DEFAULT_DAILY_SCAN_QUOTA,
   DEFAULT_PER_ASSET_CONCURRENT_SCANS,
   type AdmissionRequest,

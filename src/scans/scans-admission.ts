@@ -1,6 +1,9 @@
 // Scan admission: the one place that decides whether a scan may be queued or started. Used at
 // queue time, chunked-queue time and (by the workers' lease path) at lease time.
 //
+// The decision itself is the database function scan_admission() (migration 0012), so the
+// workers' one-statement lease (lease_scan()) applies exactly the same rule; this module passes it
+// the kind rule and defaults and turns verdicts into messages.
 // Correct under concurrency on PostgreSQL (research/workers.md §(a)): transaction-scoped advisory
 // locks serialise admissions per tenant (the daily quota) and per asset (concurrency), always in
 // that order so two admissions cannot deadlock; the counts are read by the NEXT statement, which
@@ -19,9 +22,6 @@ import { KINDS_FOR_ASSET, type ScanKind } from './scans-schemas.ts';
 
 export const DEFAULT_DAILY_SCAN_QUOTA = 200;
 export const DEFAULT_PER_ASSET_CONCURRENT_SCANS = 1;
-
-/** Statuses of a top-level scan that has started work (holds its asset slot at lease time). */
-const NOT_STARTED_OR_FINISHED = `('queued', 'chunking', 'succeeded', 'failed', 'cancelled')`;
 
 export interface AdmissionRequest {
   tenantId: string;
@@ -53,26 +53,48 @@ export const secondsToUtcMidnight = (now: Date): number => {
   return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
 };
 
-interface Facts {
-  asset_kind: string | null;
-  verification_status: string | null;
-  archived: boolean | null;
-  daily_scan_quota: number;
-  per_asset_concurrent_scans: number;
+/** KINDS_FOR_ASSET as the database function takes it (the rule lives here, once). */
+export const KIND_FITS_JSON = JSON.stringify(KINDS_FOR_ASSET);
+
+export interface AdmissionVerdict {
+  verdict: AdmissionRefusal | 'busy' | 'admitted';
   used: number;
+  daily_quota: number;
   active: number;
+  per_asset: number;
+  asset_kind: string | null;
 }
 
-/** Takes the tenant then the asset lock. Returns false when `wait` is off and a lock is taken. */
-async function lock(tx: Tx, tenantId: string, assetId: string, wait: boolean): Promise<boolean> {
-  const tenantKey = `rampart.scan-quota:${tenantId}`;
-  const assetKey = `rampart.scan-asset:${assetId}`;
-  if (wait) {
-    await sql`select pg_advisory_xact_lock(hashtextextended(${tenantKey}, 0)), pg_advisory_xact_lock(hashtextextended(${assetKey}, 0))`.execute(tx);
-    return true;
+/** Runs the database's scan_admission() (locks, then counts in a fresh statement; see 0012). */
+async function verdictOf(tx: Tx, req: { tenantId: string; assetId: string; kind?: ScanKind | undefined; phase: 'queue' | 'lease' | 'check'; scanId?: string | undefined; day: string; wait: boolean }): Promise<AdmissionVerdict> {
+  const { rows } = await sql<AdmissionVerdict>`
+    select * from scan_admission(${req.tenantId}::uuid, ${req.assetId}::uuid, ${req.kind ?? null}::text, ${req.phase}::text, ${req.scanId ?? null}::uuid,
+      ${req.day}::date, ${req.wait}::boolean, ${KIND_FITS_JSON}::jsonb, ${DEFAULT_DAILY_SCAN_QUOTA}::int, ${DEFAULT_PER_ASSET_CONCURRENT_SCANS}::int)`.execute(tx);
+  return rows[0]!;
+}
+
+/** What a refusal tells the person (or worker) who asked. */
+export function refusalMessage(v: Pick<AdmissionVerdict, 'verdict' | 'used' | 'daily_quota' | 'active' | 'per_asset' | 'asset_kind'>, ctx: { kind?: ScanKind | undefined; phase: 'queue' | 'lease' | 'check'; quotaDay: string }): string {
+  switch (v.verdict) {
+    case 'busy':
+      return 'Another admission for this tenant or asset is in progress.';
+    case 'asset_not_found':
+      return ctx.phase === 'lease' ? 'No such scan or asset in this tenant.' : 'No such asset in this tenant.';
+    case 'asset_archived':
+      return 'This asset is archived; restore it before scanning it.';
+    case 'asset_not_verified':
+      return 'This asset has no verified ownership proof; verify it (or a domain it falls under) before scanning it.';
+    case 'scan_kind_mismatch': {
+      const fits = v.asset_kind ? (KINDS_FOR_ASSET[v.asset_kind as keyof typeof KINDS_FOR_ASSET] as readonly ScanKind[] | undefined) : undefined;
+      return `A ${ctx.kind ?? 'scan'} scan does not apply to a ${(v.asset_kind ?? 'asset').replace('_', ' ')} asset; use ${fits?.join(', ') ?? 'another kind'}.`;
+    }
+    case 'quota_exceeded':
+      return `The daily scan quota of ${v.daily_quota} is used up for ${ctx.quotaDay} (UTC).`;
+    case 'asset_scan_limit':
+      return `This asset already has ${v.active} unfinished ${v.active === 1 ? 'scan' : 'scans'}; the limit is ${v.per_asset} at a time. Wait for ${v.active === 1 ? 'it' : 'one'} to finish or cancel it.`;
+    default:
+      return '';
   }
-  const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(hashtextextended(${tenantKey}, 0)) and pg_try_advisory_xact_lock(hashtextextended(${assetKey}, 0)) as ok`.execute(tx);
-  return rows[0]?.ok === true;
 }
 
 /**
@@ -83,59 +105,15 @@ async function lock(tx: Tx, tenantId: string, assetId: string, wait: boolean): P
 export async function admitScan(tx: Tx, req: AdmissionRequest): Promise<AdmissionResult> {
   const quotaDay = utcDay(req.now);
   if (req.phase === 'lease' && !req.scanId) throw new Error('admitScan: the lease phase needs scanId');
-  if (!(await lock(tx, req.tenantId, req.assetId, req.wait ?? true))) return { admitted: false, reason: 'busy', message: 'Another admission for this tenant or asset is in progress.', quotaDay };
-
-  // A separate statement from the lock: a fresh snapshot (see the header).
-  const { rows } =
-    req.phase === 'queue'
-      ? await sql<Facts>`
-          select a.kind as asset_kind, a.verification_status, a.archived_at is not null as archived,
-                 coalesce(ts.daily_scan_quota, ${DEFAULT_DAILY_SCAN_QUOTA})::int as daily_scan_quota,
-                 coalesce(ts.per_asset_concurrent_scans, ${DEFAULT_PER_ASSET_CONCURRENT_SCANS})::int as per_asset_concurrent_scans,
-                 (select count(*) from scans q where q.tenant_id = ${req.tenantId} and q.quota_day = ${quotaDay}::date)::int as used,
-                 (select count(*) from scans c where c.asset_id = a.id and c.parent_id is null
-                    and c.status not in ('succeeded', 'failed', 'cancelled'))::int as active
-            from assets a left join tenant_settings ts on ts.tenant_id = a.tenant_id
-           where a.id = ${req.assetId} and a.tenant_id = ${req.tenantId}`.execute(tx)
-      : await sql<Facts>`
-          with me as (
-            select t.id, t.created_at, t.quota_day
-              from scans s join scans t on t.id = coalesce(s.parent_id, s.id)
-             where s.id = ${req.scanId!} and s.tenant_id = ${req.tenantId}
-          )
-          select a.kind as asset_kind, a.verification_status, a.archived_at is not null as archived,
-                 coalesce(ts.daily_scan_quota, ${DEFAULT_DAILY_SCAN_QUOTA})::int as daily_scan_quota,
-                 coalesce(ts.per_asset_concurrent_scans, ${DEFAULT_PER_ASSET_CONCURRENT_SCANS})::int as per_asset_concurrent_scans,
-                 -- Lease time: this scan must rank within the quota of the day it was queued on
-                 -- (a lowered quota holds back the scans beyond it).
-                 (select count(*) from scans q, me where q.tenant_id = ${req.tenantId} and me.quota_day is not null
-                    and q.quota_day = me.quota_day and (q.created_at, q.id) < (me.created_at, me.id))::int as used,
-                 -- Other top-level scans of the asset that have started. This scan's own parent is
-                 -- excluded: chunks share their parent's slot.
-                 (select count(*) from scans c, me where c.asset_id = a.id and c.parent_id is null and c.id <> me.id
-                    and c.status not in ${sql.raw(NOT_STARTED_OR_FINISHED)})::int as active
-            from assets a left join tenant_settings ts on ts.tenant_id = a.tenant_id
-           where a.id = ${req.assetId} and a.tenant_id = ${req.tenantId} and exists (select 1 from me)`.execute(tx);
-
-  const f = rows[0];
-  const refuse = (reason: AdmissionRefusal, message: string, retryAfterSeconds?: number): AdmissionResult => ({
+  const v = await verdictOf(tx, { ...req, day: quotaDay, wait: req.wait ?? true });
+  if (v.verdict === 'admitted') return { admitted: true, quotaDay, used: v.used, dailyScanQuota: v.daily_quota, active: v.active, perAssetConcurrentScans: v.per_asset };
+  return {
     admitted: false,
-    reason,
-    message,
+    reason: v.verdict,
+    message: refusalMessage(v, { kind: req.kind, phase: req.phase, quotaDay }),
     quotaDay,
-    ...(retryAfterSeconds ? { retryAfterSeconds } : {}),
-  });
-  if (!f) return refuse('asset_not_found', req.phase === 'lease' ? 'No such scan or asset in this tenant.' : 'No such asset in this tenant.');
-  const refusal = assetRefusal(f, req.kind);
-  if (refusal) return refuse(...refusal);
-  if (f.used >= f.daily_scan_quota)
-    return refuse('quota_exceeded', `The daily scan quota of ${f.daily_scan_quota} is used up for ${quotaDay} (UTC).`, secondsToUtcMidnight(req.now));
-  if (f.active >= f.per_asset_concurrent_scans)
-    return refuse(
-      'asset_scan_limit',
-      `This asset already has ${f.active} unfinished ${f.active === 1 ? 'scan' : 'scans'}; the limit is ${f.per_asset_concurrent_scans} at a time. Wait for ${f.active === 1 ? 'it' : 'one'} to finish or cancel it.`,
-    );
-  return { admitted: true, quotaDay, used: f.used, dailyScanQuota: f.daily_scan_quota, active: f.active, perAssetConcurrentScans: f.per_asset_concurrent_scans };
+    ...(v.verdict === 'quota_exceeded' ? { retryAfterSeconds: secondsToUtcMidnight(req.now) } : {}),
+  };
 }
 
 /**
@@ -143,22 +121,8 @@ export async function admitScan(tx: Tx, req: AdmissionRequest): Promise<Admissio
  * schedules: they are checked when a schedule is made, and again by admission at every run.
  */
 export async function assertAssetScannable(tx: Tx, tenantId: string, assetId: string, kind: ScanKind): Promise<void> {
-  const a = await tx.selectFrom('assets').select(['kind', 'verification_status', 'archived_at']).where('id', '=', assetId).where('tenant_id', '=', tenantId).executeTakeFirst();
-  if (!a) throw appError('asset_not_found', 'No such asset in this tenant.');
-  const refusal = assetRefusal({ asset_kind: a.kind, verification_status: a.verification_status, archived: a.archived_at !== null }, kind);
-  if (refusal) throw appError(refusal[0], refusal[1]);
-}
-
-function assetRefusal(f: Pick<Facts, 'asset_kind' | 'verification_status' | 'archived'>, kind: ScanKind | undefined): [AdmissionRefusal, string] | null {
-  if (f.asset_kind === null) return ['asset_not_found', 'No such asset in this tenant.'];
-  if (f.archived) return ['asset_archived', 'This asset is archived; restore it before scanning it.'];
-  if (f.verification_status !== 'verified' && f.verification_status !== 'bypassed')
-    return ['asset_not_verified', 'This asset has no verified ownership proof; verify it (or a domain it falls under) before scanning it.'];
-  if (kind) {
-    const fits = KINDS_FOR_ASSET[f.asset_kind as keyof typeof KINDS_FOR_ASSET] as readonly ScanKind[] | undefined;
-    if (!fits?.includes(kind)) return ['scan_kind_mismatch', `A ${kind} scan does not apply to a ${f.asset_kind.replace('_', ' ')} asset; use ${fits?.join(', ') ?? 'another kind'}.`];
-  }
-  return null;
+  const v = await verdictOf(tx, { tenantId, assetId, kind, phase: 'check', day: utcDay(new Date()), wait: false });
+  if (v.verdict !== 'admitted') throw appError(v.verdict as AdmissionRefusal, refusalMessage(v, { kind, phase: 'check', quotaDay: '' }));
 }
 
 /** The client-facing error for a refusal. */

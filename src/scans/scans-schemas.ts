@@ -4,7 +4,7 @@ import { z } from 'zod';
 
 export const scanKindSchema = z.enum(['port', 'template', 'webapp', 'container', 'edge']);
 export type ScanKind = z.infer<typeof scanKindSchema>;
-export const scanStatusSchema = z.enum(['queued', 'leased', 'running', 'chunking', 'aggregating', 'succeeded', 'failed', 'cancelled']);
+export const scanStatusSchema = z.enum(['queued', 'leased', 'running', 'ingesting', 'chunking', 'aggregating', 'succeeded', 'failed', 'cancelled']);
 export type ScanStatus = z.infer<typeof scanStatusSchema>;
 export const TERMINAL_STATUSES: readonly ScanStatus[] = ['succeeded', 'failed', 'cancelled'];
 
@@ -155,6 +155,8 @@ export type ChunkSpec = z.infer<typeof chunkSpecSchema>;
 export const scanSchema = z.object({
   id: z.string(),
   kind: scanKindSchema,
+  /** worker: run by a worker; import: results a person uploaded (Import results). */
+  source: z.enum(['worker', 'import']),
   status: scanStatusSchema,
   percent: z.int(),
   asset: z.object({ id: z.string(), name: z.string(), target: z.string(), kind: z.string() }),

@@ -28,6 +28,7 @@ export function toScanDto(r: ScanRow): ScanDto {
   return {
     id: r.id,
     kind: r.kind,
+    source: r.source,
     status: r.status,
     percent: r.percent,
     asset: { id: r.asset_id, name: r.asset_name, target: r.asset_target, kind: r.asset_kind },

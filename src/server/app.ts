@@ -29,9 +29,26 @@ import { APP_VERSION } from '../ops/version.ts';
 import { createMeshRecordsService, createStaffService, registerMeshRecordsRoutes, registerStaffRoutes, type StaffService } from '../staff/index.ts';
 import { createTenantsService, registerTenantRoutes, type TenantsService } from '../tenants/index.ts';
 import { createScansService, createSchedulesService, registerScanRoutes, type ScansService, type SchedulesService } from '../scans/index.ts';
-import { createFindingsIngest, createFindingsService, registerFindingRoutes, type FindingsService, type IngestScanFindings } from '../findings/index.ts';
+import { createBatchedFindingsIngest, createFindingsIngest, createFindingsService, registerFindingRoutes, type FindingsService, type IngestScanFindings } from '../findings/index.ts';
 import { createComplianceService, registerComplianceRoutes, type ComplianceService } from '../compliance/index.ts';
-import { createEnrollmentService, createWebhookService, createWorkerAuth, registerWorkersRoutes, type EnrollmentService, type WorkerAuth } from '../workers/index.ts';
+import {
+  createEnrollmentService,
+  createImportsService,
+  createIngestionService,
+  createLeaseService,
+  createUploadService,
+  createWebhookService,
+  createWorkerAuth,
+  registerIngestionRoutes,
+  registerLeaseRoutes,
+  registerWorkersRoutes,
+  type EnrollmentService,
+  type ImportsService,
+  type IngestionService,
+  type LeaseService,
+  type UploadService,
+  type WorkerAuth,
+} from '../workers/index.ts';
 import { registerErrorHandling, sendError, type UnhandledErrorListener } from './plugins/errors.ts';
 import { registerSession, type SessionGuards } from './plugins/session.ts';
 
@@ -86,6 +103,14 @@ export interface Services {
   workerEnrollments: EnrollmentService;
   /** Authenticates signed worker requests (bearer, X-Rampart-Signature, sentAt, nonce). */
   workerAuth: WorkerAuth;
+  /** Scan leases for workers (lease, heartbeat, progress, release, fail, reaper). */
+  leases: LeaseService;
+  /** Report uploads (init, PUT, finalize, legacy, orphan reaper). */
+  uploads: UploadService;
+  /** Report ingestion jobs: the queue (enqueue) and this replica's runner (start/stop, drain). */
+  ingestion: IngestionService;
+  /** "Import results": a member's report upload for an asset, and the import history. */
+  imports: ImportsService;
 }
 
 export type App = FastifyInstance & { services: Services };
@@ -260,8 +285,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const workerEnrollments = createEnrollmentService({ db: database.db, audit, clock });
   const workerAuth = createWorkerAuth({ db: database.db, secretBox, clock });
   registerWorkersRoutes(app, { guards, enrollments: workerEnrollments, webhooks: createWebhookService({ db: database.db, secretBox, audit, clock }), workerAuth, clock });
+  const leases = createLeaseService({ db: database.db, clock, recheckForLease: (assetId) => assets.recheckForLease(assetId), maxAttempts: config.WORKER_MAX_ATTEMPTS });
+  const ingestion = createIngestionService({ db: database.db, storage, findings: createBatchedFindingsIngest({ db: database.db, reporter: mesh.reporter, clock }), clock, log: app.log });
+  // Stop the runner before the database closes: a running job is given back at its next batch.
+  app.addHook('onClose', async () => ingestion.stop());
+  const imports = createImportsService({ db: database.db, storage, ingestion, audit, clock, reportMaxBytes: config.REPORT_MAX_BYTES });
+  await registerIngestionRoutes(app, { guards, imports, reportMaxBytes: config.REPORT_MAX_BYTES });
+  const uploads = createUploadService({ db: database.db, clock, storage, leases, ingestion, encryptionKey: deps.encryptionKey, publicBaseUrl: config.PUBLIC_BASE_URL, reportMaxBytes: config.REPORT_MAX_BYTES });
+  registerLeaseRoutes(app, { workerAuth, leases, uploads, enrollments: workerEnrollments, clock, legacyReportMaxBytes: config.WORKER_LEGACY_REPORT_MAX_BYTES });
 
-  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox, mesh, reporter: mesh.reporter, assets, scans, schedules, storage, findings, ingestScanFindings, compliance, workerEnrollments, workerAuth });
+  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox, mesh, reporter: mesh.reporter, assets, scans, schedules, storage, findings, ingestScanFindings, compliance, workerEnrollments, workerAuth, leases, uploads, ingestion, imports });
   return app;
 }
 

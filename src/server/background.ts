@@ -1,5 +1,6 @@
-// Periodic work every replica runs: domain-proof re-checks and due scan schedules. Both are safe
-// with many replicas (re-checks are idempotent; the tick claims each due schedule exactly once).
+// Periodic work every replica runs: domain-proof re-checks, due scan schedules, expired worker
+// leases, orphaned uploads and remembered worker nonces. All are safe with many replicas (re-checks are idempotent; the tick
+// claims each due schedule exactly once; the reapers take rows with SKIP LOCKED).
 import type { Logger } from 'pino';
 import type { Config } from '../lib/config.ts';
 import type { App } from './app.ts';
@@ -13,7 +14,18 @@ export function startBackgroundJobs(app: App, config: Pick<Config, 'SCHEDULE_TIC
     ? setInterval(() => void app.services.schedules.tick().catch((err: unknown) => log.error({ err }, 'scan schedule tick failed')), config.SCHEDULE_TICK_SECONDS * 1000)
     : null;
   tick?.unref();
+  // Expired worker leases are re-queued (also by waiting lease requests; this covers quiet times),
+  // and uploads never finalized are deleted. Both take rows with SKIP LOCKED: safe on every replica.
+  const leases = setInterval(() => void app.services.leases.reapExpired().catch((err: unknown) => log.error({ err }, 'lease reaper failed')), 10_000);
+  leases.unref();
+  const orphans = setInterval(() => {
+    void app.services.uploads.reapOrphans().catch((err: unknown) => log.error({ err }, 'upload reaper failed'));
+    void app.services.workerAuth.reapNonces().catch((err: unknown) => log.error({ err }, 'nonce reaper failed'));
+  }, 10 * 60_000);
+  orphans.unref();
   return () => {
+    clearInterval(leases);
+    clearInterval(orphans);
     clearInterval(recheck);
     if (tick) clearInterval(tick);
   };

@@ -70,6 +70,7 @@ export function createStorage(deps: StorageDeps) {
 
   const storage: AppStorage = {
     builtin: () => platform,
+    builtinFor: (tenantId) => createBuiltinStore(root, tenantScope(tenantId)),
 
     async forTenant(tenantId) {
       const builtin = createBuiltinStore(root, tenantScope(tenantId));

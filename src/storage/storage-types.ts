@@ -52,4 +52,6 @@ export interface StorageService {
   forTenant(tenantId: string): Promise<ObjectStore>;
   /** Built-in storage (DATA_DIR), for platform-owned objects. */
   builtin(): ObjectStore;
+  /** A tenant's part of built-in storage, whatever its bucket settings (objects known to be there). */
+  builtinFor(tenantId: string): ObjectStore;
 }

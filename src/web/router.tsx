@@ -9,6 +9,7 @@ import { safeRedirect } from './lib/validate.ts';
 import { AccountPage } from './pages/account/AccountPage.tsx';
 import { CmmcPage } from './pages/areas/AreaPages.tsx';
 import { WorkersPage } from './pages/workers/WorkersPage.tsx';
+import { ImportsPage } from './pages/imports/ImportsPage.tsx';
 import { FindingDetailPage } from './pages/findings/FindingDetailPage.tsx';
 import { FindingsListPage, type FindingsSearch } from './pages/findings/FindingsListPage.tsx';
 import { isScanner, isSeverity, isSort, isStatus, parseList } from './pages/findings/finding-ui.tsx';
@@ -237,6 +238,7 @@ const controlRoute = createRoute({
 });
 const cmmcRoute = createRoute({ getParentRoute: () => appRoute, path: '/cmmc', component: CmmcPage });
 const workersRoute = createRoute({ getParentRoute: () => appRoute, path: '/workers', component: WorkersPage });
+const importsRoute = createRoute({ getParentRoute: () => appRoute, path: '/imports', component: ImportsPage });
 
 const settingsRoute = createRoute({ getParentRoute: () => appRoute, path: '/settings' });
 const settingsIndexRoute = createRoute({
@@ -295,6 +297,7 @@ const routeTree = rootRoute.addChildren([
     controlRoute,
     cmmcRoute,
     workersRoute,
+    importsRoute,
     settingsRoute.addChildren([
       settingsIndexRoute,
       membersRoute,

@@ -5,13 +5,14 @@
 //   3. body.sentAt within ±5 minutes of the server's clock;
 //   4. body.nonce not seen from this worker in the last 10 minutes (a unique row, so a replay is
 //      refused on every replica).
+// Two statements, no transaction: this runs before every worker call.
 // Routes get the raw bytes from a scope-local parser; registerWorkerRoutes() gives later worker
 // routes (lease, progress, report) the same treatment.
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import { withService } from '../db/tenant.ts';
+import { asService } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { safeEqual, type SecretBox } from '../lib/crypto.ts';
 import { appError } from '../lib/errors.ts';
@@ -29,6 +30,8 @@ export interface WorkerContext {
 }
 
 export const WORKER_BASE = '/api/public/worker/v1';
+/** The workers list shows last seen to this precision; fewer writes on the hot path. */
+const LAST_SEEN_EVERY_MS = 5_000;
 export const SIGNATURE_HEADER = 'x-rampart-signature';
 
 /** What a worker sends: `sha256=` + lowercase hex HMAC-SHA256 of the body bytes. */
@@ -41,8 +44,11 @@ export function createWorkerAuth(deps: { db: Kysely<DB>; secretBox: SecretBox; c
     const auth = input.authorization;
     if (!auth?.startsWith('Bearer ') || auth.length < 12) throw appError('worker_unauthorized', 'Send Authorization: Bearer <worker token>.');
     const tokenHash = hashWorkerToken(auth.slice(7).trim());
-    return withService(db, async (tx) => {
-      const w = await tx
+    // Two statements that commit on their own (no transaction round trips on this hot path): read
+    // the worker and its tenant's secrets, check the signature and time in memory, then remember
+    // the nonce. Old nonces are deleted by the reaper (reapNonces), not on every request.
+    return asService(db, async (q) => {
+      const w = await q
         .selectFrom('workers as w')
         .leftJoin('tenant_webhook_secrets as s', 's.tenant_id', 'w.tenant_id')
         .select(['w.id', 'w.tenant_id', 'w.name', 'w.hosted', 'w.revoked_at', 's.current_sealed', 's.previous_sealed', 's.previous_valid_until'])
@@ -74,16 +80,31 @@ export function createWorkerAuth(deps: { db: Kysely<DB>; secretBox: SecretBox; c
       if (typeof nonce !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(nonce))
         throw appError('validation_failed', 'The body needs a nonce of 16 to 128 URL-safe characters.', { details: [{ path: 'body.nonce', message: 'Use 16 to 128 URL-safe characters.' }] });
 
-      await tx.deleteFrom('worker_nonces').where('worker_id', '=', w.id).where('seen_at', '<', new Date(now.getTime() - NONCE_TTL_MS)).execute();
-      const { rows } = await sql<{ nonce: string }>`insert into worker_nonces (worker_id, nonce, tenant_id, seen_at) values (${w.id}, ${nonce}, ${w.tenant_id}, ${now})
-                                                     on conflict do nothing returning nonce`.execute(tx);
-      if (rows.length === 0) throw appError('worker_replay', 'This nonce was already used; send every request with a new nonce.');
-      await tx.updateTable('workers').set({ last_seen_at: now }).where('id', '=', w.id).execute();
+      // A nonce older than the window is refused by the sentAt check already, so remembering each
+      // one for NONCE_TTL_MS is enough. last_seen_at is written at most every LAST_SEEN_EVERY_MS.
+      const { rows } = await sql<{ fresh: boolean }>`
+        with ins as (
+          insert into worker_nonces (worker_id, nonce, tenant_id, seen_at) values (${w.id}, ${nonce}, ${w.tenant_id}, ${now})
+          on conflict do nothing returning 1
+        ), seen as (
+          update workers set last_seen_at = ${now}
+           where id = ${w.id} and exists (select 1 from ins)
+             and (last_seen_at is null or last_seen_at < ${new Date(now.getTime() - LAST_SEEN_EVERY_MS)})
+        )
+        select exists (select 1 from ins) as fresh`.execute(q);
+      if (!rows[0]?.fresh) throw appError('worker_replay', 'This nonce was already used; send every request with a new nonce.');
       return { workerId: w.id, tenantId: w.tenant_id, name: w.name, hosted: w.hosted, body: b };
     });
   }
 
-  return { authenticate };
+  /** Forgets nonces older than NONCE_TTL_MS (any replica; a plain delete). */
+  async function reapNonces(): Promise<number> {
+    const cutoff = new Date(clock.now().getTime() - NONCE_TTL_MS);
+    const r = await asService(db, (q) => q.deleteFrom('worker_nonces').where('seen_at', '<', cutoff).executeTakeFirst());
+    return Number(r.numDeletedRows);
+  }
+
+  return { authenticate, reapNonces };
 }
 
 export type WorkerAuth = ReturnType<typeof createWorkerAuth>;

@@ -1,17 +1,15 @@
 // Workers API: tenant pages (enrollments, workers, webhook signing secret), the staff route for
-// hosted workers, and the public worker routes (enroll; heartbeat, the first signed route).
+// hosted workers, and the public enroll route (the signed worker routes are in lease-routes.ts).
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { SessionGuards } from '../server/plugins/session.ts';
 import type { EnrollmentService } from './enrollment-service.ts';
 import type { WebhookService } from './webhook-service.ts';
-import { registerWorkerRoutes, WORKER_BASE, workerOf, type WorkerAuth } from './worker-auth.ts';
+import { WORKER_BASE, type WorkerAuth } from './worker-auth.ts';
 import {
   enrollBodySchema,
   enrollmentCreatedSchema,
   enrollResponseSchema,
-  heartbeatBodySchema,
-  heartbeatResponseSchema,
   rotateSecretBodySchema,
   staffEnrollmentBodySchema,
   tenantParamsSchema,
@@ -66,17 +64,5 @@ export function registerWorkersRoutes(app: FastifyInstance, deps: { guards: Sess
   // Public: no session, hence no CSRF; the code is the credential and failures are throttled.
   r.post(`${WORKER_BASE}/enroll`, { schema: { tags: ['worker'], summary: 'Redeem an enrollment code for a worker token (shown once)', body: enrollBodySchema, response: { 201: enrollResponseSchema } } }, async (req, reply) => {
     return reply.code(201).send(await enrollments.enroll(req.ip, req.body));
-  });
-
-  registerWorkerRoutes(app, deps.workerAuth, (scope) => {
-    scope.withTypeProvider<ZodTypeProvider>().post(
-      `${WORKER_BASE}/heartbeat`,
-      { schema: { tags: ['worker'], summary: 'Signed liveness report; records last seen and version', body: heartbeatBodySchema, response: { 200: heartbeatResponseSchema } } },
-      async (req) => {
-        const w = workerOf(req);
-        if (req.body.version) await enrollments.recordVersion(w.workerId, req.body.version);
-        return { ok: true as const, workerId: w.workerId, serverTime: deps.clock.now().toISOString() };
-      },
-    );
   });
 }

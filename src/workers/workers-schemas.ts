@@ -82,3 +82,79 @@ export const heartbeatBodySchema = signedEnvelopeSchema.extend({
 export const heartbeatResponseSchema = z.object({ ok: z.literal(true), workerId: z.uuid(), serverTime: z.string() });
 
 export const staffEnrollmentBodySchema = z.object({ tenantId: z.uuid() });
+
+// Leasing and uploads (docs/worker-protocol.md).
+export const SCAN_KINDS_FOR_LEASE = ['port', 'template', 'webapp', 'container', 'edge'] as const;
+export const REPORT_FORMAT_NAMES = ['native', 'nmap', 'nuclei', 'zap', 'trivy', 'sarif'] as const;
+const sha256Schema = z
+  .string()
+  .regex(/^[0-9a-fA-F]{64}$/, 'Use the 64 hex digits of the SHA-256.')
+  .transform((s) => s.toLowerCase());
+const leaseTokenSchema = z.uuid();
+
+export const leaseBodySchema = signedEnvelopeSchema.extend({
+  kinds: z.array(z.enum(SCAN_KINDS_FOR_LEASE)).min(1).max(5),
+  waitSeconds: z.number().int().min(0).max(25).default(25),
+});
+export const leaseSchema = z.object({
+  scanId: z.uuid(),
+  leaseToken: z.uuid(),
+  leaseExpiresAt: z.string(),
+  leaseSeconds: z.number(),
+  heartbeatSeconds: z.number(),
+  attempt: z.number(),
+  maxAttempts: z.number(),
+  kind: z.enum(SCAN_KINDS_FOR_LEASE),
+  options: z.record(z.string(), z.unknown()),
+  chunk: z.object({ index: z.number(), count: z.number(), spec: z.record(z.string(), z.unknown()) }).nullable(),
+  asset: z.object({ id: z.uuid(), kind: z.string(), target: z.string(), name: z.string() }),
+});
+export const leaseResponseSchema = z.object({ lease: leaseSchema.nullable() });
+
+export const heartbeatLeasesBodySchema = heartbeatBodySchema.extend({
+  leases: z.array(z.object({ scanId: z.uuid(), leaseToken: leaseTokenSchema })).max(64).default([]),
+});
+export const heartbeatLeasesResponseSchema = heartbeatResponseSchema.extend({
+  leases: z.array(z.object({ scanId: z.uuid(), state: z.enum(['active', 'cancelled', 'lost']), leaseExpiresAt: z.string().nullable() })),
+});
+
+export const scanIdParamsSchema = z.object({ scanId: z.uuid() });
+export const progressBodySchema = signedEnvelopeSchema.extend({
+  leaseToken: leaseTokenSchema,
+  percent: z.number().min(0).max(100),
+  message: z.string().max(500).optional(),
+});
+export const progressResponseSchema = z.object({ ok: z.literal(true), leaseExpiresAt: z.string() });
+export const releaseBodySchema = signedEnvelopeSchema.extend({ leaseToken: leaseTokenSchema, reason: z.string().max(500).optional() });
+export const okResponseSchema = z.object({ ok: z.literal(true) });
+export const failBodySchema = signedEnvelopeSchema.extend({ leaseToken: leaseTokenSchema, error: z.string().trim().min(1).max(2000), retryable: z.boolean().default(false) });
+export const failResponseSchema = z.object({ ok: z.literal(true), status: z.enum(['queued', 'failed']) });
+
+export const reportInitBodySchema = signedEnvelopeSchema.extend({
+  scanId: z.uuid(),
+  leaseToken: leaseTokenSchema,
+  size: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  sha256: sha256Schema,
+  contentType: z.string().max(200).optional(),
+  format: z.enum(REPORT_FORMAT_NAMES).optional(),
+  fileName: z.string().trim().min(1).max(255).optional(),
+});
+export const reportInitResponseSchema = z.object({
+  uploadId: z.uuid(),
+  method: z.literal('PUT'),
+  url: z.string(),
+  headers: z.record(z.string(), z.string()),
+  expiresAt: z.string(),
+  storage: z.enum(['builtin', 's3']),
+});
+export const reportFinalizeBodySchema = signedEnvelopeSchema.extend({ uploadId: z.uuid(), leaseToken: leaseTokenSchema });
+export const reportFinalizedSchema = z.object({ uploadId: z.uuid(), scanId: z.uuid(), status: z.literal('finalized'), ingestionId: z.uuid() });
+export const legacyReportBodySchema = signedEnvelopeSchema.extend({
+  scanId: z.uuid(),
+  leaseToken: leaseTokenSchema,
+  format: z.enum(REPORT_FORMAT_NAMES).optional(),
+  report: z.string(),
+});
+export const uploadParamsSchema = z.object({ uploadId: z.uuid() });
+export const uploadQuerySchema = z.object({ expires: z.coerce.number().int().min(0), signature: z.string().regex(/^[0-9a-fA-F]{64}$/) });
+export const uploadPutResponseSchema = z.object({ uploadId: z.uuid(), size: z.number(), sha256: z.string() });

@@ -128,7 +128,8 @@ describeBrowser('scans and schedules in the browser', () => {
     await dialog.getByLabel('Time zone').fill('America/New_York');
     await dialog.getByRole('button', { name: 'Create schedule' }).click();
     await dialog.getByText(/five fields/i).first().waitFor();
-    expect(await dialog.getByLabel('When (cron expression)', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    // The hint names five fields before submitting too: wait for the field itself to be marked.
+    await poll(() => dialog.getByLabel('When (cron expression)', { exact: true }).getAttribute('aria-invalid')).toBe('true');
     await dialog.getByLabel('When (cron expression)', { exact: true }).fill('0 9 * * *');
     await dialog.getByText(/09:00 E[SD]T/).first().waitFor();
     await dialog.getByRole('button', { name: 'Create schedule' }).click();

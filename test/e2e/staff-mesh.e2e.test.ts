@@ -193,5 +193,5 @@ describeBrowser('staff mesh records in the browser', () => {
       expect(await scanA11y(staff), `details dialog at ${viewport.width}px`).toEqual([]);
       await staff.keyboard.press('Escape');
     }
-  });
+  }, 90_000);
 });

@@ -68,7 +68,15 @@ describeBrowser('tenancy in the browser', () => {
     await owner.goto('/settings/tenant');
     await owner.getByLabel('Daily scan quota', { exact: true }).fill('150');
     await owner.getByRole('button', { name: 'Save settings' }).click();
-    await expect.poll(async () => (await owner.reload(), await owner.getByLabel('Daily scan quota', { exact: true }).inputValue())).toBe('150');
+    // Reload until the stored value shows (each reload waits for the form to be filled again).
+    await expect
+      .poll(async () => {
+        await owner.reload();
+        const field = owner.getByLabel('Daily scan quota', { exact: true });
+        await expect.poll(() => field.inputValue(), { timeout: 10_000 }).not.toBe('');
+        return field.inputValue();
+      }, { timeout: 30_000 })
+      .toBe('150');
 
     await member.goto('/settings/tenant');
     await member.getByText('Only admins and owners can change these settings.').waitFor();

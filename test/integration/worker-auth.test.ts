@@ -104,7 +104,7 @@ describe('signed worker requests', () => {
   it('accept a correct request and record last seen and version', async () => {
     const res = await beat(secret, envelope({ version: '0.9.1' }));
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toEqual({ ok: true, workerId, serverTime: clock.now().toISOString() });
+    expect(res.json()).toEqual({ ok: true, workerId, serverTime: clock.now().toISOString(), leases: [] });
     const row = await withService(t.database.db, (tx) => tx.selectFrom('workers').selectAll().where('id', '=', workerId).executeTakeFirstOrThrow());
     expect(new Date(row.last_seen_at!).getTime()).toBe(clock.now().getTime());
     expect(row.version).toBe('0.9.1');

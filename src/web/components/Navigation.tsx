@@ -20,12 +20,14 @@ import {
 } from './icons.tsx';
 import { NavItem } from './links.tsx';
 import { IconCalendar } from '../pages/schedules/schedule-ui.tsx';
+import { IconImport } from '../pages/imports/ScanIngestionPanel.tsx';
 
 const AREAS = [
   { to: '/assets', label: 'Assets', icon: <IconAssets /> },
   { to: '/scans', label: 'Scans', icon: <IconScans /> },
   { to: '/schedules', label: 'Schedules', icon: <IconCalendar /> },
   { to: '/findings', label: 'Findings', icon: <IconFindings /> },
+  { to: '/imports', label: 'Import results', icon: <IconImport /> },
   { to: '/compliance', label: 'Compliance', icon: <IconCompliance /> },
   { to: '/cmmc', label: 'CMMC', icon: <IconCmmc /> },
   { to: '/workers', label: 'Workers', icon: <IconWorkers /> },

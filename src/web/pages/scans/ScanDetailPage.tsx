@@ -15,6 +15,7 @@ import { notifyError, notifySuccess } from '../../lib/errors.ts';
 import { formatDateTime } from '../../lib/format.ts';
 import { useTenant } from '../../lib/me.ts';
 import { cancelScan, isFinished, scanKeys, scanQuery, type ScanDetail } from '../../lib/scans-api.ts';
+import { ScanIngestionPanel } from '../imports/ScanIngestionPanel.tsx';
 import { describeChunk, describeOptions, SCAN_KIND_LABELS, ScanProgress, ScanStatusBadge } from './scan-ui.tsx';
 
 export function ScanDetailPage({ scanId }: { scanId: string }) {
@@ -175,6 +176,7 @@ function ScanView({ detail, tenantId, tenantName }: { detail: ScanDetail; tenant
             </DataTable>
           </SectionCard>
         )}
+        {!scan.chunkCount && <ScanIngestionPanel tenantId={tenantId} scanId={scan.id} scanStatus={scan.status} />}
       </Stack>
       <ConfirmDialog opened={confirming} title="Cancel this scan?" confirmLabel="Cancel scan" cancelLabel="Keep running" danger loading={cancel.isPending} onConfirm={() => cancel.mutate()} onClose={() => setConfirming(false)}>
         {scan.chunkCount ? 'Its unfinished chunks stop too; finished chunks keep their results.' : 'A worker running it stops at its next update.'} A scan cancelled before any work started does not count against the daily quota.

@@ -120,6 +120,7 @@ function ScansTable({ query, filtered, onAdd }: { query: UseInfiniteQueryResult<
                   {SCAN_KIND_LABELS[s.kind]}
                 </TextLink>
                 <Text size="xs" c="dimmed">
+                  {s.source === 'import' ? 'Imported results · ' : ''}
                   {describeOptions(s.kind, s.options)}
                   {s.chunkCount ? ` · ${s.chunkCount} chunks` : ''}
                 </Text>

@@ -8,7 +8,7 @@ import type { CreateScanBody, Scan, ScanKind, ScanStatus, Severity } from '../..
 import type { Asset, AssetKind } from '../../lib/types.ts';
 
 export const SCAN_KINDS: ScanKind[] = ['port', 'template', 'webapp', 'container', 'edge'];
-export const SCAN_STATUSES: ScanStatus[] = ['queued', 'leased', 'running', 'chunking', 'aggregating', 'succeeded', 'failed', 'cancelled'];
+export const SCAN_STATUSES: ScanStatus[] = ['queued', 'leased', 'running', 'ingesting', 'chunking', 'aggregating', 'succeeded', 'failed', 'cancelled'];
 export const SEVERITIES: Severity[] = ['info', 'low', 'medium', 'high', 'critical'];
 export const SEED_PATHS = ['/', '/api', '/admin', '/login', '/static', '/v1', '/v2', '/health'];
 
@@ -39,6 +39,7 @@ export const STATUS_LABELS: Record<ScanStatus, string> = {
   queued: 'Queued',
   leased: 'Starting',
   running: 'Running',
+  ingesting: 'Reading results',
   chunking: 'Queued (chunked)',
   aggregating: 'Running (chunked)',
   succeeded: 'Succeeded',
@@ -49,6 +50,7 @@ const STATUS_COLORS: Record<ScanStatus, string> = {
   queued: 'gray',
   leased: 'blue',
   running: 'blue',
+  ingesting: 'cyan',
   chunking: 'gray',
   aggregating: 'blue',
   succeeded: 'green',
@@ -76,7 +78,7 @@ export function ScanProgress({ scan, label }: { scan: Pick<Scan, 'status' | 'per
   const color = scan.status === 'failed' ? 'red' : scan.status === 'succeeded' ? 'green' : scan.status === 'cancelled' ? 'gray' : 'blue';
   return (
     <Group gap="xs" wrap="nowrap" miw={140}>
-      <Progress value={scan.percent} color={color} size="md" style={{ flex: 1 }} aria-label={label} animated={scan.status === 'running' || scan.status === 'aggregating'} />
+      <Progress value={scan.percent} color={color} size="md" style={{ flex: 1 }} aria-label={label} animated={scan.status === 'running' || scan.status === 'ingesting' || scan.status === 'aggregating'} />
       <Text size="xs" w={36} ta="right" className="nowrap">
         {scan.percent}%
       </Text>

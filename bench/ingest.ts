@@ -1,0 +1,228 @@
+// npm run bench:ingest — report ingestion end to end: a 100,000-finding nuclei JSONL report
+// (realistic lines: template metadata, classification, request/response, distinct matched-at) is
+// stored in built-in storage, queued as a worker upload would queue it, and run to completion by
+// the ingestion runner (stream → parse → batches of findings → closing step → scan succeeded).
+// Each database runs in its own child process, so its peak RSS is the ingest's alone: PGlite in
+// a fresh DATA_DIR on disk (the embedded default), and PostgreSQL in a fresh database created on
+// BENCH_PG_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres), or DATABASE_URL when
+// set (its schema is migrated; the data is a new tenant). Targets: ≤ 20 s and peak RSS ≤ 400 MB.
+// Prints JSON: per database wall time (ingest only), the report's size, findings, the rate, peak
+// RSS (sampled every 20 ms while ingesting; baselineRssMB is the process before the ingest, which
+// on PGlite is mostly the embedded database itself, ~450 MB; ingestRssMB the difference) and the
+// time to parse the same file without a database (the parser's share).
+// BENCH_FINDINGS (100000), BENCH_DBS (pglite,postgres), BENCH_BATCH (the runner's default).
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import pg from 'pg';
+
+const FINDINGS = Number(process.env.BENCH_FINDINGS ?? 100_000);
+const DBS = (process.env.BENCH_DBS ?? 'pglite,postgres').split(',').map((s) => s.trim()).filter(Boolean);
+const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+if (!Number.isInteger(FINDINGS) || FINDINGS < 1) throw new Error('BENCH_FINDINGS must be a positive integer');
+
+const SEVERITIES = ['info', 'info', 'info', 'low', 'low', 'medium', 'medium', 'high', 'critical'];
+const TAGS = ['misconfig', 'exposure', 'cve', 'tech', 'headers', 'ssl', 'panel', 'xss', 'sqli', 'lfi'];
+
+/** One nuclei -jsonl result; `i` makes matched-at (and so the fingerprint) distinct. */
+function nucleiLine(i: number): string {
+  const t = i % 250;
+  const severity = SEVERITIES[i % SEVERITIES.length]!;
+  const host = `app${i % 20}.bench.example.test`;
+  const path = `/api/v${(i % 3) + 1}/items/${i}`;
+  const url = `https://${host}${path}`;
+  const cve = t % 5 === 0 ? [`CVE-20${10 + (t % 14)}-${1000 + t}`] : undefined;
+  return JSON.stringify({
+    template: `http/vulnerabilities/bench-template-${t}.yaml`,
+    'template-url': `https://cloud.projectdiscovery.io/public/bench-template-${t}`,
+    'template-id': `bench-template-${t}`,
+    'template-path': `/root/nuclei-templates/http/vulnerabilities/bench-template-${t}.yaml`,
+    info: {
+      name: `Bench template ${t} - ${TAGS[t % TAGS.length]} check`,
+      author: ['pdteam', 'bench'],
+      tags: [TAGS[t % TAGS.length], TAGS[(t + 3) % TAGS.length]],
+      description: `Detects condition ${t} on exposed endpoints. The impact depends on the data the endpoint serves.\n`,
+      reference: [`https://example.test/advisories/${t}`, `https://nvd.nist.gov/vuln/detail/${cve?.[0] ?? 'none'}`],
+      severity,
+      metadata: { 'max-request': 1, vendor: 'bench', product: `product-${t % 17}` },
+      classification: { 'cve-id': cve ?? null, 'cwe-id': [`cwe-${200 + (t % 50)}`], 'cvss-metrics': 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:N/A:N', 'cvss-score': 5.3 },
+      remediation: 'Restrict access to the endpoint and update the component.',
+    },
+    'matcher-name': t % 4 === 0 ? `matcher-${t % 7}` : undefined,
+    type: 'http',
+    host: `https://${host}`,
+    port: '443',
+    scheme: 'https',
+    url: `https://${host}`,
+    path,
+    'matched-at': url,
+    'extracted-results': t % 6 === 0 ? [`token-${i}`] : undefined,
+    request: `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nUser-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36\r\nAccept: */*\r\nAccept-Encoding: gzip\r\n\r\n`,
+    response: `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nServer: nginx\r\nContent-Length: 64\r\n\r\n{"id":${i},"name":"item ${i}","owner":"bench","visibility":"public"}`,
+    ip: `198.51.100.${i % 250}`,
+    timestamp: new Date(1_763_000_000_000 + i * 1000).toISOString(),
+    'curl-command': `curl -X 'GET' -H 'Host: ${host}' '${url}'`,
+    'matcher-status': true,
+  });
+}
+
+/** The report as a stream of ~64 KiB chunks: generated on the fly, never held whole. */
+function reportStream(n: number): Readable {
+  let i = 0;
+  return new Readable({
+    read() {
+      const parts: string[] = [];
+      let len = 0;
+      while (i < n && len < 65_536) {
+        const line = `${nucleiLine(i++)}\n`;
+        parts.push(line);
+        len += line.length;
+      }
+      this.push(parts.length ? Buffer.from(parts.join('')) : null);
+    },
+  });
+}
+
+// ---- child: one database, one ingest -------------------------------------------------------------
+
+async function child(kind: 'pglite' | 'postgres', databaseUrl: string | undefined): Promise<void> {
+  const { openDatabase } = await import('../src/db/client.ts');
+  const { migrate } = await import('../src/db/migrate.ts');
+  const { withService } = await import('../src/db/tenant.ts');
+  const { createBatchedFindingsIngest } = await import('../src/findings/index.ts');
+  const { createBuiltinStore } = await import('../src/storage/index.ts');
+  const { createIngestionService } = await import('../src/workers/ingestion-service.ts');
+  const { parseReport } = await import('../src/workers/importers/index.ts');
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'rampart-bench-ingest-'));
+  const database = kind === 'postgres' ? await openDatabase({ databaseUrl: databaseUrl!, dataDir, poolMax: 5 }) : await openDatabase({ dataDir });
+  try {
+    await migrate(database);
+    const db = database.db;
+    const store = createBuiltinStore(join(dataDir, 'storage'), 'bench');
+    const storage = { forTenant: async () => store, builtin: () => store, builtinFor: () => store };
+    const reporter = { report: async () => ({ sent: false as const, reason: 'no_management_peer' as const }) };
+    const clock = { now: () => new Date() };
+    const quiet = { warn: () => undefined, error: (o: unknown, m?: string) => console.error(m, o), info: () => undefined };
+
+    const tenantId = randomUUID();
+    const assetId = randomUUID();
+    const scanId = randomUUID();
+    // Set-up as the owner (the service role may not create tenants).
+    await db.transaction().execute(async (tx) => {
+      await tx.insertInto('organization').values({ id: tenantId, name: 'Bench ingest', slug: `bench-ingest-${tenantId}`, createdAt: new Date() }).execute();
+      await tx
+        .insertInto('assets')
+        .values({ id: assetId, tenant_id: tenantId, kind: 'webapp', target: 'https://app.bench.example.test/', name: 'bench', verification_status: 'verified', verification_token: 'bench' })
+        .execute();
+      await tx.insertInto('scans').values({ id: scanId, tenant_id: tenantId, asset_id: assetId, kind: 'template', status: 'ingesting', percent: 99, attempts: 1 }).execute();
+    });
+    const key = `reports/${scanId}/bench`;
+    const put = await store.put(key, reportStream(FINDINGS), { maxBytes: 4 * 1024 ** 3 });
+
+    const ingestion = createIngestionService({
+      db,
+      storage,
+      findings: createBatchedFindingsIngest({ db, reporter, clock }),
+      clock,
+      log: quiet,
+      ...(process.env.BENCH_BATCH ? { batchSize: Number(process.env.BENCH_BATCH) } : {}),
+    });
+    const { ingestionId } = await withService(db, (tx) =>
+      ingestion.enqueue(tx, { tenantId, scanId, uploadId: null, source: 'worker', storage: 'builtin', objectKey: key, size: put.size, sha256: put.sha256, format: null, fileName: 'bench.jsonl' }),
+    );
+
+    global.gc?.();
+    const baseline = process.memoryUsage().rss;
+    let peak = process.memoryUsage().rss;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }, 20);
+    const started = performance.now();
+    await ingestion.drain();
+    const wallMs = performance.now() - started;
+    clearInterval(sampler);
+    peak = Math.max(peak, process.memoryUsage().rss);
+
+    // Afterwards, the parser alone over the same file (no database), for the parser's share of the time.
+    const parseStarted = performance.now();
+    let parsed = 0;
+    for await (const _f of parseReport('nuclei', (await store.get(key)).body)) parsed += 1;
+    const parseMs = performance.now() - parseStarted;
+
+    const job = await withService(db, (tx) => tx.selectFrom('report_ingestions').selectAll().where('id', '=', ingestionId).executeTakeFirstOrThrow());
+    const scan = await withService(db, (tx) => tx.selectFrom('scans').select(['status', 'percent']).where('id', '=', scanId).executeTakeFirstOrThrow());
+    const count = await withService(db, (tx) => tx.selectFrom('findings').select((eb) => eb.fn.countAll<string>().as('n')).where('scan_id', '=', scanId).executeTakeFirstOrThrow());
+    if (job.status !== 'succeeded' || scan.status !== 'succeeded' || Number(count.n) !== FINDINGS) throw new Error(`ingest incomplete: job ${job.status} (${job.error}), scan ${scan.status}, ${count.n} findings`);
+    const mb = (b: number) => Math.round((b / 1024 / 1024) * 10) / 10;
+    process.stdout.write(
+      `${JSON.stringify({
+        db: kind,
+        findings: Number(count.n),
+        reportMB: mb(put.size),
+        wallSeconds: Math.round(wallMs / 10) / 100,
+        findingsPerSecond: Math.round(FINDINGS / (wallMs / 1000)),
+        peakRssMB: mb(peak),
+        baselineRssMB: mb(baseline),
+        ingestRssMB: mb(peak - baseline),
+        maxRssLifetimeMB: mb(process.resourceUsage().maxRSS * 1024),
+        parseOnlySeconds: Math.round(parseMs / 10) / 100,
+        parsed,
+        summary: job.summary,
+      })}\n`,
+    );
+  } finally {
+    await database.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// ---- parent: one child per database --------------------------------------------------------------
+
+async function runChild(kind: string, databaseUrl?: string): Promise<unknown> {
+  const proc = spawn(process.execPath, ['--expose-gc', import.meta.filename, '--child', kind], {
+    env: { ...process.env, ...(databaseUrl ? { BENCH_CHILD_DATABASE_URL: databaseUrl } : {}) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => proc.on('exit', (c) => resolve(c)));
+  if (code !== 0) throw new Error(`${kind} run exited with ${code}`);
+  return JSON.parse(out.trim().split('\n').at(-1)!);
+}
+
+async function main(): Promise<void> {
+  const results: unknown[] = [];
+  for (const kind of DBS) {
+    if (kind === 'pglite') {
+      results.push(await runChild('pglite'));
+    } else if (kind === 'postgres') {
+      if (process.env.DATABASE_URL) {
+        results.push(await runChild('postgres', process.env.DATABASE_URL));
+        continue;
+      }
+      const name = `rampart_bench_ingest_${Date.now()}`;
+      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await admin.connect();
+      await admin.query(`create database ${name}`);
+      try {
+        const url = new URL(PG_ADMIN_URL);
+        url.pathname = `/${name}`;
+        results.push(await runChild('postgres', url.toString()));
+      } finally {
+        await admin.query(`drop database if exists ${name} with (force)`);
+        await admin.end();
+      }
+    } else {
+      throw new Error(`unknown database ${kind} in BENCH_DBS`);
+    }
+  }
+  console.log(JSON.stringify({ bench: 'ingest', findings: FINDINGS, targets: { wallSeconds: 20, peakRssMB: 400 }, node: process.version, results }, null, 2));
+}
+
+const childAt = process.argv.indexOf('--child');
+if (childAt !== -1) await child(process.argv[childAt + 1] as 'pglite' | 'postgres', process.env.BENCH_CHILD_DATABASE_URL);
+else await main();

@@ -1,0 +1,62 @@
+// `rampart-worker run`: leases scans of the kinds this worker has scanners for until stopped.
+// SIGINT/SIGTERM stop it gracefully: no new leases, running scans get --grace seconds to finish
+// and upload, the rest are released back to the queue.
+import { parseArgs } from 'node:util';
+import { createAgent, type AgentLogger } from '../agent.ts';
+import { createWorkerClient } from '../client.ts';
+import { defaultConfigPath, readConfig } from '../config.ts';
+import { createPortScanner, DEFAULT_FD_BUDGET } from '../scanners/port/index.ts';
+import { WORKER_VERSION } from '../version.ts';
+import { EXIT, parseIntFlag, type CliIo } from './common.ts';
+
+export const RUN_HELP = `Usage: rampart-worker run [options]
+
+Leases scans from Rampart and runs them until stopped (SIGINT/SIGTERM stop gracefully).
+
+Options:
+  --concurrency N   scans at once (default 1, at most 64)
+  --grace S         seconds running scans may take to finish when stopping (default 30)
+  --fd-budget N     sockets the port scanner may hold open per scan (default ${DEFAULT_FD_BUDGET})
+  --json-logs       log JSON lines instead of text
+  --config PATH     config file (default: ${defaultConfigPath()})
+`;
+
+/** Log lines on stderr: "2025-01-01T00:00:00.000Z INFO message key=value" or JSON. */
+export function streamLogger(stream: NodeJS.WritableStream, json: boolean): AgentLogger {
+  const write = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => {
+    const time = new Date().toISOString();
+    if (json) return void stream.write(`${JSON.stringify({ time, level, msg, ...fields })}\n`);
+    const kv = Object.entries(fields)
+      .filter(([, v]) => v !== undefined && v !== null)
+      .map(([k, v]) => `${k}=${typeof v === 'string' && !/\s/.test(v) ? v : JSON.stringify(v)}`)
+      .join(' ');
+    stream.write(`${time} ${level.toUpperCase().padEnd(5)} ${msg}${kv ? ` ${kv}` : ''}\n`);
+  };
+  return { info: write('info'), warn: write('warn'), error: write('error') };
+}
+
+export async function runCommand(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({ args, options: { concurrency: { type: 'string' }, grace: { type: 'string' }, 'fd-budget': { type: 'string' }, 'json-logs': { type: 'boolean' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
+  if (values.help) {
+    io.stdout.write(RUN_HELP);
+    return EXIT.ok;
+  }
+  const concurrency = parseIntFlag('concurrency', values.concurrency, 1, 64) ?? 1;
+  const grace = parseIntFlag('grace', values.grace, 0, 3_600) ?? 30;
+  const fdBudget = parseIntFlag('fd-budget', values['fd-budget'], 1, 65_535) ?? DEFAULT_FD_BUDGET;
+  const path = values.config ?? defaultConfigPath(io.env);
+  const config = await readConfig(path);
+  const log = streamLogger(io.stderr, values['json-logs'] === true);
+  const client = createWorkerClient({
+    serverUrl: config.serverUrl,
+    token: config.token,
+    // The environment wins, so a rotated secret can be rolled out without editing the file.
+    signingSecret: io.env.RAMPART_WORKER_SECRET?.trim() || config.signingSecret,
+    userAgent: `rampart-worker/${WORKER_VERSION}`,
+  });
+  const agent = createAgent({ client, scanners: [createPortScanner({ fdBudget })], concurrency, graceMs: grace * 1_000, log, signal: io.signal, version: WORKER_VERSION });
+  log.info('Worker started', { workerId: config.workerId, server: config.serverUrl, kinds: agent.kinds.join(','), concurrency, version: WORKER_VERSION });
+  await agent.start();
+  log.info('Worker stopped', { ...agent.stats });
+  return EXIT.ok;
+}

@@ -1,0 +1,4 @@
+// Entry point of the bundled single-file executable (scripts/build-worker.ts).
+import { runCli } from './cli.ts';
+
+void runCli();

@@ -1,0 +1,127 @@
+// Output of a local scan (`rampart-worker scan`): a table for people, JSON for scripts, and SARIF
+// 2.1.0 following the findings export's mapping (src/findings/findings-export.ts): rules
+// `<scanner>/<ruleId>`, levels error/warning/note, GitHub's `security-severity`.
+import { normaliseLocation, normalizedFindingSchema, type NormalizedFinding, type NormalizedFindingInput, type Severity } from '../findings/index.ts';
+import type { ScanKind } from './client.ts';
+import type { OpenPort } from './scanners/port/index.ts';
+
+export type OutputFormat = 'table' | 'json' | 'sarif';
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ['table', 'json', 'sarif'];
+
+export interface LocalScanResult {
+  target: string;
+  kind: ScanKind;
+  openPorts: OpenPort[];
+  findings: NormalizedFindingInput[];
+}
+
+/** The findings as the server would store them (schema-checked, text capped); invalid ones left out. */
+export function canonicalFindings(findings: readonly NormalizedFindingInput[]): NormalizedFinding[] {
+  return findings.flatMap((f) => {
+    const r = normalizedFindingSchema.safeParse(f);
+    return r.success ? [r.data] : [];
+  });
+}
+
+/** `{"target", "kind", "openPorts": [{"port", "service"?, "banner"?}], "findings": [...]}` */
+export function toJson(r: LocalScanResult): string {
+  const openPorts = r.openPorts.map((p) => ({ port: p.port, ...(p.service ? { service: p.service } : {}), ...(p.banner ? { banner: p.banner } : {}) }));
+  return `${JSON.stringify({ target: r.target, kind: r.kind, openPorts, findings: canonicalFindings(r.findings) }, null, 2)}\n`;
+}
+
+const SARIF_LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = { critical: 'error', high: 'error', medium: 'warning', low: 'note', info: 'note' };
+const SECURITY_SEVERITY: Record<Severity, number> = { critical: 9.5, high: 8.0, medium: 5.5, low: 3.0, info: 0.0 };
+const RANK: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
+
+export function toSarif(r: LocalScanResult, tool: { name: string; version: string }): string {
+  const rules = new Map<string, { index: number; rule: Record<string, unknown>; worst: Severity; score: number | null; tags: Set<string> }>();
+  const results = canonicalFindings(r.findings).map((f) => {
+    const id = `${r.kind}/${f.ruleId}`;
+    let rule = rules.get(id);
+    if (!rule) {
+      rule = {
+        index: rules.size,
+        rule: {
+          id,
+          name: f.ruleId,
+          shortDescription: { text: f.title },
+          ...(f.description ? { fullDescription: { text: f.description.slice(0, 4_000) } } : {}),
+          ...(f.remediation ? { help: { text: f.remediation.slice(0, 4_000) } } : {}),
+          ...(f.references?.[0] ? { helpUri: f.references[0] } : {}),
+        },
+        worst: f.severity,
+        score: f.cvss?.score ?? null,
+        tags: new Set(['security', r.kind]),
+      };
+      rules.set(id, rule);
+    }
+    if (RANK[f.severity] > RANK[rule.worst]) rule.worst = f.severity;
+    if (f.cvss && (rule.score === null || f.cvss.score > rule.score)) rule.score = f.cvss.score;
+    for (const c of f.cwe ?? []) rule.tags.add(`external/cwe/cwe-${c}`);
+    const loc = normaliseLocation(f.location);
+    return {
+      ruleId: id,
+      ruleIndex: rule.index,
+      level: SARIF_LEVEL[f.severity],
+      message: { text: f.title },
+      locations: [{ logicalLocations: [{ fullyQualifiedName: `${r.target} ${loc.text}`, kind: 'resource' }], message: { text: loc.text } }],
+      properties: { severity: f.severity, target: r.target, scanner: r.kind, ...(f.evidence?.summary ? { evidence: f.evidence.summary } : {}), ...(f.cve?.length ? { cve: f.cve } : {}) },
+    };
+  });
+  const ruleList = [...rules.values()].map((x) => ({
+    ...x.rule,
+    defaultConfiguration: { level: SARIF_LEVEL[x.worst] },
+    properties: { tags: [...x.tags], 'security-severity': (x.score ?? SECURITY_SEVERITY[x.worst]).toFixed(1) },
+  }));
+  const sarif = {
+    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+    version: '2.1.0',
+    runs: [{ tool: { driver: { name: tool.name, version: tool.version, rules: ruleList } }, results, columnKind: 'utf16CodeUnits' }],
+  };
+  return `${JSON.stringify(sarif, null, 2)}\n`;
+}
+
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const fmt = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [fmt(headers), fmt(widths.map((w) => '-'.repeat(w))), ...rows.map(fmt)].join('\n');
+}
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+export function toTable(r: LocalScanResult, meta: { scanned: number; durationMs: number }): string {
+  const lines: string[] = [];
+  lines.push(`${r.kind} scan of ${r.target}: ${r.openPorts.length} open of ${meta.scanned} port${meta.scanned === 1 ? '' : 's'} in ${(meta.durationMs / 1000).toFixed(1)} s`);
+  if (r.openPorts.length) {
+    lines.push('');
+    lines.push(table(['PORT', 'SERVICE', 'BANNER'], r.openPorts.map((p) => [`${p.port}/tcp`, `${p.service ?? 'unknown'}${p.identifiedBy === 'port' ? '?' : ''}`, clip(p.banner ?? [p.product, p.version].filter(Boolean).join(' '), 80)])));
+  }
+  const risky = canonicalFindings(r.findings).filter((f) => f.severity !== 'info').sort((a, b) => RANK[b.severity] - RANK[a.severity]);
+  if (risky.length) {
+    lines.push('');
+    lines.push(table(['SEVERITY', 'FINDING', 'RULE'], risky.map((f) => [f.severity.toUpperCase(), clip(f.title, 70), f.ruleId])));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** A single updating progress line on a terminal (stderr); silent elsewhere. */
+export function progressLine(stream: NodeJS.WriteStream) {
+  const enabled = Boolean(stream.isTTY);
+  let last = 0;
+  let shown = false;
+  return {
+    update(percent: number, message: string) {
+      if (!enabled) return;
+      const now = Date.now();
+      if (now - last < 100 && percent < 100) return;
+      last = now;
+      const width = Math.max(20, (stream.columns || 80) - 1);
+      stream.write(`\r\x1b[2K${clip(`${percent.toFixed(0).padStart(3)}% ${message}`, width)}`);
+      shown = true;
+    },
+    clear() {
+      if (enabled && shown) stream.write('\r\x1b[2K');
+      shown = false;
+    },
+  };
+}

@@ -1,0 +1,44 @@
+// A native report written by the worker parses with the server's importer, and its declared size
+// and SHA-256 are those of the file's bytes.
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parseReport } from '../workers/importers/index.ts';
+import { writeNativeReport } from './report.ts';
+import { portFindings } from './scanners/port/index.ts';
+
+describe('native report writer', () => {
+  it('writes a report the native importer reads back, with the right size and hash', async () => {
+    const findings = portFindings({
+      host: 'h1.example.test',
+      address: '203.0.113.7',
+      open: [
+        { port: 22, service: 'ssh', product: 'OpenSSH', version: '9.6p1', banner: 'SSH-2.0-OpenSSH_9.6p1', identifiedBy: 'banner' },
+        { port: 6379, service: 'redis', identifiedBy: 'probe', data: { authentication: 'none' } },
+      ],
+    });
+    const bad = { ruleId: '', title: 'no rule id', severity: 'info', location: {} } as never;
+    const report = await writeNativeReport({ scanner: 'port', tool: { name: 'rampart-port', version: '0.1.0' }, target: 'h1.example.test', startedAt: new Date(), findings: [...findings, bad] });
+    try {
+      const bytes = readFileSync(report.path);
+      expect(report.size).toBe(bytes.length);
+      expect(report.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+      expect(statSync(report.path).mode & 0o777).toBe(0o600);
+      expect(report.findings).toBe(3);
+      expect(report.skipped).toBe(1);
+
+      const parsed = parseReport('native', createReadStream(report.path));
+      const read = [];
+      for await (const f of parsed) read.push(f);
+      expect(parsed.meta.scanner).toBe('port');
+      expect(parsed.meta.tool).toBe('rampart-port 0.1.0');
+      expect(read.map((f) => f.ruleId)).toEqual(['port.open.tcp.22', 'port.open.tcp.6379', 'service.exposed.redis']);
+      expect(read[2]).toMatchObject({ severity: 'high', location: { host: 'h1.example.test', port: 6379, protocol: 'tcp' } });
+      // The end line is what tells a complete report from a cut one.
+      expect(bytes.toString('utf8').trim().split('\n').at(-1)).toBe('{"type":"end","findings":3}');
+    } finally {
+      await report.remove();
+    }
+    expect(existsSync(report.path)).toBe(false);
+  });
+});

@@ -1,0 +1,81 @@
+// The port scanner as the agent and the CLI use it: ports from the lease (or the CLI's --ports),
+// a TCP connect scan, service identification, and findings.
+import { WORKER_VERSION } from '../../version.ts';
+import { ScannerError, type Scanner, type ScanTask } from '../types.ts';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_FD_BUDGET, PortScanError, scanPorts, type PortScanResult } from './engine.ts';
+import { portFindings } from './findings.ts';
+import { PortSpecError, portsForLease } from './ports.ts';
+
+export { scanPorts, DEFAULT_FD_BUDGET, DEFAULT_CONNECT_TIMEOUT_MS, PortScanError, type OpenPort, type PortScanOptions, type PortScanResult } from './engine.ts';
+export { portFindings, riskyService, RISKY_SERVICES } from './findings.ts';
+export { parsePortSpec, portsForLease, topPorts, toRanges, PortSpecError } from './ports.ts';
+export { identifyService, type ServiceInfo } from './probe.ts';
+
+export interface PortScannerSettings {
+  /** Sockets open at once (default 512). */
+  fdBudget?: number;
+  /** Per-connect timeout when the scan's options give none (default 1,000 ms). */
+  timeoutMs?: number;
+  bannerWaitMs?: number;
+  probeTimeoutMs?: number;
+  /** Explicit ports (the CLI's --ports); a lease's options and chunk are used otherwise. */
+  ports?: number[];
+  /** Banner grabbing and service probes on open ports (default true). */
+  identify?: boolean;
+}
+
+/** The host part of an asset target: a URL's host name, a bracketed IPv6 address unwrapped, or the target itself. */
+export function hostOfTarget(target: string): string {
+  const t = target.trim();
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(t)) {
+    try {
+      return new URL(t).hostname.replace(/^\[(.*)\]$/, '$1');
+    } catch {
+      throw new ScannerError(`The target ${JSON.stringify(t.slice(0, 200))} is not a valid URL`, false);
+    }
+  }
+  const bare = t.replace(/^\[(.*)\]$/, '$1');
+  if (!bare || /[\s/]/.test(bare) || bare.length > 253) throw new ScannerError(`The target ${JSON.stringify(t.slice(0, 200))} is not a host name or IP address`, false);
+  return bare;
+}
+
+export function createPortScanner(settings: PortScannerSettings = {}): Scanner & { scan(task: ScanTask): Promise<PortScanResult> } {
+  async function scan(task: ScanTask): Promise<PortScanResult> {
+    let plan;
+    try {
+      plan = settings.ports ? { ports: settings.ports } : portsForLease(task.options, task.chunk);
+    } catch (e) {
+      if (e instanceof PortSpecError) throw new ScannerError(e.message, false);
+      throw e;
+    }
+    const host = hostOfTarget(task.target);
+    const total = plan.ports.length;
+    task.progress(0, `Scanning ${total} TCP port${total === 1 ? '' : 's'} on ${host}`);
+    try {
+      return await scanPorts({
+        host,
+        ports: plan.ports,
+        timeoutMs: ('timeoutMs' in plan && plan.timeoutMs) || settings.timeoutMs || DEFAULT_CONNECT_TIMEOUT_MS,
+        fdBudget: settings.fdBudget ?? DEFAULT_FD_BUDGET,
+        ...('rate' in plan && plan.rate ? { rate: plan.rate } : {}),
+        identify: settings.identify ?? true,
+        ...(settings.bannerWaitMs ? { bannerWaitMs: settings.bannerWaitMs } : {}),
+        ...(settings.probeTimeoutMs ? { probeTimeoutMs: settings.probeTimeoutMs } : {}),
+        signal: task.signal,
+        onProgress: ({ done, open }) => task.progress((done / total) * 100, `${done}/${total} ports, ${open} open`),
+      });
+    } catch (e) {
+      if (e instanceof PortScanError) throw new ScannerError(e.message, e.retryable, { cause: e });
+      throw e;
+    }
+  }
+  return {
+    kind: 'port',
+    tool: { name: 'rampart-port', version: WORKER_VERSION },
+    scan,
+    async run(task) {
+      const result = await scan(task);
+      return { findings: portFindings(result), details: { host: result.host, address: result.address, scanned: result.scanned, closed: result.closed, filtered: result.filtered, open: result.open } };
+    },
+  };
+}

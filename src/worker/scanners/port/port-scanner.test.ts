@@ -1,0 +1,172 @@
+// The port scanner against real loopback servers: HTTP, TLS (self-signed, made with openssl),
+// services that speak first (SSH, SMTP, FTP, MySQL), services that answer probes (Redis,
+// PostgreSQL's SSLRequest), a silent listener, and closed ports. Findings must pass the findings
+// schema the server imports with.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import tls from 'node:tls';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { normalizedFindingSchema } from '../../../findings/index.ts';
+import { createPortScanner, hostOfTarget, parsePortSpec, portFindings, portsForLease, scanPorts, toRanges, topPorts, PortSpecError } from './index.ts';
+
+const servers: { close(cb?: () => void): unknown }[] = [];
+const ports: Record<string, number> = {};
+let closedPort = 0;
+
+async function listen(name: string, server: net.Server): Promise<void> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  ports[name] = (server.address() as net.AddressInfo).port;
+  servers.push(server);
+}
+
+/** A TCP server that greets with `banner`, then answers each chunk with `reply(chunk)`. */
+function talker(banner: Buffer | string | null, reply?: (chunk: Buffer) => Buffer | string | null): net.Server {
+  return net.createServer((s) => {
+    s.on('error', () => undefined);
+    if (banner !== null) s.write(banner);
+    s.on('data', (d) => {
+      const r = reply?.(d);
+      if (r !== null && r !== undefined) s.write(r);
+    });
+  });
+}
+
+function mysqlGreeting(version: string): Buffer {
+  const payload = Buffer.concat([Buffer.from([0x0a]), Buffer.from(version, 'latin1'), Buffer.from([0]), Buffer.alloc(20, 1)]);
+  const header = Buffer.alloc(4);
+  header.writeUIntLE(payload.length, 0, 3);
+  header[3] = 0;
+  return Buffer.concat([header, payload]);
+}
+
+let certDir = '';
+beforeAll(async () => {
+  certDir = mkdtempSync(join(tmpdir(), 'rampart-port-tls-'));
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem'), '-days', '2', '-subj', '/CN=scan-target.test'], { stdio: 'ignore' });
+
+  await listen('http', http.createServer((_req, res) => res.writeHead(200, { server: 'TestHTTP/1.2' }).end('ok')));
+  await listen('https', https());
+  await listen('ssh', talker('SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13\r\n'));
+  await listen('smtp', talker('220 mail.example.test ESMTP Postfix\r\n'));
+  await listen('ftp', talker('220 (vsFTPd 3.0.5)\r\n'));
+  await listen('mysql', talker(mysqlGreeting('8.0.36-0ubuntu0.22.04.1')));
+  await listen('redis', talker(null, (d) => (d.toString().includes('PING') ? '+PONG\r\n' : '-ERR unknown command\r\n')));
+  await listen('postgres', talker(null, (d) => (d.length === 8 && d.readUInt32BE(4) === 80877103 ? 'N' : null)));
+  await listen('silent', talker(null));
+  // A port that was just free: listening then closed, so connects are refused.
+  const tmp = net.createServer();
+  await new Promise<void>((r) => tmp.listen(0, '127.0.0.1', () => r()));
+  closedPort = (tmp.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => tmp.close(() => r()));
+});
+
+function https(): tls.Server {
+  const server = tls.createServer({ key: readFileSync(join(certDir, 'key.pem')), cert: readFileSync(join(certDir, 'cert.pem')) }, (s) => {
+    s.on('error', () => undefined);
+    s.once('data', () => s.end('HTTP/1.1 204 No Content\r\nServer: SecureTest/2.0\r\n\r\n'));
+  });
+  server.on('tlsClientError', () => undefined);
+  return server;
+}
+
+afterAll(async () => {
+  for (const s of servers) await new Promise<void>((r) => s.close(() => r()));
+  rmSync(certDir, { recursive: true, force: true });
+});
+
+const fast = { bannerWaitMs: 400, probeTimeoutMs: 1_000, timeoutMs: 1_000 };
+
+describe('port specs', () => {
+  it('parses lists and ranges, sorted and unique', () => {
+    expect(parsePortSpec('8000-8003, 22,80,22')).toEqual([22, 80, 8000, 8001, 8002, 8003]);
+    expect(parsePortSpec('top:5')).toEqual(topPorts(5));
+    expect(topPorts(3)).toEqual([23, 80, 443]);
+    expect(toRanges([22, 80, 81, 82, 443])).toEqual([[22, 22], [80, 82], [443, 443]]);
+  });
+
+  it('refuses bad specs with a reason', () => {
+    for (const bad of ['', '0', '65536', '80-70', 'http', '1-2-3', '22;23', 'top:0']) expect(() => parsePortSpec(bad), bad).toThrow(PortSpecError);
+  });
+
+  it('takes ports from a chunk spec before the options, then range, then topPorts', () => {
+    expect(portsForLease({ range: { from: 1, to: 65535 }, timeoutMs: 700 }, { spec: { kind: 'port', range: { from: 100, to: 103 } } })).toEqual({ ports: [100, 101, 102, 103], timeoutMs: 700 });
+    expect(portsForLease({ range: { from: 20, to: 22 }, rate: 50 }, null)).toEqual({ ports: [20, 21, 22], rate: 50 });
+    expect(portsForLease({ topPorts: 10 }, null).ports).toEqual(topPorts(10));
+    expect(portsForLease({}, null).ports).toHaveLength(1000);
+    expect(() => portsForLease({}, { spec: { kind: 'port', range: { from: 9, to: 2 } } })).toThrow(PortSpecError);
+  });
+
+  it('takes the host of a URL or bracketed IPv6 target and refuses junk', () => {
+    expect(hostOfTarget('https://shop.example.test:8443/x')).toBe('shop.example.test');
+    expect(hostOfTarget('[::1]')).toBe('::1');
+    expect(hostOfTarget(' 203.0.113.7 ')).toBe('203.0.113.7');
+    expect(() => hostOfTarget('a b')).toThrow();
+  });
+});
+
+describe('TCP connect scan', () => {
+  it('finds open ports, identifies services and reports closed ones', async () => {
+    const scanned = [...Object.values(ports), closedPort];
+    const progress: number[] = [];
+    const r = await scanPorts({ host: '127.0.0.1', ports: scanned, ...fast, onProgress: (p) => progress.push(p.done) });
+    const byPort = new Map(r.open.map((p) => [p.port, p]));
+    expect(r.open.map((p) => p.port)).toEqual(Object.values(ports).sort((a, b) => a - b));
+    expect(r.closed).toBe(1);
+    expect(progress.at(-1)).toBe(scanned.length);
+
+    expect(byPort.get(ports.http!)).toMatchObject({ service: 'http', product: 'TestHTTP', version: '1.2' });
+    expect(byPort.get(ports.https!)).toMatchObject({ service: 'https', tls: true, product: 'SecureTest', data: expect.objectContaining({ certificateSubject: 'scan-target.test' }) });
+    expect(byPort.get(ports.ssh!)).toMatchObject({ service: 'ssh', product: 'OpenSSH', version: '9.6p1', identifiedBy: 'banner' });
+    expect(byPort.get(ports.smtp!)).toMatchObject({ service: 'smtp', product: 'Postfix', banner: '220 mail.example.test ESMTP Postfix' });
+    expect(byPort.get(ports.ftp!)).toMatchObject({ service: 'ftp', product: 'vsFTPd', version: '3.0.5' });
+    expect(byPort.get(ports.mysql!)).toMatchObject({ service: 'mysql', product: 'MySQL', version: '8.0.36-0ubuntu0.22.04.1' });
+    expect(byPort.get(ports.redis!)).toMatchObject({ service: 'redis', data: { authentication: 'none' } });
+    expect(byPort.get(ports.postgres!)).toMatchObject({ service: 'postgresql', data: { sslOffered: false } });
+    expect(byPort.get(ports.silent!)).toMatchObject({ identifiedBy: 'none' });
+    expect(byPort.get(ports.silent!)?.service).toBeUndefined();
+
+    const findings = portFindings(r);
+    for (const f of findings) expect(normalizedFindingSchema.safeParse(f).success, JSON.stringify(f)).toBe(true);
+    const rules = findings.map((f) => f.ruleId);
+    for (const p of Object.values(ports)) expect(rules).toContain(`port.open.tcp.${p}`);
+    const exposed = Object.fromEntries(findings.filter((f) => f.ruleId.startsWith('service.exposed.')).map((f) => [f.ruleId, f.severity]));
+    expect(exposed).toEqual({ 'service.exposed.redis': 'high', 'service.exposed.mysql': 'medium', 'service.exposed.postgresql': 'medium', 'service.exposed.ftp': 'medium' });
+    const sshOpen = findings.find((f) => f.ruleId === `port.open.tcp.${ports.ssh}`)!;
+    expect(sshOpen).toMatchObject({ severity: 'info', title: `Open port ${ports.ssh}/tcp (ssh)`, location: { host: '127.0.0.1', port: ports.ssh, protocol: 'tcp' } });
+  });
+
+  it('keeps to an fd budget of one socket and still finds every open port', async () => {
+    const r = await scanPorts({ host: '127.0.0.1', ports: [ports.http!, closedPort, ports.ssh!], fdBudget: 1, identify: false, timeoutMs: 1_000 });
+    expect(r.open.map((p) => p.port)).toEqual([ports.http!, ports.ssh!].sort((a, b) => a - b));
+    expect(r.closed).toBe(1);
+  });
+
+  it('stops when aborted', async () => {
+    const controller = new AbortController();
+    controller.abort(Object.assign(new Error('stop'), { name: 'AbortError' }));
+    await expect(scanPorts({ host: '127.0.0.1', ports: [ports.http!], signal: controller.signal })).rejects.toThrow('stop');
+    const c2 = new AbortController();
+    const running = scanPorts({ host: '127.0.0.1', ports: [ports.silent!], bannerWaitMs: 60_000, probeTimeoutMs: 60_000, signal: c2.signal, onProgress: () => undefined });
+    setTimeout(() => c2.abort(Object.assign(new Error('halted'), { name: 'AbortError' })), 50);
+    await expect(running).rejects.toThrow('halted');
+  });
+
+  it('fails a name that does not resolve as not retryable', async () => {
+    const scanner = createPortScanner({ ports: [80] });
+    const err = await scanner.run({ target: 'no-such-host.invalid', options: {}, chunk: null, signal: new AbortController().signal, progress: () => undefined }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'ScannerError', retryable: false });
+  });
+
+  it('runs a lease: ports from the chunk, progress, findings', async () => {
+    const seen: number[] = [];
+    const scanner = createPortScanner(fast);
+    const out = await scanner.run({ target: '127.0.0.1', assetKind: 'host', options: { range: { from: 1, to: 65535 } }, chunk: { index: 0, count: 1, spec: { kind: 'port', range: { from: ports.redis!, to: ports.redis! } } }, signal: new AbortController().signal, progress: (p) => seen.push(p) });
+    expect(out.findings.map((f) => f.ruleId).sort()).toEqual([`port.open.tcp.${ports.redis}`, 'service.exposed.redis']);
+    expect(seen[0]).toBe(0);
+    expect(seen.at(-1)).toBe(100);
+  });
+});

@@ -1,0 +1,42 @@
+// What the agent and the CLI need from a scanner: one kind, a tool name for the report header, and
+// run(), which scans one target (one lease, or one CLI invocation) and returns its findings.
+import type { NormalizedFindingInput } from '../../findings/index.ts';
+import type { ScanKind } from '../client.ts';
+
+export interface ScanTask {
+  /** What to scan: a host name, an IP address or a URL, as the asset names it. */
+  target: string;
+  /** The asset's kind (host, domain, webapp, container_image) when the scan came from a lease. */
+  assetKind?: string;
+  /** The scan's options as stored by the server (untrusted input all the same). */
+  options: Record<string, unknown>;
+  /** The chunk this lease covers, when the scan is split. */
+  chunk: { index: number; count: number; spec: Record<string, unknown> } | null;
+  signal: AbortSignal;
+  /** Progress 0–100 with a short message; callers throttle what they send. */
+  progress(percent: number, message?: string): void;
+}
+
+export interface ScanOutput {
+  findings: NormalizedFindingInput[];
+  /** Scanner-specific results for local output (the CLI's table and JSON). */
+  details?: Record<string, unknown>;
+}
+
+export interface Scanner {
+  kind: ScanKind;
+  tool: { name: string; version: string };
+  run(task: ScanTask): Promise<ScanOutput>;
+}
+
+/** A scanner failure; `retryable` says whether another attempt may succeed. */
+export class ScannerError extends Error {
+  readonly retryable: boolean;
+  constructor(message: string, retryable: boolean, opts: { cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+    this.name = 'ScannerError';
+    this.retryable = retryable;
+  }
+}
+
+export const isRetryable = (e: unknown): boolean => typeof e === 'object' && e !== null && (e as { retryable?: unknown }).retryable === true;

@@ -1,0 +1,137 @@
+// The ingestion queue and runner: a queued report is streamed into findings and its scan
+// succeeds; a corrupt report fails the job and the scan with the parser's message; a job whose
+// replica died (lock expired) is taken over, one still locked is not, and one out of attempts fails.
+import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withService } from '../../src/db/tenant.ts';
+import { fixturePath } from '../../src/workers/importers/test-helpers.ts';
+import type { ReportFormat } from '../../src/workers/importers/index.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { scanTenant, type ScanTenant } from './scans-fixtures.ts';
+
+let t: TestApp;
+let s: ScanTenant;
+let seq = 0;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  s = await scanTenant(t);
+});
+afterAll(() => t.close());
+
+/** A scan a worker has uploaded (status ingesting) and its stored report; the job is queued as the upload finalize would. */
+async function uploaded(content: Buffer | string, opts: { kind?: 'template' | 'port'; format?: ReportFormat | null; fileName?: string } = {}) {
+  const asset = await s.asset('host');
+  const scanId = await withService(t.database.db, async (tx) =>
+    (
+      await tx
+        .insertInto('scans')
+        .values({ tenant_id: s.tenantId, asset_id: asset, kind: opts.kind ?? 'template', status: 'ingesting', percent: 99, attempts: 1 })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id,
+  );
+  const key = `reports/${scanId}/runner-${++seq}`;
+  const store = await t.app.services.storage.forTenant(s.tenantId);
+  const put = await store.put(key, Readable.from([Buffer.from(content)]), { maxBytes: 10 * 1024 * 1024 });
+  const { ingestionId } = await withService(t.database.db, (tx) =>
+    t.app.services.ingestion.enqueue(tx, {
+      tenantId: s.tenantId,
+      scanId,
+      uploadId: null,
+      source: 'worker',
+      storage: store.kind,
+      objectKey: key,
+      size: put.size,
+      sha256: put.sha256,
+      format: opts.format === undefined ? null : opts.format,
+      fileName: opts.fileName ?? null,
+    }),
+  );
+  return { asset, scanId, ingestionId };
+}
+
+const job = (id: string) => withService(t.database.db, (tx) => tx.selectFrom('report_ingestions').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
+const scan = (id: string) => withService(t.database.db, (tx) => tx.selectFrom('scans').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
+const findingsOf = (scanId: string) => withService(t.database.db, (tx) => tx.selectFrom('findings').select(['rule_id', 'status', 'scanner']).where('scan_id', '=', scanId).execute());
+
+const nuclei = readFileSync(fixturePath('nuclei-results.jsonl'));
+
+describe('ingestion runner', () => {
+  it('runs a queued report into findings and finishes its scan', async () => {
+    const { scanId, ingestionId } = await uploaded(nuclei);
+    expect((await job(ingestionId)).status).toBe('queued');
+    await t.app.services.ingestion.drain();
+    const j = await job(ingestionId);
+    expect(j).toMatchObject({ status: 'succeeded', format: 'nuclei', attempts: 1, error: null, locked_by: null });
+    expect(Number(j.bytes_read)).toBe(nuclei.length);
+    const rows = await findingsOf(scanId);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(j.findings_read).toBeGreaterThanOrEqual(rows.length);
+    expect(rows.every((r) => r.status === 'open' && r.scanner === 'template')).toBe(true);
+    expect(j.summary).toMatchObject({ created: rows.length, distinct: rows.length, format: 'nuclei', tool: 'nuclei' });
+    const sc = await scan(scanId);
+    expect(sc).toMatchObject({ status: 'succeeded', percent: 100, error: null });
+    expect(sc.finished_at).not.toBeNull();
+    // The scan's ingest is recorded: running the job again would replay, not re-create.
+    const ingests = await withService(t.database.db, (tx) => tx.selectFrom('finding_scan_ingests').select('scan_id').where('scan_id', '=', scanId).execute());
+    expect(ingests).toHaveLength(1);
+  });
+
+  it('fails a corrupt report with the line, and its scan with it', async () => {
+    const lines = nuclei.toString('utf8').split('\n').filter(Boolean);
+    const corrupt = [lines[0], lines[1], '{"template-id": "broken", "info": {', lines[2]].join('\n');
+    const { scanId, ingestionId } = await uploaded(corrupt, { format: 'nuclei' });
+    await t.app.services.ingestion.drain();
+    const j = await job(ingestionId);
+    expect(j.status).toBe('failed');
+    expect(j.error).toMatch(/could not be read: .*line 3/);
+    expect(j.attempts).toBe(1);
+    const sc = await scan(scanId);
+    expect(sc.status).toBe('failed');
+    expect(sc.error).toBe(j.error);
+  });
+
+  it('fails a report whose format cannot be recognised', async () => {
+    const { scanId, ingestionId } = await uploaded('just some text, not a report\n');
+    await t.app.services.ingestion.drain();
+    const j = await job(ingestionId);
+    expect(j.status).toBe('failed');
+    expect(j.error).toMatch(/format could not be recognised/);
+    expect((await scan(scanId)).status).toBe('failed');
+  });
+
+  it("takes over a dead replica's job once its lock expired, never one still locked", async () => {
+    const dead = await uploaded(nuclei);
+    const alive = await uploaded(nuclei);
+    const past = new Date(Date.now() - 5_000);
+    const future = new Date(Date.now() + 600_000);
+    await withService(t.database.db, async (tx) => {
+      await tx.updateTable('report_ingestions').set({ status: 'running', attempts: 1, locked_by: 'dead-replica', locked_until: past }).where('id', '=', dead.ingestionId).execute();
+      await tx.updateTable('report_ingestions').set({ status: 'running', attempts: 1, locked_by: 'busy-replica', locked_until: future }).where('id', '=', alive.ingestionId).execute();
+    });
+    await t.app.services.ingestion.drain();
+    const taken = await job(dead.ingestionId);
+    expect(taken).toMatchObject({ status: 'succeeded', attempts: 2, locked_by: null });
+    expect((await scan(dead.scanId)).status).toBe('succeeded');
+    expect((await findingsOf(dead.scanId)).length).toBeGreaterThan(0);
+    const untouched = await job(alive.ingestionId);
+    expect(untouched).toMatchObject({ status: 'running', attempts: 1, locked_by: 'busy-replica' });
+    expect((await scan(alive.scanId)).status).toBe('ingesting');
+  });
+
+  it('fails a job whose replica died on every attempt', async () => {
+    const { scanId, ingestionId } = await uploaded(nuclei);
+    await withService(t.database.db, (tx) =>
+      sql`update report_ingestions set status = 'running', attempts = 3, locked_by = 'dead-replica', locked_until = now() - interval '1 minute' where id = ${ingestionId}`.execute(tx),
+    );
+    await t.app.services.ingestion.drain();
+    const j = await job(ingestionId);
+    expect(j.status).toBe('failed');
+    expect(j.error).toMatch(/all 3 attempts/);
+    expect((await scan(scanId)).status).toBe('failed');
+    expect(await findingsOf(scanId)).toHaveLength(0);
+  });
+});
