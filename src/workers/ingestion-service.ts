@@ -141,19 +141,30 @@ export function createIngestionService(deps: IngestionServiceDeps) {
     return rows.length;
   }
 
+  /**
+   * Claims the oldest runnable job. Jobs of one asset and scanner kind run one at a time (on any
+   * replica): each closes what its scan no longer shows, judged by which findings its batches
+   * touched, so the batches of two such ingests must not interleave. Claims take turns under one
+   * advisory lock, so the "none running" check and the claim cannot race across replicas.
+   */
   async function claim(): Promise<IngestionRow | null> {
     const now = clock.now();
-    const { rows } = await withService(db, (tx) =>
-      sql<IngestionRow>`
+    const { rows } = await withService(db, async (tx) => {
+      await sql`select pg_advisory_xact_lock(hashtextextended('rampart.ingestion-claim', 0))`.execute(tx);
+      return sql<IngestionRow>`
         update report_ingestions j set status = 'running', attempts = j.attempts + 1, locked_by = ${me}, locked_until = ${lockUntil()},
           started_at = coalesce(j.started_at, ${now}), updated_at = ${now}
         where j.id = (
-          select id from report_ingestions
-          where (status = 'queued' and (locked_until is null or locked_until <= ${now}))
-             or (status = 'running' and locked_until < ${now} and attempts < ${maxAttempts})
-          order by created_at, id limit 1 for update skip locked)
-        returning j.*`.execute(tx),
-    );
+          select r.id from report_ingestions r join scans s on s.id = r.scan_id
+          where ((r.status = 'queued' and (r.locked_until is null or r.locked_until <= ${now}))
+              or (r.status = 'running' and r.locked_until < ${now} and r.attempts < ${maxAttempts}))
+            and not exists (
+              select 1 from report_ingestions o join scans os on os.id = o.scan_id
+               where o.status = 'running' and o.locked_until >= ${now} and o.id <> r.id
+                 and os.asset_id = s.asset_id and os.kind = s.kind)
+          order by r.created_at, r.id limit 1 for update of r skip locked)
+        returning j.*`.execute(tx);
+    });
     return rows[0] ?? null;
   }
 

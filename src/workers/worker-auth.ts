@@ -5,7 +5,8 @@
 //   3. body.sentAt within ±5 minutes of the server's clock;
 //   4. body.nonce not seen from this worker in the last 10 minutes (a unique row, so a replay is
 //      refused on every replica).
-// Two statements, no transaction: this runs before every worker call.
+// One statement on the hot path (a short-lived per-replica cache of workers and their tenants'
+// opened secrets, then the nonce): this runs before every worker call.
 // Routes get the raw bytes from a scope-local parser; registerWorkerRoutes() gives later worker
 // routes (lease, progress, report) the same treatment.
 import { createHmac } from 'node:crypto';
@@ -17,7 +18,6 @@ import type { Clock } from '../lib/clock.ts';
 import { safeEqual, type SecretBox } from '../lib/crypto.ts';
 import { appError } from '../lib/errors.ts';
 import { hashWorkerToken } from './enrollment-service.ts';
-import { validSecrets } from './webhook-service.ts';
 import { NONCE_TTL_MS, SENT_AT_WINDOW_MS } from './workers-schemas.ts';
 
 export interface WorkerContext {
@@ -37,64 +37,145 @@ export const SIGNATURE_HEADER = 'x-rampart-signature';
 /** What a worker sends: `sha256=` + lowercase hex HMAC-SHA256 of the body bytes. */
 export const signBody = (secret: string, body: string | Uint8Array): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
+/** How long a replica reuses a worker's row and its tenant's opened secrets (see authenticate). */
+export const WORKER_CACHE_MS = 5_000;
+const WORKER_CACHE_MAX = 10_000;
+
+interface CachedWorker {
+  at: number;
+  id: string;
+  tenantId: string;
+  name: string;
+  hosted: boolean;
+  revoked: boolean;
+  /** The current secret as stored (sealed, unique per rotation): the nonce statement checks it is still current. */
+  stamp: string | null;
+  /** Opened secrets: the current one, and the previous one with the end of its grace period. */
+  current: string | null;
+  previous: { secret: string; until: number } | null;
+}
+
 export function createWorkerAuth(deps: { db: Kysely<DB>; secretBox: SecretBox; clock: Clock }) {
   const { db, secretBox, clock } = deps;
+  // Worker rows with their tenant's opened secrets, per token hash, for WORKER_CACHE_MS: on the hot
+  // path a signed request then costs one statement (the nonce), not two. Revocations and rotations
+  // still take effect at once: the nonce statement only passes while the worker is not revoked
+  // and the tenant's current secret is the one cached (else the row is read again and the
+  // signature checked against the fresh secrets), and a signature that fails against cached
+  // secrets is checked again against fresh ones.
+  const cache = new Map<string, CachedWorker>();
 
-  async function authenticate(input: { authorization: string | undefined; signature: string | string[] | undefined; raw: Buffer }): Promise<WorkerContext> {
-    const auth = input.authorization;
-    if (!auth?.startsWith('Bearer ') || auth.length < 12) throw appError('worker_unauthorized', 'Send Authorization: Bearer <worker token>.');
-    const tokenHash = hashWorkerToken(auth.slice(7).trim());
-    // Two statements that commit on their own (no transaction round trips on this hot path): read
-    // the worker and its tenant's secrets, check the signature and time in memory, then remember
-    // the nonce. Old nonces are deleted by the reaper (reapNonces), not on every request.
-    return asService(db, async (q) => {
-      const w = await q
+  async function load(tokenHash: string): Promise<CachedWorker | null> {
+    const w = await asService(db, (q) =>
+      q
         .selectFrom('workers as w')
         .leftJoin('tenant_webhook_secrets as s', 's.tenant_id', 'w.tenant_id')
         .select(['w.id', 'w.tenant_id', 'w.name', 'w.hosted', 'w.revoked_at', 's.current_sealed', 's.previous_sealed', 's.previous_valid_until'])
         .where('w.token_hash', '=', tokenHash)
-        .executeTakeFirst();
-      if (!w || w.revoked_at) throw appError('worker_unauthorized', 'This worker token is unknown or was revoked; enroll the worker again.');
+        .executeTakeFirst(),
+    );
+    if (!w) {
+      cache.delete(tokenHash);
+      return null;
+    }
+    const entry: CachedWorker = {
+      at: Date.now(),
+      id: w.id,
+      tenantId: w.tenant_id,
+      name: w.name,
+      hosted: w.hosted,
+      revoked: w.revoked_at !== null,
+      stamp: w.current_sealed ?? null,
+      current: w.current_sealed ? secretBox.open(w.current_sealed) : null,
+      previous: w.previous_sealed && w.previous_valid_until ? { secret: secretBox.open(w.previous_sealed), until: new Date(w.previous_valid_until).getTime() } : null,
+    };
+    if (cache.size >= WORKER_CACHE_MAX) cache.clear();
+    cache.set(tokenHash, entry);
+    return entry;
+  }
 
-      const now = clock.now();
-      const sig = typeof input.signature === 'string' ? input.signature.trim().toLowerCase() : '';
-      if (!/^sha256=[0-9a-f]{64}$/.test(sig)) throw appError('worker_signature_invalid', 'Send X-Rampart-Signature: sha256=<hex HMAC-SHA256 of the body>.');
-      if (!w.current_sealed) throw appError('worker_signature_invalid', 'This tenant has no webhook signing secret yet; generate one in Settings.');
-      const secrets = validSecrets({ current_sealed: w.current_sealed, previous_sealed: w.previous_sealed, previous_valid_until: w.previous_valid_until }, secretBox, now);
-      // Compare against every valid secret (no early exit), so timing does not tell which matched.
-      const matches = secrets.map((s) => safeEqual(signBody(s, input.raw), sig));
-      if (!matches.includes(true)) throw appError('worker_signature_invalid', 'The signature does not match the body under the tenant\'s signing secret.');
+  /** Compares against every valid secret (no early exit), so timing does not tell which matched. */
+  function signatureMatches(w: CachedWorker, raw: Buffer, sig: string, now: Date): boolean {
+    const secrets = [w.current!, ...(w.previous && w.previous.until > now.getTime() ? [w.previous.secret] : [])];
+    return secrets.map((s) => safeEqual(signBody(s, raw), sig)).includes(true);
+  }
 
-      let body: unknown;
-      try {
-        body = JSON.parse(input.raw.toString('utf8'));
-      } catch {
-        throw appError('invalid_json', 'The body is not valid JSON.');
-      }
-      if (!body || typeof body !== 'object' || Array.isArray(body)) throw appError('validation_failed', 'The body must be a JSON object.', { details: [{ path: 'body', message: 'Expected an object' }] });
-      const b = body as Record<string, unknown>;
-      const sentAt = typeof b.sentAt === 'string' ? Date.parse(b.sentAt) : NaN;
-      if (!Number.isFinite(sentAt) || Math.abs(now.getTime() - sentAt) > SENT_AT_WINDOW_MS)
-        throw appError('worker_request_expired', 'sentAt is missing or more than 5 minutes from the server\'s time.');
-      const nonce = b.nonce;
-      if (typeof nonce !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(nonce))
-        throw appError('validation_failed', 'The body needs a nonce of 16 to 128 URL-safe characters.', { details: [{ path: 'body.nonce', message: 'Use 16 to 128 URL-safe characters.' }] });
-
-      // A nonce older than the window is refused by the sentAt check already, so remembering each
-      // one for NONCE_TTL_MS is enough. last_seen_at is written at most every LAST_SEEN_EVERY_MS.
-      const { rows } = await sql<{ fresh: boolean }>`
-        with ins as (
-          insert into worker_nonces (worker_id, nonce, tenant_id, seen_at) values (${w.id}, ${nonce}, ${w.tenant_id}, ${now})
+  /**
+   * One statement, its own transaction: the worker is still not revoked and the tenant's current
+   * secret is still the cached one (`active`), the nonce is new (`fresh`: a unique row, refused on
+   * every replica), and last_seen_at is written at most every LAST_SEEN_EVERY_MS. A nonce older
+   * than the sentAt window is refused by that check already, so remembering each for
+   * NONCE_TTL_MS is enough; the reaper (reapNonces) forgets older ones.
+   */
+  async function rememberNonce(w: CachedWorker, nonce: string, now: Date): Promise<{ active: boolean; fresh: boolean }> {
+    const { rows } = await asService(db, (q) =>
+      sql<{ active: boolean; fresh: boolean }>`
+        with ok as (
+          select 1 from workers x left join tenant_webhook_secrets s on s.tenant_id = x.tenant_id
+           where x.id = ${w.id} and x.revoked_at is null and s.current_sealed is not distinct from ${w.stamp}::text
+        ), ins as (
+          insert into worker_nonces (worker_id, nonce, tenant_id, seen_at)
+          select ${w.id}, ${nonce}, ${w.tenantId}, ${now} where exists (select 1 from ok)
           on conflict do nothing returning 1
         ), seen as (
           update workers set last_seen_at = ${now}
            where id = ${w.id} and exists (select 1 from ins)
              and (last_seen_at is null or last_seen_at < ${new Date(now.getTime() - LAST_SEEN_EVERY_MS)})
         )
-        select exists (select 1 from ins) as fresh`.execute(q);
-      if (!rows[0]?.fresh) throw appError('worker_replay', 'This nonce was already used; send every request with a new nonce.');
-      return { workerId: w.id, tenantId: w.tenant_id, name: w.name, hosted: w.hosted, body: b };
-    });
+        select exists (select 1 from ok) as active, exists (select 1 from ins) as fresh`.execute(q),
+    );
+    return { active: rows[0]?.active === true, fresh: rows[0]?.fresh === true };
+  }
+
+  async function authenticate(input: { authorization: string | undefined; signature: string | string[] | undefined; raw: Buffer }): Promise<WorkerContext> {
+    const auth = input.authorization;
+    if (!auth?.startsWith('Bearer ') || auth.length < 12) throw appError('worker_unauthorized', 'Send Authorization: Bearer <worker token>.');
+    const tokenHash = hashWorkerToken(auth.slice(7).trim());
+    const hit = cache.get(tokenHash);
+    const cached = hit && Date.now() - hit.at < WORKER_CACHE_MS ? hit : undefined;
+    let w = cached ?? (await load(tokenHash));
+    if (!w || w.revoked) throw appError('worker_unauthorized', 'This worker token is unknown or was revoked; enroll the worker again.');
+
+    const now = clock.now();
+    const sig = typeof input.signature === 'string' ? input.signature.trim().toLowerCase() : '';
+    if (!/^sha256=[0-9a-f]{64}$/.test(sig)) throw appError('worker_signature_invalid', 'Send X-Rampart-Signature: sha256=<hex HMAC-SHA256 of the body>.');
+    let ok = w.current !== null && signatureMatches(w, input.raw, sig, now);
+    if (!ok && cached) {
+      // The tenant may have rotated its secret since we cached it: ask the database once.
+      w = await load(tokenHash);
+      if (!w || w.revoked) throw appError('worker_unauthorized', 'This worker token is unknown or was revoked; enroll the worker again.');
+      ok = w.current !== null && signatureMatches(w, input.raw, sig, now);
+    }
+    if (w.current === null) throw appError('worker_signature_invalid', 'This tenant has no webhook signing secret yet; generate one in Settings.');
+    if (!ok) throw appError('worker_signature_invalid', 'The signature does not match the body under the tenant\'s signing secret.');
+
+    let body: unknown;
+    try {
+      body = JSON.parse(input.raw.toString('utf8'));
+    } catch {
+      throw appError('invalid_json', 'The body is not valid JSON.');
+    }
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw appError('validation_failed', 'The body must be a JSON object.', { details: [{ path: 'body', message: 'Expected an object' }] });
+    const b = body as Record<string, unknown>;
+    const sentAt = typeof b.sentAt === 'string' ? Date.parse(b.sentAt) : NaN;
+    if (!Number.isFinite(sentAt) || Math.abs(now.getTime() - sentAt) > SENT_AT_WINDOW_MS)
+      throw appError('worker_request_expired', 'sentAt is missing or more than 5 minutes from the server\'s time.');
+    const nonce = b.nonce;
+    if (typeof nonce !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(nonce))
+      throw appError('validation_failed', 'The body needs a nonce of 16 to 128 URL-safe characters.', { details: [{ path: 'body.nonce', message: 'Use 16 to 128 URL-safe characters.' }] });
+
+    // The nonce, remembered only while the worker and the cached secret still hold.
+    for (let attempt = 0; ; attempt++) {
+      const r = await rememberNonce(w, nonce, now);
+      if (r.fresh) break;
+      if (r.active) throw appError('worker_replay', 'This nonce was already used; send every request with a new nonce.');
+      // Revoked, or the tenant's secret changed since we cached it: read again and re-check.
+      w = await load(tokenHash);
+      if (!w || w.revoked) throw appError('worker_unauthorized', 'This worker token is unknown or was revoked; enroll the worker again.');
+      if (w.current === null || !signatureMatches(w, input.raw, sig, now)) throw appError('worker_signature_invalid', 'The signature does not match the body under the tenant\'s signing secret.');
+      if (attempt > 0) throw appError('service_unavailable', 'The worker\'s credentials changed while the request was checked; retry.', { headers: { 'retry-after': '1' } });
+    }
+    return { workerId: w.id, tenantId: w.tenantId, name: w.name, hosted: w.hosted, body: b };
   }
 
   /** Forgets nonces older than NONCE_TTL_MS (any replica; a plain delete). */

@@ -22,8 +22,8 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 /** A scan a worker has uploaded (status ingesting) and its stored report; the job is queued as the upload finalize would. */
-async function uploaded(content: Buffer | string, opts: { kind?: 'template' | 'port'; format?: ReportFormat | null; fileName?: string } = {}) {
-  const asset = await s.asset('host');
+async function uploaded(content: Buffer | string, opts: { kind?: 'template' | 'port'; format?: ReportFormat | null; fileName?: string; asset?: string } = {}) {
+  const asset = opts.asset ?? (await s.asset('host'));
   const scanId = await withService(t.database.db, async (tx) =>
     (
       await tx
@@ -120,6 +120,27 @@ describe('ingestion runner', () => {
     const untouched = await job(alive.ingestionId);
     expect(untouched).toMatchObject({ status: 'running', attempts: 1, locked_by: 'busy-replica' });
     expect((await scan(alive.scanId)).status).toBe('ingesting');
+  });
+
+  it('runs one job at a time per asset and scanner kind, across replicas', async () => {
+    const busy = await uploaded(nuclei);
+    const sameAsset = await uploaded(nuclei, { asset: busy.asset });
+    const otherKind = await uploaded(nuclei, { asset: busy.asset, kind: 'port', format: 'nuclei' });
+    const otherAsset = await uploaded(nuclei);
+    // Another replica is reading the first report.
+    await withService(t.database.db, (tx) =>
+      tx.updateTable('report_ingestions').set({ status: 'running', attempts: 1, locked_by: 'other-replica', locked_until: new Date(Date.now() + 600_000) }).where('id', '=', busy.ingestionId).execute(),
+    );
+    await t.app.services.ingestion.drain();
+    // Its closing step judges by the findings its batches touched: a second ingest of the same
+    // asset and kind must wait, or it would close what the first one saw.
+    expect((await job(sameAsset.ingestionId)).status).toBe('queued');
+    expect((await job(otherAsset.ingestionId)).status).toBe('succeeded');
+    expect((await job(otherKind.ingestionId)).status).not.toBe('queued');
+    // Once the first is done, the waiting one runs.
+    await withService(t.database.db, (tx) => tx.updateTable('report_ingestions').set({ status: 'succeeded', locked_by: null, locked_until: null }).where('id', '=', busy.ingestionId).execute());
+    await t.app.services.ingestion.drain();
+    expect((await job(sameAsset.ingestionId)).status).toBe('succeeded');
   });
 
   it('fails a job whose replica died on every attempt', async () => {
