@@ -270,6 +270,7 @@ export interface ScansTable {
   lease_expires_at: Timestamp | null;
   attempts: ColumnType<number, number | undefined, number>;
   not_before: Timestamp | null;
+  quota_seq: number | null;
   /** 'import': made from a person's imported report (no quota, no lease). */
   source: ColumnType<'worker' | 'import', 'worker' | 'import' | undefined, 'worker' | 'import'>;
   created_at: Timestamp;
@@ -430,6 +431,14 @@ export interface TenantWebhookSecretsTable {
   updated_by: string | null;
 }
 
+/** The sealed bearer of a hosted worker this server runs in-process (service role only). */
+export interface HostedWorkerCredentialsTable {
+  worker_id: string;
+  tenant_id: string;
+  token_sealed: string;
+  created_at: Timestamp;
+}
+
 export interface WorkerNoncesTable {
   worker_id: string;
   nonce: string;
@@ -532,6 +541,7 @@ export interface DB {
   workers: WorkersTable;
   tenant_webhook_secrets: TenantWebhookSecretsTable;
   worker_nonces: WorkerNoncesTable;
+  hosted_worker_credentials: HostedWorkerCredentialsTable;
   enroll_attempts: EnrollAttemptsTable;
   report_uploads: ReportUploadsTable;
   report_ingestions: ReportIngestionsTable;

@@ -35,6 +35,8 @@ const schema = z
       .optional(),
     DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(200).default(10),
     EMBEDDED_WORKER: bool.optional(),
+    /** Scans each embedded hosted worker runs at once. */
+    EMBEDDED_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     TRUST_PROXY: bool.default(false),
     SVC_SELF_NAME: z

@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   tenant_forbidden: 403,
   staff_only: 403,
   super_admin_only: 403,
+  tenant_not_found: 404,
   not_found: 404,
   route_not_found: 404,
   conflict: 409,

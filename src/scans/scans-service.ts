@@ -93,7 +93,7 @@ export async function queueScan(tx: Tx, input: QueueInput): Promise<{ id: string
   const rows = await tx
     .insertInto('scans')
     .values([
-      { ...common, id, status: chunked ? 'chunking' : 'queued', chunk_count: chunked ? plan.chunks.length : null, quota_day: admitted.quotaDay },
+      { ...common, id, status: chunked ? 'chunking' : 'queued', chunk_count: chunked ? plan.chunks.length : null, quota_day: admitted.quotaDay, quota_seq: admitted.used + 1 },
       ...plan.chunks.map((spec, i) => ({ ...common, status: 'queued' as const, parent_id: id, chunk_index: i, chunk_count: plan.chunks.length, chunk_spec: JSON.stringify(spec) })),
     ])
     .returningAll()

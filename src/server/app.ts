@@ -33,16 +33,19 @@ import { createBatchedFindingsIngest, createFindingsIngest, createFindingsServic
 import { createComplianceService, registerComplianceRoutes, type ComplianceService } from '../compliance/index.ts';
 import {
   createEnrollmentService,
+  createHostedWorkers,
   createImportsService,
   createIngestionService,
   createLeaseService,
   createUploadService,
   createWebhookService,
   createWorkerAuth,
+  registerHostedWorkerRoutes,
   registerIngestionRoutes,
   registerLeaseRoutes,
   registerWorkersRoutes,
   type EnrollmentService,
+  type HostedWorkers,
   type ImportsService,
   type IngestionService,
   type LeaseService,
@@ -111,6 +114,8 @@ export interface Services {
   ingestion: IngestionService;
   /** "Import results": a member's report upload for an asset, and the import history. */
   imports: ImportsService;
+  /** Rampart-hosted workers: created by super-admins, run in-process by main.ts when EMBEDDED_WORKER is on. */
+  hostedWorkers: HostedWorkers;
 }
 
 export type App = FastifyInstance & { services: Services };
@@ -293,8 +298,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerIngestionRoutes(app, { guards, imports, reportMaxBytes: config.REPORT_MAX_BYTES });
   const uploads = createUploadService({ db: database.db, clock, storage, leases, ingestion, encryptionKey: deps.encryptionKey, publicBaseUrl: config.PUBLIC_BASE_URL, reportMaxBytes: config.REPORT_MAX_BYTES });
   registerLeaseRoutes(app, { workerAuth, leases, uploads, enrollments: workerEnrollments, clock, legacyReportMaxBytes: config.WORKER_LEGACY_REPORT_MAX_BYTES });
+  const hostedWorkers = createHostedWorkers({ db: database.db, secretBox, enrollments: workerEnrollments, audit, clock, log: app.log, concurrency: config.EMBEDDED_WORKER_CONCURRENCY });
+  registerHostedWorkerRoutes(app, { guards, hostedWorkers });
 
-  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox, mesh, reporter: mesh.reporter, assets, scans, schedules, storage, findings, ingestScanFindings, compliance, workerEnrollments, workerAuth, leases, uploads, ingestion, imports });
+  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox, mesh, reporter: mesh.reporter, assets, scans, schedules, storage, findings, ingestScanFindings, compliance, workerEnrollments, workerAuth, leases, uploads, ingestion, imports, hostedWorkers });
   return app;
 }
 

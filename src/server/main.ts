@@ -10,6 +10,7 @@ import { loadOrCreateSecret } from '../lib/secrets-file.ts';
 import { reportSegmentationStandard } from '../reporter/reporter.ts';
 import { buildApp, loggerOptions } from './app.ts';
 import { startBackgroundJobs } from './background.ts';
+import { selfUrl } from '../workers/index.ts';
 
 export interface RuntimeSecrets {
   authSecret: string;
@@ -70,6 +71,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     }, 10_000);
     force.unref();
     try {
+      // Before the server closes: the embedded worker's agents release their leases over HTTP.
+      // Scans get 5 s to finish, within the 10 s shutdown budget.
+      await app.services.hostedWorkers.stop(5_000).catch((err: unknown) => log.error({ err }, 'stopping the embedded hosted workers failed'));
       await app.close();
       await database.close();
     } finally {
@@ -83,6 +87,15 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   await app.listen({ port: config.PORT, host: config.HOST });
   log.info({ url: config.PUBLIC_BASE_URL, database: database.kind }, 'Rampart is serving');
   app.services.mesh.start();
+  if (config.EMBEDDED_WORKER) {
+    // The hosted workers reach this process like remote workers do, over HTTP on its bound port.
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.PORT;
+    void app.services.hostedWorkers
+      .run({ serverUrl: selfUrl(config.HOST, port) })
+      .then(() => log.info('embedded hosted worker runner started'))
+      .catch((err: unknown) => log.error({ err }, 'could not start the embedded hosted workers'));
+  }
   // Verify tenant segmentation standard v1 and tell the management peer (after listening: it
   // must not delay readiness).
   void reportSegmentationStandard(database.db, app.services.reporter)

@@ -36,6 +36,7 @@ import { MembersPage } from './pages/settings/MembersPage.tsx';
 import { StorageSettingsPage } from './pages/settings/StorageSettingsPage.tsx';
 import { TenantSettingsPage } from './pages/settings/TenantSettingsPage.tsx';
 import { PlatformRolesPage } from './pages/staff/PlatformRolesPage.tsx';
+import { HostedWorkersPage } from './pages/staff/HostedWorkersPage.tsx';
 import { StaffAuditLogPage } from './pages/staff/StaffAuditLogPage.tsx';
 import { isMeshTab, MeshEventsPage, type MeshEventsSearch } from './pages/staff/MeshEventsPage.tsx';
 import { StaffGuard } from './pages/staff/StaffGuard.tsx';
@@ -266,6 +267,7 @@ const staffIndexRoute = createRoute({
 const staffAuditRoute = createRoute({ getParentRoute: () => staffRoute, path: '/audit-log', component: StaffAuditLogPage });
 const staffTenantsRoute = createRoute({ getParentRoute: () => staffRoute, path: '/tenants', component: StaffTenantsPage });
 const staffRolesRoute = createRoute({ getParentRoute: () => staffRoute, path: '/roles', component: PlatformRolesPage });
+const staffHostedWorkersRoute = createRoute({ getParentRoute: () => staffRoute, path: '/workers', component: HostedWorkersPage });
 const staffMeshRoute = createRoute({
   getParentRoute: () => staffRoute,
   path: '/mesh',
@@ -304,7 +306,7 @@ const routeTree = rootRoute.addChildren([
       tenantSettingsRoute,
       auditLogRoute,
       storageSettingsRoute,
-      staffRoute.addChildren([staffIndexRoute, staffAuditRoute, staffTenantsRoute, staffRolesRoute, staffMeshRoute]),
+      staffRoute.addChildren([staffIndexRoute, staffAuditRoute, staffTenantsRoute, staffRolesRoute, staffMeshRoute, staffHostedWorkersRoute]),
     ]),
   ]),
 ]);

@@ -141,7 +141,7 @@ export function createEnrollmentService(deps: { db: Kysely<DB>; audit: AuditServ
     async createHostedEnrollment(tenantId: string, caller: Caller): Promise<EnrollmentCreatedDto> {
       return withService(db, async (tx) => {
         const org = await tx.selectFrom('organization').select('id').where('id', '=', tenantId).executeTakeFirst();
-        if (!org) throw appError('not_found', 'No such tenant.');
+        if (!org) throw appError('tenant_not_found', 'No such tenant.');
         return insertEnrollment(tx, tenantId, caller, true);
       });
     },

@@ -9,3 +9,5 @@ export type { IngestionQueue, EnqueueReport } from './ingestion-types.ts';
 export { createIngestionService, DEFAULT_INGEST_BATCH, type IngestionService, type IngestionSummary } from './ingestion-service.ts';
 export { createImportsService, type ImportsService } from './ingestion-imports.ts';
 export { registerIngestionRoutes } from './ingestion-routes.ts';
+export { createHostedWorkers, selfUrl, type HostedWorkers } from './hosted-service.ts';
+export { registerHostedWorkerRoutes } from './hosted-routes.ts';

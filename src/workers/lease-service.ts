@@ -27,8 +27,6 @@ export const HEARTBEAT_SECONDS = 30;
 export const MAX_WAIT_SECONDS = 25;
 /** How old a proof may be before a lease re-checks it by DNS (also in the assets module). */
 export const PROOF_FRESH_MS = 60 * 60 * 1000;
-/** Candidates looked at per lease transaction (the rest are skipped for busy assets or quota). */
-const CANDIDATES = 8;
 /** A re-queued scan waits attempt × this before it may be leased again. */
 const BACKOFF_SECONDS = 15;
 
@@ -113,7 +111,7 @@ export function createLeaseService(deps: LeaseServiceDeps) {
       sql<LeaseRow>`
         select * from lease_scan(${w.tenantId}::uuid, ${w.workerId}::uuid, ${kinds as string[]}::text[], ${token}::uuid, ${LEASE_SECONDS}::int, ${day}::date,
           ${new Date(now.getTime() - PROOF_FRESH_MS)}::timestamptz, ${KIND_FITS_JSON}::jsonb, ${DEFAULT_DAILY_SCAN_QUOTA}::int,
-          ${DEFAULT_PER_ASSET_CONCURRENT_SCANS}::int, ${CANDIDATES}::int)`.execute(q),
+          ${DEFAULT_PER_ASSET_CONCURRENT_SCANS}::int)`.execute(q),
     );
     const refused = rows.filter((r) => r.outcome === 'refused');
     for (const r of refused) {

@@ -235,7 +235,9 @@ describe('hosted workers', () => {
     const staffOnly = await bootstrapStaff(t, uniqueEmail('workers-staff', STAFF_DOMAIN), 'staff');
     expect((await staffOnly.post('/api/v1/staff/worker-enrollments', { tenantId: tenant })).statusCode).toBe(403);
     expect((await owner.post('/api/v1/staff/worker-enrollments', { tenantId: tenant })).statusCode).toBe(403);
-    expect((await admin.post('/api/v1/staff/worker-enrollments', { tenantId: '00000000-0000-4000-8000-000000000000' })).statusCode).toBe(404);
+    const unknown = await admin.post('/api/v1/staff/worker-enrollments', { tenantId: '00000000-0000-4000-8000-000000000000' });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error).toBe('tenant_not_found');
     const res = await admin.post('/api/v1/staff/worker-enrollments', { tenantId: tenant });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json().hosted).toBe(true);

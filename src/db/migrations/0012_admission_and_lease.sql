@@ -11,10 +11,16 @@
 --
 -- p_fits maps an asset kind to the scan kinds that apply to it (KINDS_FOR_ASSET in TypeScript, the
 -- one source of that rule).
+-- A top-level scan's place among its day's scans, stamped at queue time under the tenant's lock
+-- (used + 1). Refunds (a cancelled scan that never started) only lower a later scan's real rank, so
+-- quota_seq <= quota proves the lease-time quota check without counting; beyond it, it counts.
+alter table scans add column quota_seq integer;
+
 create or replace function scan_admission(
   p_tenant uuid, p_asset uuid, p_kind text, p_phase text, p_scan uuid, p_day date, p_wait boolean, p_fits jsonb,
-  p_default_quota integer, p_default_per_asset integer
-) returns table (verdict text, used integer, daily_quota integer, active integer, per_asset integer, asset_kind text)
+  p_default_quota integer, p_default_per_asset integer,
+  out verdict text, out used integer, out daily_quota integer, out active integer, out per_asset integer, out asset_kind text
+)
 language plpgsql volatile as $$
 declare
   got boolean := true;
@@ -38,7 +44,7 @@ begin
     end if;
   end if;
   if not got then
-    return query select 'busy'::text, 0, 0, 0, 0, null::text;
+    verdict := 'busy'; used := 0; daily_quota := 0; active := 0; per_asset := 0;
     return;
   end if;
 
@@ -48,15 +54,17 @@ begin
            coalesce(ts.daily_scan_quota, p_default_quota)::int as quota,
            coalesce(ts.per_asset_concurrent_scans, p_default_per_asset)::int as limit_,
            -- This scan (or, for a chunk, its parent) must rank within the quota of the day it was
-           -- queued on: a lowered quota holds back the scans beyond it.
-           (select count(*) from scans q where q.tenant_id = p_tenant and me.quota_day is not null
-              and q.quota_day = me.quota_day and (q.created_at, q.id) < (me.created_at, me.id))::int as used_,
+           -- queued on: a lowered quota holds back the scans beyond it. quota_seq answers without
+           -- counting while it is within the quota (see above).
+           case when me.quota_seq is not null and me.quota_seq <= coalesce(ts.daily_scan_quota, p_default_quota) then me.quota_seq - 1
+                else (select count(*) from scans q where q.tenant_id = p_tenant and me.quota_day is not null
+                        and q.quota_day = me.quota_day and (q.created_at, q.id) < (me.created_at, me.id))::int end as used_,
            -- Other top-level scans of the asset working on the target now; chunks share their
            -- parent's slot, and an ingesting scan is done with the target.
            (select count(*) from scans c where c.asset_id = a.id and c.parent_id is null and c.id <> me.id
               and c.status in ('leased', 'running', 'aggregating'))::int as active_
       into f
-      from (select t.id, t.created_at, t.quota_day
+      from (select t.id, t.created_at, t.quota_day, t.quota_seq
               from scans s join scans t on t.id = coalesce(s.parent_id, s.id)
              where s.id = p_scan and s.tenant_id = p_tenant) me
       join assets a on a.id = p_asset and a.tenant_id = p_tenant
@@ -77,25 +85,29 @@ begin
      where a.id = p_asset and a.tenant_id = p_tenant;
   end if;
 
+  used := 0; daily_quota := 0; active := 0; per_asset := 0; asset_kind := f.kind;
   if f is null or f.kind is null then
-    return query select 'asset_not_found'::text, 0, 0, 0, 0, null::text;
+    verdict := 'asset_not_found';
   elsif f.archived then
-    return query select 'asset_archived'::text, 0, 0, 0, 0, f.kind;
+    verdict := 'asset_archived';
   elsif f.verification_status not in ('verified', 'bypassed') then
-    return query select 'asset_not_verified'::text, 0, 0, 0, 0, f.kind;
+    verdict := 'asset_not_verified';
   elsif p_kind is not null and not coalesce((p_fits -> f.kind) ? p_kind, false) then
-    return query select 'scan_kind_mismatch'::text, 0, 0, 0, 0, f.kind;
-  elsif p_phase <> 'check' and f.used_ >= f.quota then
-    return query select 'quota_exceeded'::text, f.used_, f.quota, f.active_, f.limit_, f.kind;
-  elsif p_phase <> 'check' and f.active_ >= f.limit_ then
-    return query select 'asset_scan_limit'::text, f.used_, f.quota, f.active_, f.limit_, f.kind;
+    verdict := 'scan_kind_mismatch';
   else
-    return query select 'admitted'::text, f.used_, f.quota, f.active_, f.limit_, f.kind;
+    used := f.used_; daily_quota := f.quota; active := f.active_; per_asset := f.limit_;
+    if p_phase <> 'check' and f.used_ >= f.quota then
+      verdict := 'quota_exceeded';
+    elsif p_phase <> 'check' and f.active_ >= f.limit_ then
+      verdict := 'asset_scan_limit';
+    else
+      verdict := 'admitted';
+    end if;
   end if;
 end $$;
 
--- One lease attempt for a worker, in one statement (one round trip, its own transaction):
--- candidates are taken FOR UPDATE SKIP LOCKED (two replicas never look at the same row at once),
+-- One lease attempt for a worker, in one statement (one round trip, its own transaction): up to
+-- 8 candidates are taken FOR UPDATE SKIP LOCKED (two replicas never look at the same row at once),
 -- each is admitted with scan_admission(phase 'lease', no waiting for a busy asset lock), and the
 -- first admitted one is claimed with a compare-and-set on status = 'queued'.
 -- Rows returned: at most one 'leased' (the lease), plus 'stale' for candidates whose ownership
@@ -104,7 +116,7 @@ end $$;
 -- reason). Lease times are the database's clock, one clock for every replica.
 create or replace function lease_scan(
   p_tenant uuid, p_worker uuid, p_kinds text[], p_token uuid, p_lease_seconds integer, p_day date,
-  p_fresh_after timestamptz, p_fits jsonb, p_default_quota integer, p_default_per_asset integer, p_candidates integer
+  p_fresh_after timestamptz, p_fits jsonb, p_default_quota integer, p_default_per_asset integer
 ) returns table (
   outcome text, scan_id uuid, asset_id uuid, reason text, lease_expires_at timestamptz, attempts integer, kind text,
   options jsonb, chunk_index integer, chunk_spec jsonb, chunk_count integer, asset_kind text, target text, asset_name text
@@ -130,14 +142,16 @@ begin
              where r.asset_id = s.asset_id and r.parent_id is null and r.id <> coalesce(s.parent_id, s.id)
                and r.status in ('leased', 'running', 'aggregating')) < coalesce(ts.per_asset_concurrent_scans, p_default_per_asset)
      order by s.created_at, s.chunk_index nulls first, s.id
-     limit p_candidates
+     -- A constant: with a parameter here the cached generic plan sorts every queued scan of the
+     -- tenant instead of walking scans_ready_idx (twice the cost of a lease).
+     limit 8
      for update of s skip locked
   loop
     if c.proof_stale then
       return query select 'stale'::text, c.id, c.asset_id, null::text, null::timestamptz, null::int, null::text, null::jsonb, null::int, null::jsonb, null::int, null::text, null::text, null::text;
       continue;
     end if;
-    select * into v from scan_admission(p_tenant, c.asset_id, c.kind, 'lease', c.id, p_day, false, p_fits, p_default_quota, p_default_per_asset);
+    v := scan_admission(p_tenant, c.asset_id, c.kind, 'lease', c.id, p_day, false, p_fits, p_default_quota, p_default_per_asset);
     if v.verdict = 'admitted' then
       return query
         with leased as (
@@ -159,7 +173,7 @@ begin
 end $$;
 
 grant execute on function scan_admission(uuid, uuid, text, text, uuid, date, boolean, jsonb, integer, integer) to rampart_app, rampart_service;
-grant execute on function lease_scan(uuid, uuid, text[], uuid, integer, date, timestamptz, jsonb, integer, integer, integer) to rampart_service;
+grant execute on function lease_scan(uuid, uuid, text[], uuid, integer, date, timestamptz, jsonb, integer, integer) to rampart_service;
 
 -- The lease-time quota rank counts a tenant's scans of one day queued before this one: an
 -- index-only range scan with the order in the index (it was a heap visit per scan).

@@ -78,6 +78,7 @@ export function Navigation({ me, tenant, onNavigate }: NavigationProps) {
               <NavItem to="/settings/staff/tenants" label="Tenants" leftSection={<IconBuilding size={16} />} />
               <NavItem to="/settings/staff/mesh" label="Mesh records" leftSection={<IconWorkers size={16} />} />
               {me.superAdmin && <NavItem to="/settings/staff/roles" label="Platform roles" leftSection={<IconKey size={16} />} />}
+              {me.superAdmin && <NavItem to="/settings/staff/workers" label="Hosted workers" leftSection={<IconWorkers size={16} />} />}
             </Group>
           </>
         )}
