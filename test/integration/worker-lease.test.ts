@@ -185,6 +185,13 @@ describe('expiry, release, fail', () => {
     expect(second).toMatchObject({ scanId: scan.id, attempt: 2 });
     expect((await w1.post(`scans/${scan.id}/progress`, { leaseToken: first.leaseToken, percent: 90 })).json().error).toBe('lease_lost');
     expect((await w2.post(`scans/${scan.id}/progress`, { leaseToken: second.leaseToken, percent: 90 })).statusCode).toBe(200);
+    // The second worker completes the scan; the first one's late report is refused.
+    const report = `${JSON.stringify({ type: 'report', version: 1, scanner: 'port' })}\n`;
+    expect((await w1.post('report', { scanId: scan.id, leaseToken: first.leaseToken, report })).json().error).toBe('lease_lost');
+    const done = await w2.post('report', { scanId: scan.id, leaseToken: second.leaseToken, format: 'native', report });
+    expect(done.statusCode, done.body).toBe(200);
+    await t.app.services.ingestion.drain();
+    expect(await scanRow(t, scan.id)).toMatchObject({ status: 'succeeded', attempts: 2 });
     await drain();
   });
 

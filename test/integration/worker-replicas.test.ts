@@ -2,6 +2,7 @@
 // workers polling both at once: every scan is leased exactly once, and an asset never runs more
 // scans at a time than its limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withService } from '../../src/db/tenant.ts';
 import { createTestApp, openTestDatabase, type TestApp } from '../helpers/app.ts';
 import { tenantCast } from '../helpers/tenants.ts';
 import { enrollWorker, signingSecret, type TestWorker } from '../helpers/workers.ts';
@@ -74,7 +75,7 @@ describe('leasing across replicas', () => {
           expect(progress.statusCode, progress.body).toBe(200);
           // Clear our mark before the report ends the lease, so no false overlap is seen.
           running.delete(assetId);
-          const report = await w.post('report', { scanId: lease.scanId, leaseToken: lease.leaseToken, format: 'native', report: `${JSON.stringify({ type: 'report', version: 1 })}\n` });
+          const report = await w.post('report', { scanId: lease.scanId, leaseToken: lease.leaseToken, format: 'native', report: `${JSON.stringify({ type: 'report', version: 1, scanner: 'port' })}\n` });
           expect(report.statusCode, report.body).toBe(200);
         }
       }),
@@ -86,5 +87,9 @@ describe('leasing across replicas', () => {
     expect(overlaps).toEqual([]);
     // Both replicas handed out leases.
     expect(new Set(leases.map((l) => l.worker % 2)).size).toBe(2);
+    // Every report is read (by either replica's runner) and every scan ends succeeded.
+    await Promise.all([a.app.services.ingestion.drain(), b.app.services.ingestion.drain()]);
+    const statuses = await withService(a.database.db, (tx) => tx.selectFrom('scans').select('status').where('tenant_id', '=', st.tenantId).execute());
+    expect(statuses.filter((r) => r.status !== 'succeeded')).toEqual([]);
   });
 });
