@@ -10,7 +10,8 @@
 // RSS (sampled every 20 ms while ingesting; baselineRssMB is the process before the ingest, which
 // on PGlite is mostly the embedded database itself, ~450 MB; ingestRssMB the difference) and the
 // time to parse the same file without a database (the parser's share).
-// BENCH_FINDINGS (100000), BENCH_DBS (pglite,postgres), BENCH_BATCH (the runner's default).
+// BENCH_FINDINGS (100000), BENCH_DBS (pglite,postgres), BENCH_BATCH (the runner's default),
+// BENCH_WRITERS (concurrent batch writers; as the server: 2 on PostgreSQL, 1 on PGlite).
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -130,6 +131,8 @@ async function child(kind: 'pglite' | 'postgres', databaseUrl: string | undefine
       clock,
       log: quiet,
       ...(process.env.BENCH_BATCH ? { batchSize: Number(process.env.BENCH_BATCH) } : {}),
+      // As the server configures it (src/server/app.ts).
+      writers: Number(process.env.BENCH_WRITERS ?? (kind === 'postgres' ? 2 : 1)),
     });
     const { ingestionId } = await withService(db, (tx) =>
       ingestion.enqueue(tx, { tenantId, scanId, uploadId: null, source: 'worker', storage: 'builtin', objectKey: key, size: put.size, sha256: put.sha256, format: null, fileName: 'bench.jsonl' }),

@@ -376,7 +376,10 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
       const prepared = [...byFingerprint.values()].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1));
       const now = clock.now();
       await withService(db, async (tx) => {
-        await sql`select pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`.execute(tx);
+        // Shared: batches of this session may be written concurrently (the ingestion runner runs
+        // one session per asset and scanner at a time); the closing step and the single-shot
+        // ingest take the lock exclusively, so they never interleave with batches.
+        await sql`select pg_advisory_xact_lock_shared(hashtextextended(${lockKey}, 0))`.execute(tx);
         // Finished meanwhile (another runner of the same scan): change nothing.
         const done = await tx.selectFrom('finding_scan_ingests').select('scan_id').where('scan_id', '=', scan.id).executeTakeFirst();
         if (done) return;
@@ -384,18 +387,24 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
           select id, fingerprint, status, severity, first_seen_at, scan_id, cwe_ids, cve_ids from findings
           where tenant_id = ${scan.tenant_id} and fingerprint = any(${prepared.map((p) => p.fingerprint)}::text[])`.execute(tx);
         const existing = new Map(existingRows.map((r) => [r.fingerprint, r]));
+        const rowsOf = async (fps: string[]) =>
+          (
+            await sql<Existing>`
+              select id, fingerprint, status, severity, first_seen_at, scan_id, cwe_ids, cve_ids from findings
+              where tenant_id = ${scan.tenant_id} and fingerprint = any(${fps}::text[])`.execute(tx)
+          ).rows;
 
         type EventRow = { finding_id: string; event: string; from_status: string | null; to_status: string | null; detail: Record<string, unknown> | null };
         const events: EventRow[] = [];
         const critical: { id: string; p: Prepared }[] = [];
 
-        const fresh = prepared.filter((p) => !existing.has(p.fingerprint));
+        let fresh = prepared.filter((p) => !existing.has(p.fingerprint));
         if (fresh.length) {
           const json = JSON.stringify(fresh.map((p) => ({ ...content(p), sla_due_at: slaDueAt(now, p.f.severity, sla)?.toISOString() ?? null })));
           // json (not jsonb) to recordset: the document is read once, lazily, instead of being built
           // into a jsonb tree first (a third faster on PGlite). The 'created' events are written by
           // the same statement; only the critical rows come back.
-          const { rows } = await sql<{ id: string; fingerprint: string }>`
+          const { rows } = await sql<{ id: string; fingerprint: string; critical: boolean }>`
             with ins as (
               insert into findings (tenant_id, asset_id, scan_id, first_scan_id, scanner, scope_key, status, first_seen_at, last_seen_at,
                 rule_id, title, description, severity, cvss_score, cvss_vector, cwe_ids, cve_ids, location, location_text, search_text, port, path,
@@ -404,13 +413,25 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
                 r.rule_id, r.title, r.description, r.severity, r.cvss_score, r.cvss_vector, r.cwe_ids, r.cve_ids, r.location, r.location_text, r.search_text, r.port, r.path,
                 r.evidence, r.remediation, r.reference_urls, r.fingerprint, r.sla_due_at
               from json_to_recordset(${json}::json) as r(${CONTENT_COLUMNS}, sla_due_at timestamptz)
+              -- A concurrent batch of this session may hold the same fingerprint (a duplicate
+              -- across batches): its row wins, and ours is folded into it below as a known one.
+              on conflict (tenant_id, fingerprint) do nothing
               returning id, fingerprint, severity
             ), logged as (
               insert into finding_events (tenant_id, finding_id, at, event, from_status, to_status, scan_id, detail)
               select ${scan.tenant_id}, id, ${now}, 'created', null, 'open', ${scan.id}, jsonb_build_object('severity', severity) from ins
             )
-            select id, fingerprint from ins where severity = 'critical'`.execute(tx);
-          for (const r of rows) critical.push({ id: r.id, p: byFingerprint.get(r.fingerprint)! });
+            select id, fingerprint, severity = 'critical' as critical from ins`.execute(tx);
+          const inserted = new Set<string>();
+          for (const r of rows) {
+            inserted.add(r.fingerprint);
+            if (r.critical) critical.push({ id: r.id, p: byFingerprint.get(r.fingerprint)! });
+          }
+          const lost = fresh.filter((p) => !inserted.has(p.fingerprint));
+          if (lost.length) {
+            for (const r of await rowsOf(lost.map((p) => p.fingerprint))) existing.set(r.fingerprint, r);
+            fresh = fresh.filter((p) => inserted.has(p.fingerprint));
+          }
         }
 
         const known = prepared.filter((p) => existing.has(p.fingerprint));

@@ -291,7 +291,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const workerAuth = createWorkerAuth({ db: database.db, secretBox, clock });
   registerWorkersRoutes(app, { guards, enrollments: workerEnrollments, webhooks: createWebhookService({ db: database.db, secretBox, audit, clock }), workerAuth, clock });
   const leases = createLeaseService({ db: database.db, clock, recheckForLease: (assetId) => assets.recheckForLease(assetId), maxAttempts: config.WORKER_MAX_ATTEMPTS });
-  const ingestion = createIngestionService({ db: database.db, storage, findings: createBatchedFindingsIngest({ db: database.db, reporter: mesh.reporter, clock }), clock, log: app.log });
+  const ingestion = createIngestionService({ db: database.db, storage, findings: createBatchedFindingsIngest({ db: database.db, reporter: mesh.reporter, clock }), clock, log: app.log, writers: database.kind === 'postgres' ? 2 : 1 });
   // Stop the runner before the database closes: a running job is given back at its next batch.
   app.addHook('onClose', async () => ingestion.stop());
   const imports = createImportsService({ db: database.db, storage, ingestion, audit, clock, reportMaxBytes: config.REPORT_MAX_BYTES });

@@ -55,6 +55,11 @@ export interface IngestionServiceDeps {
   pollMs?: number;
   /** Findings per batch transaction. */
   batchSize?: number;
+  /**
+   * Batches written at once (default 1). PostgreSQL: 2, so the database writes one batch while
+   * it reads the next and this process parses a third. PGlite has one connection: 1.
+   */
+  writers?: number;
   progressIntervalMs?: number;
   maxAttempts?: number;
 }
@@ -73,6 +78,7 @@ export function createIngestionService(deps: IngestionServiceDeps) {
   const lockSeconds = deps.lockSeconds ?? 60;
   const pollMs = deps.pollMs ?? 3_000;
   const batchSize = deps.batchSize ?? DEFAULT_INGEST_BATCH;
+  const writers = Math.max(1, deps.writers ?? 1);
   const progressIntervalMs = deps.progressIntervalMs ?? 500;
   const maxAttempts = deps.maxAttempts ?? 3;
 
@@ -210,7 +216,7 @@ export function createIngestionService(deps: IngestionServiceDeps) {
     };
 
     let body: Readable | null = null;
-    let inflight: Promise<void> | null = null;
+    const inflight: Promise<void>[] = [];
     try {
       const scan = await withService(db, (tx) => tx.selectFrom('scans').select(['id', 'status']).where('id', '=', job.scan_id).executeTakeFirst());
       if (!scan || scan.status === 'cancelled') {
@@ -263,15 +269,15 @@ export function createIngestionService(deps: IngestionServiceDeps) {
           progress.findings += 1;
           if (batch.length >= batchSize) {
             checkpoint();
-            if (inflight) await inflight;
-            inflight = session.batch(batch);
-            inflight.catch(() => undefined);
+            while (inflight.length >= writers) await inflight.shift();
+            const written = session.batch(batch);
+            written.catch(() => undefined);
+            inflight.push(written);
             batch = [];
             progress.skipped = report.meta.skipped;
           }
         }
-        if (inflight) await inflight;
-        inflight = null;
+        while (inflight.length) await inflight.shift();
         checkpoint();
         if (batch.length) await session.batch(batch);
         meta = report.meta;
@@ -282,7 +288,7 @@ export function createIngestionService(deps: IngestionServiceDeps) {
       await finishSucceeded(job, summary, meta, format, size, progress);
     } catch (e) {
       // A batch still being written finishes (or fails) before the outcome is recorded.
-      await (inflight as Promise<void> | null)?.catch(() => undefined);
+      await Promise.allSettled(inflight);
       if (e instanceof LostClaim) {
         log.warn({ ingestionId: job.id }, 'ingestion claim was taken over by another replica; stopped');
       } else if (e instanceof Released) {

@@ -87,6 +87,26 @@ describe('batched findings ingest', () => {
     expect((await eventCounts(asset)).created).toBe(3);
   });
 
+  it('writes batches concurrently: a duplicate written by two batches at once is one row, folded', async () => {
+    const asset = await addAsset();
+    const scan = await addScan(asset);
+    const s = await batched.begin(scan);
+    // Two writers, as the runner uses on PostgreSQL; both batches hold port 80 and 8443.
+    await Promise.all([
+      s.batch([port(22), port(80, 'low', { cwe: [200] }), port(8443)]),
+      s.batch([port(443), port(80, 'critical', { cwe: [319] }), port(8443, 'medium')]),
+    ]);
+    const summary = await s.finish();
+    expect(summary).toMatchObject({ distinct: 4, created: 4, replayed: false });
+    const rows = await rowsOf(asset);
+    expect(rows.map((r) => r.port)).toEqual([22, 80, 443, 8443]);
+    const p80 = rows.find((r) => r.port === 80)!;
+    expect(p80.severity).toBe('critical');
+    expect([...p80.cwe_ids].sort()).toEqual([200, 319]);
+    expect(rows.find((r) => r.port === 8443)!.severity).toBe('medium');
+    expect((await eventCounts(asset)).created).toBe(4);
+  });
+
   it('converges after a crash mid-way: no duplicate rows, events or critical reports; closing still right', async () => {
     const asset = await addAsset();
     // An earlier full scan found 22, 3306 and 8080 (8080 fixed since).
