@@ -40,3 +40,28 @@ export class ScannerError extends Error {
 }
 
 export const isRetryable = (e: unknown): boolean => typeof e === 'object' && e !== null && (e as { retryable?: unknown }).retryable === true;
+
+/** A parsed command-line flag value (node:util parseArgs). */
+export type CliFlagValue = string | boolean | string[] | boolean[] | undefined;
+
+/**
+ * How `rampart-worker scan <kind>` drives one scanner kind: its own flags (beyond --target,
+ * --format and --help, which the command owns), help text, and the kind's share of the output.
+ * Each kind exports one from src/worker/scanners/<kind>/cli.ts.
+ */
+export interface LocalScanCli {
+  kind: ScanKind;
+  /** The options block of the kind's help, one flag per line, e.g. `  --ports R   ports and ranges`. */
+  help: string;
+  /** node:util parseArgs option specs for the kind's own flags. */
+  options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
+  /**
+   * The scanner and the task options for these flags and target. Throws UsageError (from
+   * src/worker/commands/common.ts) for a bad flag value or a target this kind cannot scan.
+   */
+  prepare(values: Record<string, CliFlagValue>, target: string): { scanner: Scanner; options: Record<string, unknown> };
+  /** Lines printed above the findings table in table output (a summary, a results table). */
+  table(details: Record<string, unknown>, meta: { durationMs: number }): string[];
+  /** Kind-specific fields added to the JSON output next to target, kind and findings. */
+  json(details: Record<string, unknown>): Record<string, unknown>;
+}

@@ -1,0 +1,275 @@
+// The HTTP client every web-facing scanner (template, webapp, edge) sends its requests through.
+// It owns the rules a scanner must not get wrong on its own: nothing outside the scan's scope is
+// contacted (a redirect off scope is returned, not followed), a request rate and a concurrency cap
+// per scan, timeouts, a body cap, cancellation, and self-signed targets readable (the scanner
+// judges certificates itself; it must still see the page behind a bad one).
+import http from 'node:http';
+import https from 'node:https';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { Readable } from 'node:stream';
+
+export interface HttpExchange {
+  method: string;
+  /** The URL finally answered (after in-scope redirects). */
+  url: string;
+  status: number;
+  /** Header names lower-cased; repeated headers joined with ", " (set-cookie: see `setCookies`). */
+  headers: Record<string, string>;
+  setCookies: string[];
+  /** The response head as sent: status line and headers, CRLF-separated (nuclei's `header` part). */
+  head: string;
+  body: Buffer;
+  /** True when the body was longer than the cap and cut. */
+  truncated: boolean;
+  /** In-scope redirects followed, in order (the URLs redirected from). */
+  redirects: string[];
+  /** A redirect that was not followed because it left the scope. */
+  blockedRedirect?: string;
+  durationMs: number;
+  /** The request as sent, for evidence (headers and the first 2 KiB of the body). */
+  requestText: string;
+}
+
+export interface HttpRequest {
+  url: string | URL;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Redirects to follow while they stay in scope (default 0: return the 3xx). */
+  maxRedirects?: number;
+  /** Overrides the client's body cap for this request. */
+  maxBodyBytes?: number;
+}
+
+export interface ScopedHttpOptions {
+  /** True for a URL the scan may contact. Checked for every request and every redirect hop. */
+  inScope: (url: URL) => boolean;
+  signal: AbortSignal;
+  /** Per request, connect to last byte (default 10 s). */
+  timeoutMs?: number;
+  /** Response body cap (default 1 MiB); the rest is discarded unread. */
+  maxBodyBytes?: number;
+  /** Requests started per second (default 150, nuclei's default). */
+  ratePerSecond?: number;
+  /** Requests in flight at once (default 25). */
+  concurrency?: number;
+  userAgent?: string;
+}
+
+/** A request the scope forbids; scanners treat it as a bug in their own URL building. */
+export class OutOfScopeError extends Error {
+  readonly url: string;
+  constructor(url: string) {
+    super(`Refusing to contact ${url}: it is outside the scan's scope`);
+    this.name = 'OutOfScopeError';
+    this.url = url;
+  }
+}
+
+/** A request that failed below HTTP (refused, reset, timed out, bad TLS handshake). */
+export class HttpTransportError extends Error {
+  readonly code: string;
+  constructor(message: string, code: string, opts: { cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+    this.name = 'HttpTransportError';
+    this.code = code;
+  }
+}
+
+export const DEFAULT_USER_AGENT = 'Mozilla/5.0 (compatible; rampart-worker; +https://rampart.invalid/scanner)';
+
+/** Same scheme, host and port as `base`: the default scope of a scan of one web origin. */
+export function sameOrigin(base: string | URL): (url: URL) => boolean {
+  const origin = new URL(base).origin;
+  return (url) => url.origin === origin;
+}
+
+/** Same host (any port and http/https): the scope of a scan of a host or domain asset. */
+export function sameHost(host: string): (url: URL) => boolean {
+  const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  return (url) => (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1') === h;
+}
+
+/** Spaces request starts `1000 / rate` ms apart and caps how many run at once. */
+function pacer(ratePerSecond: number, concurrency: number, signal: AbortSignal) {
+  const gap = 1000 / ratePerSecond;
+  let next = 0;
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  const abortError = () => signal.reason ?? new DOMException('The scan was cancelled', 'AbortError');
+  return {
+    async acquire(): Promise<void> {
+      if (signal.aborted) throw abortError();
+      if (active >= concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
+      active += 1;
+      const now = Date.now();
+      const at = Math.max(now, next);
+      next = at + gap;
+      if (at > now) await new Promise((r) => setTimeout(r, at - now));
+      if (signal.aborted) {
+        this.release();
+        throw abortError();
+      }
+    },
+    release(): void {
+      active -= 1;
+      waiting.shift()?.();
+    },
+  };
+}
+
+function decoded(res: http.IncomingMessage): Readable {
+  const enc = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  if (enc === 'gzip' || enc === 'x-gzip') return res.pipe(createGunzip());
+  if (enc === 'deflate') return res.pipe(createInflate());
+  if (enc === 'br') return res.pipe(createBrotliDecompress());
+  return res;
+}
+
+export function createScopedHttp(opts: ScopedHttpOptions) {
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const maxBody = opts.maxBodyBytes ?? 1024 * 1024;
+  const concurrency = opts.concurrency ?? 25;
+  const pace = pacer(opts.ratePerSecond ?? 150, concurrency, opts.signal);
+  const userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
+  // Keep-alive agents: template and crawl scans send thousands of small requests to one origin.
+  const agents = {
+    http: new http.Agent({ keepAlive: true, maxSockets: concurrency }),
+    https: new https.Agent({ keepAlive: true, maxSockets: concurrency, rejectUnauthorized: false }),
+  };
+  let sent = 0;
+
+  function once(url: URL, method: string, headers: Record<string, string>, body: Buffer | undefined, cap: number): Promise<Omit<HttpExchange, 'redirects' | 'blockedRedirect' | 'durationMs' | 'url' | 'method'>> {
+    const isHttps = url.protocol === 'https:';
+    const reqHeaders: Record<string, string> = { 'user-agent': userAgent, accept: '*/*', 'accept-encoding': 'gzip, deflate, br', ...lower(headers) };
+    if (body && reqHeaders['content-length'] === undefined) reqHeaders['content-length'] = String(body.length);
+    const requestText = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n${Object.entries(reqHeaders)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('\r\n')}\r\n\r\n${body ? body.subarray(0, 2048).toString('utf8') : ''}`;
+    return new Promise((resolve, reject) => {
+      const req = (isHttps ? https : http).request(url, {
+        method,
+        headers: reqHeaders,
+        agent: isHttps ? agents.https : agents.http,
+        signal: opts.signal,
+        timeout: timeoutMs,
+        ...(isHttps ? { servername: /^[\d.]+$|:/.test(url.hostname) ? undefined : url.hostname } : {}),
+      });
+      const deadline = setTimeout(() => req.destroy(new HttpTransportError(`No complete answer from ${url.origin} within ${timeoutMs} ms`, 'timeout')), timeoutMs);
+      req.on('timeout', () => req.destroy(new HttpTransportError(`${url.origin} stopped answering for ${timeoutMs} ms`, 'timeout')));
+      req.on('error', (e) => {
+        clearTimeout(deadline);
+        if (e instanceof HttpTransportError || opts.signal.aborted) return reject(opts.signal.aborted ? (opts.signal.reason ?? e) : e);
+        const code = (e as NodeJS.ErrnoException).code ?? 'network';
+        reject(new HttpTransportError(`${method} ${url.origin}${url.pathname} failed: ${code === 'ECONNREFUSED' ? 'connection refused' : e.message}`, code, { cause: e }));
+      });
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let truncated = false;
+        const stream = decoded(res);
+        const finish = () => {
+          clearTimeout(deadline);
+          const headersOut: Record<string, string> = {};
+          const setCookies: string[] = [];
+          const headLines = [`HTTP/${res.httpVersion} ${res.statusCode} ${res.statusMessage ?? ''}`.trimEnd()];
+          for (let i = 0; i < res.rawHeaders.length; i += 2) {
+            const name = res.rawHeaders[i]!;
+            const value = res.rawHeaders[i + 1]!;
+            headLines.push(`${name}: ${value}`);
+            const key = name.toLowerCase();
+            if (key === 'set-cookie') setCookies.push(value);
+            else headersOut[key] = key in headersOut ? `${headersOut[key]}, ${value}` : value;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: headersOut, setCookies, head: headLines.join('\r\n'), body: Buffer.concat(chunks), truncated, requestText });
+        };
+        stream.on('data', (c: Buffer) => {
+          if (truncated) return;
+          const room = cap - size;
+          if (c.length > room) {
+            if (room > 0) chunks.push(c.subarray(0, room));
+            size = cap;
+            truncated = true;
+            // Enough read: drop the connection rather than download the rest.
+            res.destroy();
+            finish();
+            return;
+          }
+          chunks.push(c);
+          size += c.length;
+        });
+        stream.on('end', () => !truncated && finish());
+        stream.on('error', (e) => {
+          if (truncated) return;
+          clearTimeout(deadline);
+          // A body that fails to decompress is still an answer: keep what arrived.
+          if ((e as NodeJS.ErrnoException).code?.startsWith('Z_')) return finish();
+          reject(new HttpTransportError(`Reading the answer from ${url.origin} failed: ${e.message}`, 'body', { cause: e }));
+        });
+        res.on('aborted', () => !truncated && reject(new HttpTransportError(`${url.origin} closed the connection mid-answer`, 'aborted')));
+      });
+      req.end(body);
+    });
+  }
+
+  return {
+    /** Requests started so far (for progress and rate figures). */
+    get sent(): number {
+      return sent;
+    },
+    inScope: opts.inScope,
+    async request(r: HttpRequest): Promise<HttpExchange> {
+      let url = new URL(r.url);
+      if (!opts.inScope(url)) throw new OutOfScopeError(url.href);
+      const method = (r.method ?? 'GET').toUpperCase();
+      const body = r.body === undefined ? undefined : Buffer.isBuffer(r.body) ? r.body : Buffer.from(r.body, 'utf8');
+      const redirects: string[] = [];
+      const maxRedirects = r.maxRedirects ?? 0;
+      const started = performance.now();
+      let currentMethod = method;
+      let currentBody = body;
+      for (;;) {
+        await pace.acquire();
+        let res;
+        try {
+          sent += 1;
+          res = await once(url, currentMethod, r.headers ?? {}, currentBody, r.maxBodyBytes ?? maxBody);
+        } finally {
+          pace.release();
+        }
+        const location = res.status >= 300 && res.status < 400 ? res.headers.location : undefined;
+        if (!location || redirects.length >= maxRedirects) {
+          return { ...res, method: currentMethod, url: url.href, redirects, durationMs: Math.round(performance.now() - started) };
+        }
+        let next: URL;
+        try {
+          next = new URL(location, url);
+        } catch {
+          return { ...res, method: currentMethod, url: url.href, redirects, durationMs: Math.round(performance.now() - started) };
+        }
+        if (!opts.inScope(next)) {
+          return { ...res, method: currentMethod, url: url.href, redirects, blockedRedirect: next.href, durationMs: Math.round(performance.now() - started) };
+        }
+        redirects.push(url.href);
+        // 303 (and 301/302 after a POST, as browsers do) turn into a GET without a body.
+        if (res.status === 303 || ((res.status === 301 || res.status === 302) && currentMethod === 'POST')) {
+          currentMethod = 'GET';
+          currentBody = undefined;
+        }
+        url = next;
+      }
+    },
+    close(): void {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}
+
+export type ScopedHttp = ReturnType<typeof createScopedHttp>;
+
+function lower(h: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
+  return out;
+}
