@@ -3,7 +3,6 @@
 // `<scanner>/<ruleId>`, levels error/warning/note, GitHub's `security-severity`.
 import { normaliseLocation, normalizedFindingSchema, type NormalizedFinding, type NormalizedFindingInput, type Severity } from '../findings/index.ts';
 import type { ScanKind } from './client.ts';
-import type { OpenPort } from './scanners/port/index.ts';
 
 export type OutputFormat = 'table' | 'json' | 'sarif';
 export const OUTPUT_FORMATS: readonly OutputFormat[] = ['table', 'json', 'sarif'];
@@ -11,8 +10,9 @@ export const OUTPUT_FORMATS: readonly OutputFormat[] = ['table', 'json', 'sarif'
 export interface LocalScanResult {
   target: string;
   kind: ScanKind;
-  openPorts: OpenPort[];
   findings: NormalizedFindingInput[];
+  /** The kind's own fields in JSON output (openPorts for port scans, ...). */
+  extra?: Record<string, unknown>;
 }
 
 /** The findings as the server would store them (schema-checked, text capped); invalid ones left out. */
@@ -23,10 +23,9 @@ export function canonicalFindings(findings: readonly NormalizedFindingInput[]): 
   });
 }
 
-/** `{"target", "kind", "openPorts": [{"port", "service"?, "banner"?}], "findings": [...]}` */
+/** `{"target", "kind", ...the kind's fields (port: "openPorts": [{"port", "service"?, "banner"?}]), "findings": [...]}` */
 export function toJson(r: LocalScanResult): string {
-  const openPorts = r.openPorts.map((p) => ({ port: p.port, ...(p.service ? { service: p.service } : {}), ...(p.banner ? { banner: p.banner } : {}) }));
-  return `${JSON.stringify({ target: r.target, kind: r.kind, openPorts, findings: canonicalFindings(r.findings) }, null, 2)}\n`;
+  return `${JSON.stringify({ target: r.target, kind: r.kind, ...r.extra, findings: canonicalFindings(r.findings) }, null, 2)}\n`;
 }
 
 const SARIF_LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = { critical: 'error', high: 'error', medium: 'warning', low: 'note', info: 'note' };
@@ -81,25 +80,22 @@ export function toSarif(r: LocalScanResult, tool: { name: string; version: strin
   return `${JSON.stringify(sarif, null, 2)}\n`;
 }
 
-function table(headers: string[], rows: string[][]): string {
+/** A plain-text table: columns padded to their widest cell, a dashed rule under the headers. */
+export function renderTable(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const fmt = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
   return [fmt(headers), fmt(widths.map((w) => '-'.repeat(w))), ...rows.map(fmt)].join('\n');
 }
 
-const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+export const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-export function toTable(r: LocalScanResult, meta: { scanned: number; durationMs: number }): string {
-  const lines: string[] = [];
-  lines.push(`${r.kind} scan of ${r.target}: ${r.openPorts.length} open of ${meta.scanned} port${meta.scanned === 1 ? '' : 's'} in ${(meta.durationMs / 1000).toFixed(1)} s`);
-  if (r.openPorts.length) {
-    lines.push('');
-    lines.push(table(['PORT', 'SERVICE', 'BANNER'], r.openPorts.map((p) => [`${p.port}/tcp`, `${p.service ?? 'unknown'}${p.identifiedBy === 'port' ? '?' : ''}`, clip(p.banner ?? [p.product, p.version].filter(Boolean).join(' '), 80)])));
-  }
+/** The kind's own lines (a summary and its results table), then the findings above info. */
+export function toTable(r: LocalScanResult, kindLines: string[]): string {
+  const lines = [...kindLines];
   const risky = canonicalFindings(r.findings).filter((f) => f.severity !== 'info').sort((a, b) => RANK[b.severity] - RANK[a.severity]);
   if (risky.length) {
     lines.push('');
-    lines.push(table(['SEVERITY', 'FINDING', 'RULE'], risky.map((f) => [f.severity.toUpperCase(), clip(f.title, 70), f.ruleId])));
+    lines.push(renderTable(['SEVERITY', 'FINDING', 'RULE'], risky.map((f) => [f.severity.toUpperCase(), clip(f.title, 70), f.ruleId])));
   }
   return `${lines.join('\n')}\n`;
 }

@@ -4,12 +4,17 @@ import { WORKER_VERSION } from '../../version.ts';
 import { ScannerError, type Scanner, type ScanTask } from '../types.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_FD_BUDGET, PortScanError, scanPorts, type PortScanResult } from './engine.ts';
 import { portFindings } from './findings.ts';
+import { scanPortsWithNmap } from './nmap-engine.ts';
 import { PortSpecError, portsForLease } from './ports.ts';
 
 export { scanPorts, DEFAULT_FD_BUDGET, DEFAULT_CONNECT_TIMEOUT_MS, PortScanError, type OpenPort, type PortScanOptions, type PortScanResult } from './engine.ts';
 export { portFindings, riskyService, RISKY_SERVICES } from './findings.ts';
 export { parsePortSpec, portsForLease, topPorts, toRanges, PortSpecError } from './ports.ts';
 export { identifyService, type ServiceInfo } from './probe.ts';
+export { nmapArgs, nmapVersion, scanPortsWithNmap } from './nmap-engine.ts';
+
+export const PORT_ENGINES = ['native', 'nmap'] as const;
+export type PortEngine = (typeof PORT_ENGINES)[number];
 
 export interface PortScannerSettings {
   /** Sockets open at once (default 512). */
@@ -22,6 +27,10 @@ export interface PortScannerSettings {
   ports?: number[];
   /** Banner grabbing and service probes on open ports (default true). */
   identify?: boolean;
+  /** The native TCP connect engine (default) or nmap (-sT, with -sV when identifying). */
+  engine?: PortEngine;
+  /** The nmap binary when engine is nmap (default `nmap` on PATH). */
+  nmapBin?: string;
 }
 
 /** The host part of an asset target: a URL's host name, a bracketed IPv6 address unwrapped, or the target itself. */
@@ -51,7 +60,20 @@ export function createPortScanner(settings: PortScannerSettings = {}): Scanner &
     const host = hostOfTarget(task.target);
     const total = plan.ports.length;
     task.progress(0, `Scanning ${total} TCP port${total === 1 ? '' : 's'} on ${host}`);
+    const onProgress = ({ done, open }: { done: number; open: number }) => task.progress((done / total) * 100, `${done}/${total} ports, ${open} open`);
     try {
+      if (settings.engine === 'nmap') {
+        return await scanPortsWithNmap({
+          host,
+          ports: plan.ports,
+          ...('timeoutMs' in plan && plan.timeoutMs ? { timeoutMs: plan.timeoutMs } : settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}),
+          ...('rate' in plan && plan.rate ? { rate: plan.rate } : {}),
+          identify: settings.identify ?? true,
+          signal: task.signal,
+          onProgress,
+          ...(settings.nmapBin ? { bin: settings.nmapBin } : {}),
+        });
+      }
       return await scanPorts({
         host,
         ports: plan.ports,
@@ -62,7 +84,7 @@ export function createPortScanner(settings: PortScannerSettings = {}): Scanner &
         ...(settings.bannerWaitMs ? { bannerWaitMs: settings.bannerWaitMs } : {}),
         ...(settings.probeTimeoutMs ? { probeTimeoutMs: settings.probeTimeoutMs } : {}),
         signal: task.signal,
-        onProgress: ({ done, open }) => task.progress((done / total) * 100, `${done}/${total} ports, ${open} open`),
+        onProgress,
       });
     } catch (e) {
       if (e instanceof PortScanError) throw new ScannerError(e.message, e.retryable, { cause: e });
@@ -71,7 +93,7 @@ export function createPortScanner(settings: PortScannerSettings = {}): Scanner &
   }
   return {
     kind: 'port',
-    tool: { name: 'rampart-port', version: WORKER_VERSION },
+    tool: settings.engine === 'nmap' ? { name: 'rampart-port+nmap', version: WORKER_VERSION } : { name: 'rampart-port', version: WORKER_VERSION },
     scan,
     async run(task) {
       const result = await scan(task);

@@ -11,7 +11,10 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizedFindingSchema } from '../../../findings/index.ts';
-import { createPortScanner, hostOfTarget, parsePortSpec, portFindings, portsForLease, scanPorts, toRanges, topPorts, PortSpecError } from './index.ts';
+import { createPortScanner, hostOfTarget, nmapArgs, nmapVersion, parsePortSpec, portFindings, portsForLease, scanPorts, toRanges, topPorts, PortSpecError } from './index.ts';
+
+// CI installs nmap (.ci/run); elsewhere the nmap engine's live test is skipped, not faked.
+const nmap = await nmapVersion();
 
 const servers: { close(cb?: () => void): unknown }[] = [];
 const ports: Record<string, number> = {};
@@ -169,4 +172,41 @@ describe('TCP connect scan', () => {
     expect(seen[0]).toBe(0);
     expect(seen.at(-1)).toBe(100);
   });
+});
+
+describe('nmap engine', () => {
+  it('builds a connect scan of exactly the given ports, with version detection only when identifying', () => {
+    const args = nmapArgs('127.0.0.1', [22, 80, 81, 82, 443], { identify: true, timeoutMs: 700, rate: 1500 });
+    expect(args).toEqual(expect.arrayContaining(['-sT', '-Pn', '-sV', '-oX', '-']));
+    expect(args[args.indexOf('-p') + 1]).toBe('22,80-82,443');
+    expect(args[args.indexOf('--max-rtt-timeout') + 1]).toBe('700ms');
+    expect(args[args.indexOf('--max-rate') + 1]).toBe('1500');
+    expect(args.at(-1)).toBe('127.0.0.1');
+    expect(nmapArgs('127.0.0.1', [1], { identify: false })).not.toContain('-sV');
+  });
+
+  it('fails cleanly, not retryable, when nmap is not installed', async () => {
+    const scanner = createPortScanner({ ports: [80], engine: 'nmap', nmapBin: '/nonexistent/nmap' });
+    const err = await scanner.run({ target: '127.0.0.1', options: {}, chunk: null, signal: new AbortController().signal, progress: () => undefined }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'ScannerError', retryable: false, message: expect.stringContaining('nmap could not be started') });
+  });
+
+  it.skipIf(!nmap)('finds the same open ports as the native engine, and nmap -sV names a service it recognises', async () => {
+    const scanned = [...Object.values(ports), closedPort];
+    const native = await scanPorts({ host: '127.0.0.1', ports: scanned, identify: false, timeoutMs: 1_000 });
+    const scanner = createPortScanner({ ports: scanned, engine: 'nmap', identify: false });
+    const seen: number[] = [];
+    const out = await scanner.run({ target: '127.0.0.1', options: {}, chunk: null, signal: new AbortController().signal, progress: (p) => seen.push(p) });
+    const details = out.details as { open: { port: number; service?: string }[]; closed: number };
+    expect(details.open.map((p) => p.port)).toEqual(native.open.map((p) => p.port));
+    expect(details.closed).toBe(1);
+    expect(scanner.tool.name).toBe('rampart-port+nmap');
+    for (const f of out.findings) expect(normalizedFindingSchema.safeParse(f).success).toBe(true);
+    expect(out.findings.map((f) => f.ruleId)).toContain(`port.open.tcp.${ports.ssh}`);
+    expect(seen.at(-1)).toBe(100);
+
+    // Version detection on the SSH port only: nmap's probes match an OpenSSH greeting.
+    const identified = await createPortScanner({ ports: [ports.ssh!], engine: 'nmap' }).run({ target: '127.0.0.1', options: {}, chunk: null, signal: new AbortController().signal, progress: () => undefined });
+    expect((identified.details as { open: unknown[] }).open).toEqual([expect.objectContaining({ port: ports.ssh, service: 'ssh', product: 'OpenSSH', identifiedBy: 'probe' })]);
+  }, 120_000);
 });
