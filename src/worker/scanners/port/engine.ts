@@ -6,6 +6,7 @@
 import { lookup } from 'node:dns/promises';
 import net from 'node:net';
 import { identifyService, type ServiceInfo } from './probe.ts';
+import { sweepInThreads, sweepThreads } from './sweep.ts';
 
 export interface PortScanOptions {
   /** A hostname or IP address. */
@@ -28,6 +29,8 @@ export interface PortScanOptions {
   signal?: AbortSignal;
   /** Called as ports complete. */
   onProgress?: (p: { done: number; total: number; open: number }) => void;
+  /** Threads for the connect sweep (default: one per core, up to 4, for 4,096 ports or more). */
+  threads?: number;
   /** Injected for tests; defaults to dns.lookup. */
   resolve?: (host: string) => Promise<string>;
 }
@@ -91,7 +94,9 @@ function connect(address: string, port: number, timeoutMs: number, sockets: Set<
       const code = e.code ?? 'ERR';
       settle(code === 'ECONNREFUSED' || code === 'ECONNRESET' ? { state: 'closed', code } : RESOURCE_CODES.has(code) ? { state: 'resources', code } : UNREACHABLE_CODES.has(code) ? { state: 'unreachable', code } : { state: 'unreachable', code });
     };
-    socket.once('connect', () => settle({ state: 'open', socket }));
+    // A loopback connect to the port it was given as its own source port "succeeds" (TCP
+    // simultaneous open): no service is listening there.
+    socket.once('connect', () => settle(socket.localPort === socket.remotePort && socket.localAddress === socket.remoteAddress ? { state: 'closed' } : { state: 'open', socket }));
     socket.once('error', onError);
   });
 }
@@ -190,13 +195,49 @@ export async function scanPorts(opts: PortScanOptions): Promise<PortScanResult> 
     }
   }
 
+  // Large scans: threads find the open ports, then only those are connected to again here and
+  // identified. Small scans (and one-core machines) connect and identify in one pass.
+  const threads = sweepThreads(ports.length, opts.threads);
+  let targets = ports;
+  let swept = 0;
+
+  async function confirmLane(): Promise<void> {
+    while (!signal?.aborted && next < targets.length) {
+      const port = targets[next++]!;
+      await scanOne(port);
+      if (signal?.aborted) return;
+      done += 1;
+      opts.onProgress?.({ done: swept + done, total: ports.length, open: open.length });
+    }
+  }
+
   try {
-    await Promise.all(Array.from({ length: Math.min(budget, ports.length) }, lane));
+    if (threads > 1) {
+      const sweep = await sweepInThreads({
+        address,
+        ports,
+        timeoutMs,
+        retries,
+        fdBudget: budget,
+        rate: opts.rate ?? 0,
+        threads,
+        ...(signal ? { signal } : {}),
+        onProgress: (p) => opts.onProgress?.({ done: Math.min(p.done, ports.length - 1), total: ports.length, open: p.open }),
+      });
+      closed = sweep.closed;
+      filtered = sweep.filtered;
+      targets = sweep.open;
+      swept = ports.length - targets.length;
+      await Promise.all(Array.from({ length: Math.min(budget, targets.length) }, confirmLane));
+    } else {
+      await Promise.all(Array.from({ length: Math.min(budget, ports.length) }, lane));
+    }
   } finally {
     signal?.removeEventListener('abort', onAbort);
     onAbort();
   }
   if (signal?.aborted) throw abortReason(signal);
+  if (threads > 1) opts.onProgress?.({ done: ports.length, total: ports.length, open: open.length });
   open.sort((a, b) => a.port - b.port);
   return { host: hostName, address, scanned: ports.length, open, closed, filtered };
 }

@@ -148,6 +148,25 @@ describe('TCP connect scan', () => {
     expect(r.closed).toBe(1);
   });
 
+  it('sweeps in worker threads, then identifies only the open ports on fresh connections', async () => {
+    const scanned = [...Object.values(ports), closedPort];
+    const progress: number[] = [];
+    const r = await scanPorts({ host: '127.0.0.1', ports: scanned, ...fast, threads: 2, onProgress: (p) => progress.push(p.done) });
+    expect(r.open.map((p) => p.port)).toEqual(Object.values(ports).sort((a, b) => a - b));
+    expect(r.closed).toBe(1);
+    expect(r.open.find((p) => p.port === ports.ssh)).toMatchObject({ service: 'ssh', product: 'OpenSSH', identifiedBy: 'banner' });
+    expect(r.open.find((p) => p.port === ports.redis)).toMatchObject({ service: 'redis' });
+    expect(progress.at(-1)).toBe(scanned.length);
+  });
+
+  it('stops a threaded sweep when aborted', async () => {
+    const c = new AbortController();
+    // A non-routable address: every connect waits for its timeout, so the sweep is still running.
+    const running = scanPorts({ host: '10.255.255.1', ports: Array.from({ length: 2_000 }, (_, i) => i + 1), timeoutMs: 5_000, threads: 2, identify: false, signal: c.signal });
+    setTimeout(() => c.abort(Object.assign(new Error('sweep halted'), { name: 'AbortError' })), 200);
+    await expect(running).rejects.toThrow('sweep halted');
+  });
+
   it('stops when aborted', async () => {
     const controller = new AbortController();
     controller.abort(Object.assign(new Error('stop'), { name: 'AbortError' }));
