@@ -38,6 +38,7 @@ import {
   createIngestionService,
   createLeaseService,
   createUploadService,
+  createArchiveService,
   createWebhookService,
   createWorkerAuth,
   registerHostedWorkerRoutes,
@@ -297,7 +298,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const imports = createImportsService({ db: database.db, storage, ingestion, audit, clock, reportMaxBytes: config.REPORT_MAX_BYTES });
   await registerIngestionRoutes(app, { guards, imports, reportMaxBytes: config.REPORT_MAX_BYTES });
   const uploads = createUploadService({ db: database.db, clock, storage, leases, ingestion, encryptionKey: deps.encryptionKey, publicBaseUrl: config.PUBLIC_BASE_URL, reportMaxBytes: config.REPORT_MAX_BYTES });
-  registerLeaseRoutes(app, { workerAuth, leases, uploads, enrollments: workerEnrollments, clock, legacyReportMaxBytes: config.WORKER_LEGACY_REPORT_MAX_BYTES });
+  const archives = createArchiveService({ db: database.db, storage, leases });
+  registerLeaseRoutes(app, { workerAuth, leases, uploads, archives, enrollments: workerEnrollments, clock, legacyReportMaxBytes: config.WORKER_LEGACY_REPORT_MAX_BYTES });
   const hostedWorkers = createHostedWorkers({ db: database.db, secretBox, enrollments: workerEnrollments, audit, clock, log: app.log, concurrency: config.EMBEDDED_WORKER_CONCURRENCY });
   registerHostedWorkerRoutes(app, { guards, hostedWorkers });
 

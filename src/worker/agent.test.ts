@@ -3,7 +3,7 @@
 // server says are lost or cancelled, and stops gracefully (finish within the grace period, release
 // the rest, lease nothing new).
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createAgent, type AgentClient } from './agent.ts';
 import { abortableSleep, type HeldLease, type Lease, type LeaseState } from './client.ts';
@@ -36,6 +36,7 @@ function fakeServer(queue: Lease[], opts: { heartbeatStates?: Record<string, Lea
     uploads: [] as { scanId: string; size: number; sha256: string; bytesHash: string; text: string }[],
     fails: [] as { scanId: string; error: string; retryable: boolean }[],
     releases: [] as string[],
+    downloads: [] as { scanId: string; dest: string }[],
   };
   let heartbeatCount = 0;
   const client: AgentClient = {
@@ -64,6 +65,11 @@ function fakeServer(queue: Lease[], opts: { heartbeatStates?: Record<string, Lea
     async fail(scanId, _token, error, retryable) {
       calls.fails.push({ scanId, error, retryable });
       return { ok: true, status: retryable ? 'queued' : 'failed' };
+    },
+    async downloadArchive(scanId, _token, dest) {
+      calls.downloads.push({ scanId, dest });
+      writeFileSync(dest, 'archive bytes');
+      return { path: dest, size: 13, sha256: createHash('sha256').update('archive bytes').digest('hex') };
     },
     async uploadReport(input) {
       const bytes = readFileSync(input.path);
@@ -122,6 +128,28 @@ describe('worker agent', () => {
     expect(calls.fails).toEqual([]);
     expect(calls.releases).toEqual([]);
     expect(agent.stats).toMatchObject({ leased: 1, uploaded: 1 });
+  });
+
+  it('fetches the uploaded archive of an archive:sha256 container asset for the scanner and removes it afterwards', async () => {
+    const archiveLease: Lease = { ...lease('c1'), kind: 'container', asset: { id: 'a2', kind: 'container_image', target: `archive:sha256:${'a'.repeat(64)}`, name: 'img' } };
+    const { client, calls } = fakeServer([archiveLease]);
+    let seen: { file?: string | undefined; text?: string } = {};
+    const container: Scanner = {
+      kind: 'container',
+      tool: { name: 'scripted', version: '1' },
+      async run(task) {
+        seen = { file: task.localFile, ...(task.localFile ? { text: readFileSync(task.localFile, 'utf8') } : {}) };
+        return { findings: [] };
+      },
+    };
+    const agent = createAgent({ client, scanners: [container], leaseWaitSeconds: 0 });
+    const done = agent.start();
+    await until(() => calls.uploads.length === 1, 'the upload');
+    await agent.stop();
+    await done;
+    expect(calls.downloads).toEqual([{ scanId: 'c1', dest: seen.file }]);
+    expect(seen.text).toBe('archive bytes');
+    expect(existsSync(seen.file!)).toBe(false);
   });
 
   it('reports a scanner error with fail, retryable when the error is transient', async () => {

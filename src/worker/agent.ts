@@ -8,6 +8,9 @@
 // `release` (the server re-queues it without counting the attempt). The heartbeat keeps leases
 // alive until the end. The same code runs in the CLI (`rampart-worker run`) and in-process as the
 // server's hosted worker (createHostedAgent below).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { isAbortError, isLeaseGone, describeError, WorkerApiError } from './errors.ts';
 import { abortableSleep, backoffDelay, createWorkerClient, type HeldLease, type Lease, type ScanKind, type WorkerClient, type WorkerClientConfig } from './client.ts';
 import { writeNativeReport, NATIVE_CONTENT_TYPE } from './report.ts';
@@ -33,7 +36,7 @@ export function pinoAgentLogger(l: { info(o: object, m: string): void; warn(o: o
 }
 
 /** What the agent uses of the client (a narrower type, so tests can stand in for the server). */
-export type AgentClient = Pick<WorkerClient, 'lease' | 'heartbeat' | 'progress' | 'release' | 'fail' | 'uploadReport'>;
+export type AgentClient = Pick<WorkerClient, 'lease' | 'heartbeat' | 'progress' | 'release' | 'fail' | 'uploadReport' | 'downloadArchive'>;
 
 export interface AgentOptions {
   client: AgentClient;
@@ -74,6 +77,8 @@ interface Job {
   controller: AbortController;
   dropped: DropReason | null;
   settled: Promise<void>;
+  /** A temporary directory of this job's (a downloaded archive), removed when the job ends. */
+  scratch?: string;
 }
 
 export interface AgentStats {
@@ -168,13 +173,22 @@ export function createAgent(opts: AgentOptions) {
     log.info('Scan leased', { ...ids, target: lease.asset.target, chunk: lease.chunk ? `${lease.chunk.index + 1}/${lease.chunk.count}` : null });
     let output;
     try {
+      const progress = progressReporter(job);
+      let localFile: string | undefined;
+      // An uploaded image archive has no registry to pull from: fetch its bytes under the lease.
+      if (lease.kind === 'container' && lease.asset.target.startsWith('archive:')) {
+        progress(0, 'Downloading the image archive');
+        job.scratch = await mkdtemp(join(opts.reportDir ?? tmpdir(), 'rampart-archive-'));
+        localFile = (await client.downloadArchive(lease.scanId, lease.leaseToken, join(job.scratch, 'image.tar'), { signal: job.controller.signal })).path;
+      }
       output = await scanner.run({
         target: lease.asset.target,
         assetKind: lease.asset.kind,
         options: lease.options ?? {},
         chunk: lease.chunk,
         signal: job.controller.signal,
-        progress: progressReporter(job),
+        progress,
+        ...(localFile ? { localFile } : {}),
       });
       if (job.controller.signal.aborted) throw job.controller.signal.reason;
     } catch (e) {
@@ -228,7 +242,10 @@ export function createAgent(opts: AgentOptions) {
     stats.leased += 1;
     job.settled = runJob(job)
       .catch((e) => log.error('Scan crashed', { scanId: lease.scanId, error: describeError(e) }))
-      .finally(() => jobs.delete(lease.scanId));
+      .finally(async () => {
+        jobs.delete(lease.scanId);
+        if (job.scratch) await rm(job.scratch, { recursive: true, force: true }).catch(() => undefined);
+      });
     return job;
   }
 

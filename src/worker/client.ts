@@ -4,8 +4,11 @@
 // 5xx, 429) are retried with exponential backoff and full jitter, each attempt signed anew with a
 // new nonce (the server remembers nonces, so a resent body would be refused as a replay); other
 // 4xx answers are final.
-import { createHmac, randomBytes } from 'node:crypto';
-import { openAsBlob } from 'node:fs';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createWriteStream, openAsBlob } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { WorkerApiError, WorkerNetworkError } from './errors.ts';
 
 export const WORKER_API_PREFIX = '/api/public/worker/v1';
@@ -250,7 +253,7 @@ export function createWorkerClient(cfg: WorkerClientConfig) {
   const secretOf = typeof cfg.signingSecret === 'function' ? cfg.signingSecret : async () => cfg.signingSecret as string;
 
   /** A signed POST; the envelope (sentAt, nonce) and signature are made afresh for every attempt. */
-  async function signed<T>(path: string, payload: Record<string, unknown>, opts: SendOptions = {}): Promise<T> {
+  async function signed<T>(path: string, payload: Record<string, unknown>, opts: SendOptions = {}, parse: (res: Response) => Promise<T> = async (res) => (await res.json()) as T): Promise<T> {
     return withRetry(
       path,
       async (signal) => {
@@ -263,7 +266,7 @@ export function createWorkerClient(cfg: WorkerClientConfig) {
           signal,
         });
       },
-      async (res) => (await res.json()) as T,
+      parse,
       opts,
     );
   }
@@ -304,6 +307,44 @@ export function createWorkerClient(cfg: WorkerClientConfig) {
 
     fail(scanId: string, leaseToken: string, error: string, retryable: boolean): Promise<{ ok: true; status: 'queued' | 'failed' }> {
       return signed(`scans/${encodeURIComponent(scanId)}/fail`, { leaseToken, error: error.trim().slice(0, 2_000) || 'The scanner failed', retryable });
+    },
+
+    /**
+     * The uploaded image archive of a leased container scan, written to `dest` and checked against
+     * the digest the server names (X-Rampart-Sha256). A mismatch or a cut-off download leaves no file.
+     */
+    async downloadArchive(scanId: string, leaseToken: string, dest: string, opts: { signal?: AbortSignal } = {}): Promise<{ path: string; size: number; sha256: string }> {
+      return signed(
+        `scans/${encodeURIComponent(scanId)}/archive`,
+        { leaseToken },
+        // Large archives: the timeout covers the whole transfer.
+        { timeoutMs: 30 * 60_000, attempts: 3, ...(opts.signal ? { signal: opts.signal } : {}) },
+        async (res) => {
+          const expected = res.headers.get('x-rampart-sha256')?.toLowerCase() ?? '';
+          if (!res.body) throw new Error('The server sent no archive bytes');
+          const hash = createHash('sha256');
+          let size = 0;
+          const tap = new Transform({
+            transform(chunk: Buffer, _enc, cb) {
+              hash.update(chunk);
+              size += chunk.length;
+              cb(null, chunk);
+            },
+          });
+          try {
+            await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>), tap, createWriteStream(dest));
+          } catch (e) {
+            await rm(dest, { force: true });
+            throw e;
+          }
+          const sha256 = hash.digest('hex');
+          if (expected && sha256 !== expected) {
+            await rm(dest, { force: true });
+            throw new WorkerApiError(502, 'archive_mismatch', `The downloaded archive's SHA-256 is ${sha256}, not the ${expected} the server named`);
+          }
+          return { path: dest, size, sha256 };
+        },
+      );
     },
 
     /** Two-phase upload: init (declares size and hash) → PUT with exactly the returned headers → finalize. */

@@ -4,6 +4,7 @@ export { createWorkerAuth, registerWorkerRoutes, workerOf, signBody, WORKER_BASE
 export { registerWorkersRoutes } from './workers-routes.ts';
 export { createLeaseService, LEASE_SECONDS, HEARTBEAT_SECONDS, type LeaseService, type LeaseDto } from './lease-service.ts';
 export { createUploadService, type UploadService } from './upload-service.ts';
+export { createArchiveService, type ArchiveService } from './archive-service.ts';
 export { registerLeaseRoutes } from './lease-routes.ts';
 export type { IngestionQueue, EnqueueReport } from './ingestion-types.ts';
 export { createIngestionService, DEFAULT_INGEST_BATCH, type IngestionService, type IngestionSummary } from './ingestion-service.ts';

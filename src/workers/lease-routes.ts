@@ -4,11 +4,13 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { isAppError } from '../lib/errors.ts';
+import type { ArchiveService } from './archive-service.ts';
 import type { EnrollmentService } from './enrollment-service.ts';
 import type { LeaseService } from './lease-service.ts';
 import type { UploadService } from './upload-service.ts';
 import { registerWorkerRoutes, WORKER_BASE, workerOf, type WorkerAuth } from './worker-auth.ts';
 import {
+  archiveBodySchema,
   failBodySchema,
   failResponseSchema,
   heartbeatLeasesBodySchema,
@@ -34,6 +36,7 @@ export interface LeaseRoutesDeps {
   workerAuth: WorkerAuth;
   leases: LeaseService;
   uploads: UploadService;
+  archives: ArchiveService;
   enrollments: EnrollmentService;
   clock: { now(): Date };
   /** Body limit of the legacy single-shot report route. */
@@ -89,6 +92,27 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
       `${WORKER_BASE}/scans/:scanId/progress`,
       { schema: { tags, summary: 'Progress under a lease (extends it)', params: scanIdParamsSchema, body: progressBodySchema, response: { 200: progressResponseSchema } } },
       async (req) => ({ ok: true as const, ...(await leases.progress(who(req), req.params.scanId, req.body)) }),
+    );
+
+    r.post(
+      `${WORKER_BASE}/scans/:scanId/archive`,
+      {
+        schema: {
+          tags,
+          summary: 'The uploaded image archive a leased container scan reads (bytes; X-Rampart-Sha256 names their digest)',
+          params: scanIdParamsSchema,
+          body: archiveBodySchema,
+        },
+      },
+      async (req, reply) => {
+        const a = await deps.archives.open(who(req), req.params.scanId, req.body.leaseToken);
+        return reply
+          .header('content-type', a.format === 'tar+gzip' ? 'application/gzip' : 'application/x-tar')
+          .header('content-length', String(a.size))
+          .header('x-rampart-sha256', a.sha256)
+          .header('content-disposition', `attachment; filename="${a.fileName.replace(/[^\w.-]+/g, '_')}"`)
+          .send(a.body);
+      },
     );
 
     r.post(

@@ -127,6 +127,7 @@ export const progressBodySchema = signedEnvelopeSchema.extend({
 export const progressResponseSchema = z.object({ ok: z.literal(true), leaseExpiresAt: z.string() });
 export const releaseBodySchema = signedEnvelopeSchema.extend({ leaseToken: leaseTokenSchema, reason: z.string().max(500).optional() });
 export const okResponseSchema = z.object({ ok: z.literal(true) });
+export const archiveBodySchema = signedEnvelopeSchema.extend({ leaseToken: leaseTokenSchema });
 export const failBodySchema = signedEnvelopeSchema.extend({ leaseToken: leaseTokenSchema, error: z.string().trim().min(1).max(2000), retryable: z.boolean().default(false) });
 export const failResponseSchema = z.object({ ok: z.literal(true), status: z.enum(['queued', 'failed']) });
 

@@ -13,6 +13,11 @@ export interface ScanTask {
   /** The chunk this lease covers, when the scan is split. */
   chunk: { index: number; count: number; spec: Record<string, unknown> } | null;
   signal: AbortSignal;
+  /**
+   * A file the agent fetched for this lease: the uploaded image archive of an `archive:sha256:`
+   * container asset. Scanners that read files use it instead of the target.
+   */
+  localFile?: string;
   /** Progress 0–100 with a short message; callers throttle what they send. */
   progress(percent: number, message?: string): void;
 }
