@@ -15,7 +15,7 @@ import { isAbortError, isLeaseGone, describeError, WorkerApiError } from './erro
 import { abortableSleep, backoffDelay, createWorkerClient, type HeldLease, type Lease, type ScanKind, type WorkerClient, type WorkerClientConfig } from './client.ts';
 import { writeNativeReport, NATIVE_CONTENT_TYPE } from './report.ts';
 import { isRetryable, type Scanner } from './scanners/types.ts';
-import { createPortScanner, type PortScannerSettings } from './scanners/port/index.ts';
+import { builtinScanners, type BuiltinScannerSettings } from './scanners/builtin.ts';
 import { WORKER_VERSION } from './version.ts';
 
 export interface AgentLogger {
@@ -370,9 +370,8 @@ export interface HostedAgentOptions {
   log?: AgentLogger;
   signal?: AbortSignal;
   graceMs?: number;
-  port?: PortScannerSettings;
-  /** Extra scanners (the scanners issue adds template/webapp/container/edge). */
-  scanners?: Scanner[];
+  /** Settings of the built-in scanners (every kind this build carries). */
+  scannerSettings?: BuiltinScannerSettings;
 }
 
 /**
@@ -382,7 +381,7 @@ export interface HostedAgentOptions {
  */
 export function createHostedAgent(o: HostedAgentOptions): Agent {
   const client = createWorkerClient({ userAgent: `rampart-worker/${WORKER_VERSION} (hosted)`, ...o.client });
-  const scanners = [createPortScanner(o.port), ...(o.scanners ?? []).filter((s) => s.kind !== 'port')];
+  const scanners = builtinScanners(o.scannerSettings);
   return createAgent({
     client,
     scanners,

@@ -4,5 +4,6 @@ export { createWorkerClient, enrollWorker, signBody, type Lease, type WorkerClie
 export { WorkerApiError, WorkerNetworkError, isLeaseGone } from './errors.ts';
 export { writeNativeReport, type WrittenReport } from './report.ts';
 export { createPortScanner, scanPorts, type PortScannerSettings } from './scanners/port/index.ts';
+export { builtinScanners, type BuiltinScannerSettings } from './scanners/builtin.ts';
 export { ScannerError, type Scanner, type ScanTask, type ScanOutput } from './scanners/types.ts';
 export { WORKER_VERSION } from './version.ts';

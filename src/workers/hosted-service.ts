@@ -132,7 +132,7 @@ export function createHostedWorkers(deps: { db: Kysely<DB>; secretBox: SecretBox
       concurrency: run.concurrency,
       log: pinoAgentLogger(log.child({ hostedWorkerId: workerId, tenantId: row.tenant_id })),
       graceMs: run.graceMs,
-      ...(run.port ? { port: run.port } : {}),
+      ...(run.port ? { scannerSettings: { port: run.port } } : {}),
     });
     const entry: Running = { agent, tenantId: row.tenant_id, done: Promise.resolve() };
     entry.done = agent

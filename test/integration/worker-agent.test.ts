@@ -61,7 +61,7 @@ async function waitFor<T>(what: string, read: () => Promise<T>, done: (v: T) => 
 }
 
 function agent(): Agent {
-  return createHostedAgent({ client: { serverUrl, token, signingSecret: async () => secret }, port: { bannerWaitMs: 300, probeTimeoutMs: 1_000 }, graceMs: 5_000 });
+  return createHostedAgent({ client: { serverUrl, token, signingSecret: async () => secret }, scannerSettings: { port: { bannerWaitMs: 300, probeTimeoutMs: 1_000 } }, graceMs: 5_000 });
 }
 
 describe('worker agent end to end', () => {

@@ -52,9 +52,9 @@ describe.skipIf(skipReason !== null)('rampart-worker single-file executable', ()
     expect(json.findings.find((f: { ruleId: string }) => f.ruleId === `port.open.tcp.${port}`)).toMatchObject({ ruleId: `port.open.tcp.${port}`, severity: 'info', location: { host: '127.0.0.1', port, protocol: 'tcp' } });
   });
 
-  it('exits 2 for a scanner kind it does not have', async () => {
-    const err = await run(binary, ['scan', 'webapp', '--target', '127.0.0.1']).catch((e: { code: number; stderr: string }) => e);
+  it('exits 2 for a scanner kind it does not know', async () => {
+    const err = await run(binary, ['scan', 'frobnicate', '--target', '127.0.0.1']).catch((e: { code: number; stderr: string }) => e);
     expect(err).toMatchObject({ code: 2 });
-    expect((err as { stderr: string }).stderr).toContain('available kinds: port');
+    expect((err as { stderr: string }).stderr).toContain('Unknown scanner kind "frobnicate"; available kinds: port, webapp, edge');
   });
 });

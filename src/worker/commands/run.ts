@@ -5,7 +5,8 @@ import { parseArgs } from 'node:util';
 import { createAgent, type AgentLogger } from '../agent.ts';
 import { createWorkerClient } from '../client.ts';
 import { defaultConfigPath, readConfig } from '../config.ts';
-import { createPortScanner, DEFAULT_FD_BUDGET } from '../scanners/port/index.ts';
+import { builtinScanners } from '../scanners/builtin.ts';
+import { DEFAULT_FD_BUDGET } from '../scanners/port/index.ts';
 import { WORKER_VERSION } from '../version.ts';
 import { EXIT, parseIntFlag, type CliIo } from './common.ts';
 
@@ -54,7 +55,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     signingSecret: io.env.RAMPART_WORKER_SECRET?.trim() || config.signingSecret,
     userAgent: `rampart-worker/${WORKER_VERSION}`,
   });
-  const agent = createAgent({ client, scanners: [createPortScanner({ fdBudget })], concurrency, graceMs: grace * 1_000, log, signal: io.signal, version: WORKER_VERSION });
+  const agent = createAgent({ client, scanners: builtinScanners({ port: { fdBudget } }), concurrency, graceMs: grace * 1_000, log, signal: io.signal, version: WORKER_VERSION });
   log.info('Worker started', { workerId: config.workerId, server: config.serverUrl, kinds: agent.kinds.join(','), concurrency, version: WORKER_VERSION });
   await agent.start();
   log.info('Worker stopped', { ...agent.stats });

@@ -19,7 +19,7 @@ Kinds: ${LOCAL_SCAN_KINDS.join(', ')}
 Options (every kind):
   --target T          what to scan (see each kind)
   --format F          table (default), json or sarif
-${LOCAL_SCAN_CLIS.map((c) => `\nOptions (${c.kind}):\n${c.help}`).join('')}`;
+${LOCAL_SCAN_CLIS.map((c) => `\nOptions (${c.kind}):\n${c.help.replace(/\n?$/, '\n')}`).join('')}`;
 
 export async function scanCommand(args: string[], io: CliIo): Promise<number> {
   // The kind decides which flags exist, so find it before parsing strictly.

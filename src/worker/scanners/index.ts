@@ -1,5 +1,7 @@
 // The scanner kinds this worker build carries: their command-line faces (`rampart-worker scan`).
+import { edgeCli } from './edge/cli.ts';
 import { portCli } from './port/cli.ts';
 import type { LocalScanCli } from './types.ts';
+import { webappCli } from './webapp/cli.ts';
 
-export const LOCAL_SCAN_CLIS: readonly LocalScanCli[] = [portCli];
+export const LOCAL_SCAN_CLIS: readonly LocalScanCli[] = [portCli, webappCli, edgeCli];
