@@ -134,7 +134,7 @@ export function createFindingsIngest(deps: { db: Kysely<DB>; reporter: Reporter;
       const scan = await tx
         .selectFrom('scans as s')
         .innerJoin('assets as a', 'a.id', 's.asset_id')
-        .select(['s.id', 's.tenant_id', 's.asset_id', 's.kind', 's.parent_id', 's.chunk_spec', 'a.target', 'a.name'])
+        .select(['s.id', 's.tenant_id', 's.asset_id', 's.kind', 's.parent_id', 's.chunk_spec', 's.options', 'a.target', 'a.name'])
         .where('s.id', '=', input.scanId)
         .executeTakeFirst();
       if (!scan) throw new Error(`ingestScanFindings: no scan ${input.scanId}`);
@@ -337,7 +337,7 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
       const scan = await tx
         .selectFrom('scans as s')
         .innerJoin('assets as a', 'a.id', 's.asset_id')
-        .select(['s.id', 's.tenant_id', 's.asset_id', 's.kind', 's.parent_id', 's.chunk_spec', 'a.target'])
+        .select(['s.id', 's.tenant_id', 's.asset_id', 's.kind', 's.parent_id', 's.chunk_spec', 's.options', 'a.target'])
         .where('s.id', '=', scanId)
         .executeTakeFirst();
       if (!scan) throw new Error(`begin: no scan ${scanId}`);

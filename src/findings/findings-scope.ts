@@ -53,11 +53,38 @@ export function scopeKey(s: ResolvedScope): string {
   }
 }
 
-/** The scope of a scan from its row: a whole scan is `full`; a chunk is read from its chunk_spec. */
-export function scopeOfScan(scan: { kind: string; parent_id: string | null; chunk_spec: unknown }): ResolvedScope {
+/**
+ * What an unchunked scan's filters left out: a template scan of some severities, tags or
+ * templates, or a container scan above a severity threshold or without unfixed vulnerabilities,
+ * did not look at the rest, so it must not close it.
+ */
+function filteredScope(kind: string, options: unknown): ResolvedScope {
+  const o = (options ?? {}) as Record<string, unknown>;
+  try {
+    if (kind === 'template') {
+      const severities = Array.isArray(o.severities) && o.severities.length ? (o.severities as Severity[]) : [...SEVERITIES];
+      const tags = Array.isArray(o.tags) ? (o.tags as string[]) : [];
+      const templateIds = Array.isArray(o.templateIds) ? (o.templateIds as string[]) : [];
+      if (severities.length < SEVERITIES.length || tags.length || templateIds.length) return resolveScope({ kind: 'severities', severities, tags, templateIds });
+    }
+    if (kind === 'container') {
+      const threshold = SEVERITIES.indexOf(typeof o.severityThreshold === 'string' ? (o.severityThreshold as Severity) : 'info');
+      // Leaving out unfixed vulnerabilities hides findings of every severity: only what the same
+      // filter reported before can be closed.
+      if (o.ignoreUnfixed === true) return { kind: 'opaque', key: `container:ignore-unfixed|from:${SEVERITIES[Math.max(0, threshold)]}` };
+      if (threshold > 0) return resolveScope({ kind: 'severities', severities: SEVERITIES.slice(threshold), tags: [], templateIds: [] });
+    }
+  } catch {
+    return { kind: 'none' };
+  }
+  return { kind: 'full' };
+}
+
+/** The scope of a scan from its row: a whole scan is `full` (narrowed by its filters); a chunk is read from its chunk_spec. */
+export function scopeOfScan(scan: { kind: string; parent_id: string | null; chunk_spec: unknown; options?: unknown }): ResolvedScope {
   const spec = scan.chunk_spec;
   // A chunk without a spec says nothing about what it covered: it closes nothing.
-  if (spec === null || spec === undefined) return scan.parent_id ? { kind: 'none' } : { kind: 'full' };
+  if (spec === null || spec === undefined) return scan.parent_id ? { kind: 'none' } : filteredScope(scan.kind, scan.options);
   const o = spec as Record<string, unknown>;
   const opaque = { kind: 'opaque' as const, key: `chunk:${stableJson(spec)}`.slice(0, 2_000) };
   try {

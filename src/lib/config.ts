@@ -37,6 +37,8 @@ const schema = z
     EMBEDDED_WORKER: bool.optional(),
     /** Scans each embedded hosted worker runs at once. */
     EMBEDDED_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
+    /** The OSV advisory database embedded hosted workers match container images against (`rampart-worker osv import`). */
+    OSV_DB_PATH: z.string().trim().optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     TRUST_PROXY: bool.default(false),
     SVC_SELF_NAME: z

@@ -300,7 +300,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const uploads = createUploadService({ db: database.db, clock, storage, leases, ingestion, encryptionKey: deps.encryptionKey, publicBaseUrl: config.PUBLIC_BASE_URL, reportMaxBytes: config.REPORT_MAX_BYTES });
   const archives = createArchiveService({ db: database.db, storage, leases });
   registerLeaseRoutes(app, { workerAuth, leases, uploads, archives, enrollments: workerEnrollments, clock, legacyReportMaxBytes: config.WORKER_LEGACY_REPORT_MAX_BYTES });
-  const hostedWorkers = createHostedWorkers({ db: database.db, secretBox, enrollments: workerEnrollments, audit, clock, log: app.log, concurrency: config.EMBEDDED_WORKER_CONCURRENCY });
+  const hostedWorkers = createHostedWorkers({ db: database.db, secretBox, enrollments: workerEnrollments, audit, clock, log: app.log, concurrency: config.EMBEDDED_WORKER_CONCURRENCY, ...(config.OSV_DB_PATH ? { osvDbPath: config.OSV_DB_PATH } : {}) });
   registerHostedWorkerRoutes(app, { guards, hostedWorkers });
 
   app.decorate('services', { auth, audit, staff, tenants, guards, secretBox, mesh, reporter: mesh.reporter, assets, scans, schedules, storage, findings, ingestScanFindings, compliance, workerEnrollments, workerAuth, leases, uploads, ingestion, imports, hostedWorkers });

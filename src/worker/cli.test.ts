@@ -1,12 +1,16 @@
 // The CLI in-process: usage errors exit 2 with a message, unknown or unavailable scanner kinds are
 // named with the available ones, and `scan port` prints the documented JSON and SARIF shapes for a
 // real loopback server.
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
 import { main } from './cli.ts';
+import { debianImage, writeDockerArchive } from './scanners/container/test-images.ts';
 
 function io() {
   const stdout = new PassThrough();
@@ -65,10 +69,33 @@ describe('rampart-worker CLI', () => {
   });
 
   it('names the available kinds for a kind it cannot scan', async () => {
-    for (const kind of ['template', 'nuclei']) {
+    for (const kind of ['nuclei', 'zap']) {
       const r = await run('scan', kind, '--target', '127.0.0.1');
       expect(r.code).toBe(2);
-      expect(r.err).toMatch(/available kinds: port/);
+      expect(r.err).toMatch(/Unknown scanner kind ".+"; available kinds: port, /);
+    }
+  });
+
+  it('imports an OSV dump and scans an image archive against it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rampart-cli-osv-'));
+    try {
+      const db = join(dir, 'osv.sqlite');
+      const imp = await run('osv', 'import', join(import.meta.dirname, 'scanners/container/sample-osv'), '--db', db, '--json');
+      expect(imp.code, imp.err).toBe(0);
+      expect(JSON.parse(imp.out)).toMatchObject({ db, invalid: 0 });
+      expect(JSON.parse(imp.out).imported).toBeGreaterThan(0);
+      const image = join(dir, 'debian.tar');
+      await writeDockerArchive(image, debianImage());
+      const r = await run('scan', 'container', '--target', image, '--db', db, '--format', 'json');
+      expect(r.code, r.err).toBe(0);
+      const json = JSON.parse(r.out);
+      expect(json.kind).toBe('container');
+      expect(json.vulnerabilities.length).toBeGreaterThan(0);
+      expect(json.findings.map((f: { ruleId: string }) => f.ruleId)).toContain('container/runs-as-root');
+      expect((await run('osv', 'import')).code).toBe(2);
+      expect((await run('osv', 'import', join(dir, 'missing'))).err).toContain('does not exist');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

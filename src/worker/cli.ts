@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { describeError } from './errors.ts';
 import { EXIT, UsageError, exitCodeOf, type CliIo } from './commands/common.ts';
 import { enrollCommand, ENROLL_HELP } from './commands/enroll.ts';
+import { osvCommand, OSV_HELP } from './commands/osv.ts';
 import { runCommand, RUN_HELP } from './commands/run.ts';
 import { scanCommand, SCAN_HELP } from './commands/scan.ts';
 import { statusCommand, STATUS_HELP } from './commands/status.ts';
@@ -19,6 +20,7 @@ Commands:
   run       lease and run scans until stopped (SIGINT/SIGTERM stop gracefully)
   status    show the config, check the server, send a signed heartbeat
   scan      run one scan locally and print it (table, json, sarif)
+  osv       import OSV advisories for the container scanner: rampart-worker osv import <path>
   help      show help for a command: rampart-worker help <command>
 
 Options:
@@ -34,6 +36,7 @@ const COMMANDS: Record<string, { run: (args: string[], io: CliIo) => Promise<num
   run: { run: runCommand, help: RUN_HELP },
   status: { run: statusCommand, help: STATUS_HELP },
   scan: { run: scanCommand, help: SCAN_HELP },
+  osv: { run: osvCommand, help: OSV_HELP },
 };
 
 /** Node's parseArgs errors (unknown option, missing value) are usage errors. */

@@ -32,6 +32,12 @@ export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env, platform
   return join(env.XDG_CONFIG_HOME || join(home, '.config'), 'rampart-worker', 'config.json');
 }
 
+/** The advisory database the container scanner reads: RAMPART_OSV_DB, else osv.sqlite next to the config file. */
+export function defaultOsvDbPath(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.RAMPART_OSV_DB?.trim()) return env.RAMPART_OSV_DB.trim();
+  return join(dirname(defaultConfigPath(env)), 'osv.sqlite');
+}
+
 const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim().length > 0;
 
 export function parseConfig(text: string, path: string): WorkerConfig {

@@ -65,7 +65,7 @@ interface CredentialRow {
   revoked_at: Date | string | null;
 }
 
-export function createHostedWorkers(deps: { db: Kysely<DB>; secretBox: SecretBox; enrollments: EnrollmentService; audit: AuditService; clock: Clock; log: FastifyBaseLogger; concurrency?: number }) {
+export function createHostedWorkers(deps: { db: Kysely<DB>; secretBox: SecretBox; enrollments: EnrollmentService; audit: AuditService; clock: Clock; log: FastifyBaseLogger; concurrency?: number; osvDbPath?: string }) {
   const { db, secretBox, enrollments, audit, clock, log } = deps;
   const agents = new Map<string, Running>();
   /** Agents being stopped; stop() waits for them too. */
@@ -132,7 +132,7 @@ export function createHostedWorkers(deps: { db: Kysely<DB>; secretBox: SecretBox
       concurrency: run.concurrency,
       log: pinoAgentLogger(log.child({ hostedWorkerId: workerId, tenantId: row.tenant_id })),
       graceMs: run.graceMs,
-      ...(run.port ? { scannerSettings: { port: run.port } } : {}),
+      scannerSettings: { ...(run.port ? { port: run.port } : {}), ...(deps.osvDbPath ? { container: { osvDbPath: deps.osvDbPath } } : {}) },
     });
     const entry: Running = { agent, tenantId: row.tenant_id, done: Promise.resolve() };
     entry.done = agent

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../../src/lib/errors.ts';
 import { OPERATIONS_DOC_VERSION } from '../../src/ops/version.ts';
+import { EDGE_RULES } from '../../src/worker/scanners/edge/findings.ts';
+import { RULES as WEBAPP_RULES } from '../../src/worker/scanners/webapp/rules.ts';
 
 const root = join(import.meta.dirname, '../..');
 const read = (p: string) => readFileSync(join(root, p), 'utf8');
@@ -60,5 +62,13 @@ describe('docs/mesh.md', () => {
       const bytes = label === 'empty' ? '' : body!;
       expect(signDispatch('test-secret-outbound-billing', { caller: 'billing', timestamp: '2025-01-01T00:00:00Z', method: 'POST', path: '/api/public/svc/dispatch', body: bytes })).toBe(signature);
     }
+  });
+});
+
+describe('docs/scanners.md', () => {
+  it('lists every built-in scanner rule', () => {
+    const doc = read('docs/scanners.md');
+    const ids = [...Object.keys(WEBAPP_RULES), ...Object.keys(EDGE_RULES)];
+    expect(ids.filter((id) => !doc.includes(`| \`${id}\` |`))).toEqual([]);
   });
 });

@@ -36,7 +36,7 @@ async function addAsset(): Promise<string> {
 }
 
 /** A scans row, inserted through the app role like the scans module would (its API is not needed here). */
-async function addScan(assetId: string, kind: string, chunk?: { parentId: string; index: number; spec: unknown }): Promise<string> {
+async function addScan(assetId: string, kind: string, chunk?: { parentId: string; index: number; spec: unknown }, options?: Record<string, unknown>): Promise<string> {
   return withTenant(t.database.db, { tenantId: tenant }, async (tx) => {
     const row = await tx
       .insertInto('scans')
@@ -48,6 +48,7 @@ async function addScan(assetId: string, kind: string, chunk?: { parentId: string
         parent_id: chunk?.parentId ?? null,
         chunk_index: chunk?.index ?? null,
         chunk_spec: chunk ? JSON.stringify(chunk.spec) : null,
+        ...(options ? { options: JSON.stringify(options) } : {}),
       })
       .returning('id')
       .executeTakeFirstOrThrow();
@@ -259,6 +260,24 @@ describe('scope of a chunk', () => {
     // An explicit scope of partial results closes nothing; a full scan closes the rest.
     expect(await ingest(await addScan(asset, 'webapp'), [], { kind: 'none' })).toMatchObject({ scopeKey: 'none', fixed: 0 });
     expect(await ingest(await addScan(asset, 'webapp'), [])).toMatchObject({ scopeKey: 'full', fixed: 2 });
+  });
+
+  it('lets a filtered whole scan close only what its filters covered', async () => {
+    const asset = await addAsset();
+    const tpl = (ruleId: string, severity: 'critical' | 'high' | 'medium') => webFinding(ruleId, `https://f-${RUN}.example.test/`, { severity });
+    await ingest(await addScan(asset, 'template'), [tpl('cve-a', 'critical'), tpl('exposed-git', 'high'), tpl('weak-cipher', 'medium')]);
+    // Only critical templates this time: the high and medium findings were not looked at.
+    expect(await ingest(await addScan(asset, 'template', undefined, { severities: ['critical'], tags: [], templateIds: [] }), [])).toMatchObject({ scopeKey: 'severities:critical', fixed: 1 });
+    const status = Object.fromEntries((await findingsOf(asset)).map((r) => [r.rule_id, r.status]));
+    expect(status).toEqual({ 'cve-a': 'fixed', 'exposed-git': 'open', 'weak-cipher': 'open' });
+
+    const img = await addAsset();
+    const vuln = (id: string, severity: 'high' | 'low') => ({ ruleId: id, title: id, severity, location: { package: 'openssl', version: '3.0.1' }, discriminator: 'Debian:openssl' });
+    await ingest(await addScan(img, 'container'), [vuln('CVE-2024-0001', 'high'), vuln('CVE-2024-0002', 'low')]);
+    // A threshold of high leaves the low finding alone; leaving out unfixed ones closes nothing it did not report before.
+    expect(await ingest(await addScan(img, 'container', undefined, { severityThreshold: 'high', ignoreUnfixed: false }), [vuln('CVE-2024-0001', 'high')])).toMatchObject({ fixed: 0 });
+    expect(await ingest(await addScan(img, 'container', undefined, { severityThreshold: 'low', ignoreUnfixed: true }), [])).toMatchObject({ fixed: 0 });
+    expect(await ingest(await addScan(img, 'container', undefined, { severityThreshold: 'info', ignoreUnfixed: false }), [])).toMatchObject({ scopeKey: 'full', fixed: 2 });
   });
 
   it('does not close another scanner’s findings on the same asset', async () => {

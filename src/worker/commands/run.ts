@@ -4,11 +4,12 @@
 import { parseArgs } from 'node:util';
 import { createAgent, type AgentLogger } from '../agent.ts';
 import { createWorkerClient } from '../client.ts';
-import { defaultConfigPath, readConfig } from '../config.ts';
+import { existsSync } from 'node:fs';
+import { defaultConfigPath, defaultOsvDbPath, readConfig } from '../config.ts';
 import { builtinScanners } from '../scanners/builtin.ts';
 import { DEFAULT_FD_BUDGET } from '../scanners/port/index.ts';
 import { WORKER_VERSION } from '../version.ts';
-import { EXIT, parseIntFlag, type CliIo } from './common.ts';
+import { EXIT, UsageError, parseIntFlag, type CliIo } from './common.ts';
 
 export const RUN_HELP = `Usage: rampart-worker run [options]
 
@@ -18,6 +19,8 @@ Options:
   --concurrency N   scans at once (default 1, at most 64)
   --grace S         seconds running scans may take to finish when stopping (default 30)
   --fd-budget N     sockets the port scanner may hold open per scan (default ${DEFAULT_FD_BUDGET})
+  --osv-db PATH     advisory database for container scans (default: $RAMPART_OSV_DB, else
+                    osv.sqlite next to the config file; without one, container scans are not leased)
   --json-logs       log JSON lines instead of text
   --config PATH     config file (default: ${defaultConfigPath()})
 `;
@@ -37,7 +40,7 @@ export function streamLogger(stream: NodeJS.WritableStream, json: boolean): Agen
 }
 
 export async function runCommand(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args, options: { concurrency: { type: 'string' }, grace: { type: 'string' }, 'fd-budget': { type: 'string' }, 'json-logs': { type: 'boolean' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
+  const { values } = parseArgs({ args, options: { concurrency: { type: 'string' }, grace: { type: 'string' }, 'fd-budget': { type: 'string' }, 'osv-db': { type: 'string' }, 'json-logs': { type: 'boolean' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
   if (values.help) {
     io.stdout.write(RUN_HELP);
     return EXIT.ok;
@@ -55,7 +58,10 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
     signingSecret: io.env.RAMPART_WORKER_SECRET?.trim() || config.signingSecret,
     userAgent: `rampart-worker/${WORKER_VERSION}`,
   });
-  const agent = createAgent({ client, scanners: builtinScanners({ port: { fdBudget } }), concurrency, graceMs: grace * 1_000, log, signal: io.signal, version: WORKER_VERSION });
+  const osvDb = values['osv-db'] ?? defaultOsvDbPath(io.env);
+  if (values['osv-db'] && !existsSync(osvDb)) throw new UsageError(`--osv-db: ${osvDb} does not exist; build it with rampart-worker osv import <path>`);
+  if (!existsSync(osvDb)) log.warn('No advisory database: container scans are not leased (rampart-worker osv import <path> builds one)', { path: osvDb });
+  const agent = createAgent({ client, scanners: builtinScanners({ port: { fdBudget }, ...(existsSync(osvDb) ? { container: { osvDbPath: osvDb } } : {}) }), concurrency, graceMs: grace * 1_000, log, signal: io.signal, version: WORKER_VERSION });
   log.info('Worker started', { workerId: config.workerId, server: config.serverUrl, kinds: agent.kinds.join(','), concurrency, version: WORKER_VERSION });
   await agent.start();
   log.info('Worker stopped', { ...agent.stats });

@@ -1,5 +1,6 @@
 // The scanners a worker runs: every kind this build carries, with the worker's own settings.
 // `rampart-worker run` and the server's embedded hosted workers both start from here.
+import { createContainerScanner, type ContainerScannerSettings } from './container/index.ts';
 import { createEdgeScanner, type EdgeScannerSettings } from './edge/index.ts';
 import { createPortScanner, type PortScannerSettings } from './port/index.ts';
 import type { Scanner } from './types.ts';
@@ -9,8 +10,16 @@ export interface BuiltinScannerSettings {
   port?: PortScannerSettings;
   webapp?: WebappScannerSettings;
   edge?: EdgeScannerSettings;
+  /**
+   * The container scanner runs only with an advisory database (osvDbPath): a worker without one
+   * does not lease container scans, so they wait for a worker that can check advisories rather
+   * than succeed with none checked (which would close every open vulnerability finding).
+   */
+  container?: ContainerScannerSettings;
 }
 
 export function builtinScanners(s: BuiltinScannerSettings = {}): Scanner[] {
-  return [createPortScanner(s.port), createWebappScanner(s.webapp), createEdgeScanner(s.edge)];
+  const scanners = [createPortScanner(s.port), createWebappScanner(s.webapp), createEdgeScanner(s.edge)];
+  if (s.container?.osvDbPath) scanners.push(createContainerScanner(s.container));
+  return scanners;
 }
