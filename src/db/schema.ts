@@ -299,6 +299,21 @@ export interface ScanSchedulesTable {
   updated_at: Timestamp;
 }
 
+export interface ScanTemplatesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  template_id: string;
+  name: string;
+  severity: 'info' | 'low' | 'medium' | 'high' | 'critical';
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  yaml: string;
+  size: number;
+  sha256: string;
+  created_by: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export type FindingSeverity = 'info' | 'low' | 'medium' | 'high' | 'critical';
 export type FindingStatus = 'open' | 'fixed' | 'accepted_risk' | 'false_positive';
 
@@ -533,6 +548,7 @@ export interface DB {
   tenant_storage_settings: TenantStorageSettingsTable;
   scans: ScansTable;
   scan_schedules: ScanSchedulesTable;
+  scan_templates: ScanTemplatesTable;
   findings: FindingsTable;
   finding_events: FindingEventsTable;
   finding_scan_ingests: FindingScanIngestsTable;

@@ -76,8 +76,8 @@ export const locationSchema = z
   .strict();
 export type FindingLocation = z.output<typeof locationSchema>;
 
-/** One finding as a scanner reports it, before fingerprinting. */
-export const normalizedFindingSchema = z
+/** The finding's fields; normalizedFindingSchema is what parses (NUL characters replaced first). */
+export const normalizedFindingObjectSchema = z
   .object({
     ruleId: z.string().trim().min(1).max(200),
     title: z.string().trim().min(1).max(500),
@@ -116,8 +116,24 @@ export const normalizedFindingSchema = z
     discriminator: z.string().trim().min(1).max(200).optional(),
   })
   .strict();
-export type NormalizedFinding = z.output<typeof normalizedFindingSchema>;
-export type NormalizedFindingInput = z.input<typeof normalizedFindingSchema>;
+
+/**
+ * PostgreSQL text and jsonb cannot hold U+0000, and scanners quote raw answers (a binary body in
+ * a template match, a banner): a NUL would fail the whole ingest, so it becomes U+FFFD here.
+ */
+function withoutNul(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return v.includes('\u0000') ? v.replaceAll('\u0000', '\uFFFD') : v;
+  if (depth > 8 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => withoutNul(x, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = withoutNul(x, depth + 1);
+  return out;
+}
+
+/** One finding as a scanner reports it, before fingerprinting. */
+export const normalizedFindingSchema = z.preprocess((v) => withoutNul(v), normalizedFindingObjectSchema);
+export type NormalizedFinding = z.output<typeof normalizedFindingObjectSchema>;
+export type NormalizedFindingInput = z.input<typeof normalizedFindingObjectSchema>;
 
 /** A scan's findings for one ingestion; 50,000 per scan is far above any report seen so far. */
 export const MAX_FINDINGS_PER_INGEST = 50_000;

@@ -16,4 +16,4 @@ export {
 } from './findings-ingest.ts';
 export { findingFingerprint, normaliseLocation } from './fingerprint.ts';
 export { resolveScope, scopeKey, scopeOfScan } from './findings-scope.ts';
-export { normalizedFindingSchema, ingestScopeSchema, type IngestScope, type NormalizedFinding, type NormalizedFindingInput, type Severity } from './findings-schemas.ts';
+export { normalizedFindingSchema, normalizedFindingObjectSchema, ingestScopeSchema, type IngestScope, type NormalizedFinding, type NormalizedFindingInput, type Severity } from './findings-schemas.ts';

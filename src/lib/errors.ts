@@ -52,6 +52,10 @@ export const ERROR_STATUS = {
   scan_kind_mismatch: 422,
   asset_scan_limit: 409,
   quota_exceeded: 429,
+  // tenant scan templates
+  template_not_found: 404,
+  template_exists: 409,
+  template_limit_reached: 409,
   // findings
   finding_not_found: 404,
   // compliance frameworks and evidence

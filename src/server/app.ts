@@ -29,6 +29,7 @@ import { APP_VERSION } from '../ops/version.ts';
 import { createMeshRecordsService, createStaffService, registerMeshRecordsRoutes, registerStaffRoutes, type StaffService } from '../staff/index.ts';
 import { createTenantsService, registerTenantRoutes, type TenantsService } from '../tenants/index.ts';
 import { createScansService, createSchedulesService, registerScanRoutes, type ScansService, type SchedulesService } from '../scans/index.ts';
+import { createTemplatesService, registerTemplateRoutes, type TemplatesService } from '../templates/index.ts';
 import { createBatchedFindingsIngest, createFindingsIngest, createFindingsService, registerFindingRoutes, type FindingsService, type IngestScanFindings } from '../findings/index.ts';
 import { createComplianceService, registerComplianceRoutes, type ComplianceService } from '../compliance/index.ts';
 import {
@@ -96,6 +97,8 @@ export interface Services {
   scans: ScansService;
   /** Recurring scans; tick() is what the cron hook runs. */
   schedules: SchedulesService;
+  /** Tenants' own scan templates (template leases carry them). */
+  templates: TemplatesService;
   /** Built-in storage and tenants' own S3 buckets (storage.forTenant). */
   storage: AppStorage;
   findings: FindingsService;
@@ -282,6 +285,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const scans = createScansService({ db: database.db, audit, clock });
   const schedules = createSchedulesService({ db: database.db, audit, clock, log: app.log });
   registerScanRoutes(app, { guards, scans, schedules, cronSecret: config.CRON_SECRET });
+  const templates = createTemplatesService({ db: database.db, audit, clock });
+  registerTemplateRoutes(app, { guards, templates });
 
   const findings = createFindingsService({ db: database.db, audit, clock });
   registerFindingRoutes(app, { guards, findings, baseUrl: config.PUBLIC_BASE_URL });
@@ -303,7 +308,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const hostedWorkers = createHostedWorkers({ db: database.db, secretBox, enrollments: workerEnrollments, audit, clock, log: app.log, concurrency: config.EMBEDDED_WORKER_CONCURRENCY, ...(config.OSV_DB_PATH ? { osvDbPath: config.OSV_DB_PATH } : {}) });
   registerHostedWorkerRoutes(app, { guards, hostedWorkers });
 
-  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox, mesh, reporter: mesh.reporter, assets, scans, schedules, storage, findings, ingestScanFindings, compliance, workerEnrollments, workerAuth, leases, uploads, ingestion, imports, hostedWorkers });
+  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox, mesh, reporter: mesh.reporter, assets, scans, schedules, templates, storage, findings, ingestScanFindings, compliance, workerEnrollments, workerAuth, leases, uploads, ingestion, imports, hostedWorkers });
   return app;
 }
 

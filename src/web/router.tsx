@@ -24,6 +24,7 @@ import { ScanDetailPage } from './pages/scans/ScanDetailPage.tsx';
 import { ScansListPage, type ScansSearch } from './pages/scans/ScansListPage.tsx';
 import { ScheduleDetailPage } from './pages/schedules/ScheduleDetailPage.tsx';
 import { SchedulesListPage } from './pages/schedules/SchedulesListPage.tsx';
+import { ScanTemplatesPage } from './pages/templates/ScanTemplatesPage.tsx';
 import { AssetsListPage, type AssetsSearch } from './pages/assets/AssetsListPage.tsx';
 import { isAssetKind, isVerificationStatus } from './pages/assets/asset-ui.tsx';
 import { AcceptInvitationPage, type AcceptInvitationSearch } from './pages/auth/AcceptInvitationPage.tsx';
@@ -184,6 +185,7 @@ const scheduleDetailRoute = createRoute({
     return <ScheduleDetailPage key={scheduleId} scheduleId={scheduleId} />;
   },
 });
+const scanTemplatesRoute = createRoute({ getParentRoute: () => appRoute, path: '/scan-templates', component: ScanTemplatesPage });
 const findingsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/findings',
@@ -292,6 +294,7 @@ const routeTree = rootRoute.addChildren([
     scanDetailRoute,
     schedulesRoute,
     scheduleDetailRoute,
+    scanTemplatesRoute,
     findingsRoute,
     findingDetailRoute,
     complianceRoute,

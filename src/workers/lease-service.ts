@@ -20,7 +20,8 @@ import type { DB } from '../db/schema.ts';
 import { asService, withService, type Tx } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { appError } from '../lib/errors.ts';
-import { DEFAULT_DAILY_SCAN_QUOTA, DEFAULT_PER_ASSET_CONCURRENT_SCANS, KIND_FITS_JSON, refusalMessage, utcDay, type AdmissionRefusal, type ScanKind } from '../scans/index.ts';
+import { DEFAULT_DAILY_SCAN_QUOTA, DEFAULT_PER_ASSET_CONCURRENT_SCANS, KIND_FITS_JSON, refusalMessage, SEVERITIES, utcDay, type AdmissionRefusal, type ScanKind } from '../scans/index.ts';
+import { templatesForLease } from '../templates/index.ts';
 
 export const LEASE_SECONDS = 90;
 export const HEARTBEAT_SECONDS = 30;
@@ -81,6 +82,19 @@ interface LeaseRow {
 /** Lease times are the database's clock, one clock for every replica (and for tests' data). */
 const LEASE_EXPIRY = sql<Date>`now() + make_interval(secs => ${LEASE_SECONDS})`;
 const iso = (d: Date | string) => new Date(d).toISOString();
+const strings = (v: unknown): string[] | undefined => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : undefined);
+
+/**
+ * A template scan carries the tenant's own templates (options.customTemplates: [{id, yaml}]): those
+ * the scan (or its chunk) names by id, or all, of its severities. One more statement, for template
+ * leases only; the total is bounded by TENANT_TEMPLATE_TOTAL_BYTES (templates module).
+ */
+async function templateOptions(db: Kysely<DB>, tenantId: string, options: Record<string, unknown>, spec: Record<string, unknown> | null): Promise<Record<string, unknown>> {
+  const templateIds = strings(spec?.templateIds) ?? strings(options.templateIds) ?? [];
+  const severities = strings(spec?.severities) ?? strings(options.severities) ?? [...SEVERITIES];
+  const customTemplates = await asService(db, (q) => templatesForLease(q, tenantId, { templateIds, severities }));
+  return { ...options, customTemplates };
+}
 
 export function createLeaseService(deps: LeaseServiceDeps) {
   const { db, clock, maxAttempts } = deps;
@@ -123,6 +137,7 @@ export function createLeaseService(deps: LeaseServiceDeps) {
     const l = rows.find((r) => r.outcome === 'leased');
     const stale = rows.filter((r) => r.outcome === 'stale').map((r) => r.asset_id);
     if (!l) return { lease: null, stale };
+    const options = l.kind === 'template' ? await templateOptions(db, w.tenantId, l.options ?? {}, l.chunk_spec) : (l.options ?? {});
     return {
       lease: {
         scanId: l.scan_id,
@@ -133,7 +148,7 @@ export function createLeaseService(deps: LeaseServiceDeps) {
         attempt: l.attempts!,
         maxAttempts,
         kind: l.kind as ScanKind,
-        options: l.options ?? {},
+        options,
         chunk: l.chunk_index === null ? null : { index: l.chunk_index, count: l.chunk_count ?? 0, spec: l.chunk_spec ?? {} },
         asset: { id: l.asset_id, kind: l.asset_kind!, target: l.target!, name: l.asset_name! },
       },

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../../src/lib/errors.ts';
 import { OPERATIONS_DOC_VERSION } from '../../src/ops/version.ts';
 import { EDGE_RULES } from '../../src/worker/scanners/edge/findings.ts';
+import { builtinTemplates } from '../../src/worker/scanners/template/index.ts';
 import { RULES as WEBAPP_RULES } from '../../src/worker/scanners/webapp/rules.ts';
 
 const root = join(import.meta.dirname, '../..');
@@ -68,7 +69,7 @@ describe('docs/mesh.md', () => {
 describe('docs/scanners.md', () => {
   it('lists every built-in scanner rule', () => {
     const doc = read('docs/scanners.md');
-    const ids = [...Object.keys(WEBAPP_RULES), ...Object.keys(EDGE_RULES)];
+    const ids = [...Object.keys(WEBAPP_RULES), ...Object.keys(EDGE_RULES), ...builtinTemplates().map((t) => t.id)];
     expect(ids.filter((id) => !doc.includes(`| \`${id}\` |`))).toEqual([]);
   });
 });

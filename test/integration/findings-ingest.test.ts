@@ -399,6 +399,16 @@ describe('validation and limits', () => {
     expect(row).toMatchObject({ cwe_ids: [89], cve_ids: ['CVE-2024-0001'], location_text: 'https://a.example.test/search [q]', path: '/search', port: 443 });
   });
 
+  it('stores raw answers holding NUL characters (a binary body quoted as evidence) with U+FFFD instead', async () => {
+    const asset = await addAsset();
+    const scan = await addScan(asset, 'template');
+    await ingest(scan, [webFinding('backup-zip', 'https://a.example.test/backup.zip', { title: 'Backup\u0000 archive', evidence: { response: 'HTTP/1.1 200 OK\r\n\r\nPK\u0003\u0004\u0014\u0000', extracted: ['a\u0000b'] } })]);
+    const [row] = await findingsOf(asset);
+    expect(row!.title).toBe('Backup\uFFFD archive');
+    expect((row!.evidence as { extracted: string[]; response: string }).extracted).toEqual(['a\uFFFDb']);
+    expect((row!.evidence as { response: string }).response).toContain('PK\u0003\u0004\u0014\uFFFD');
+  });
+
   it('ingests large reports in batches', async () => {
     const asset = await addAsset();
     const many = Array.from({ length: 1_234 }, (_, i) => openPort(i + 1));

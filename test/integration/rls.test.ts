@@ -52,6 +52,16 @@ describe('tenant isolation by row-level security', () => {
     expect(other.map((r) => r.tenant_id)).toEqual([tenantB]);
   });
 
+  it('shows each tenant only its own scan templates', async () => {
+    const row = (tenant_id: string, template_id: string) => ({ tenant_id, template_id, name: template_id, severity: 'info' as const, tags: [], yaml: `id: ${template_id}`, size: 10, sha256: '0'.repeat(64) });
+    for (const [id, name] of [[tenantA, 'rls-a'], [tenantB, 'rls-b']] as const) await withTenant(t.database.db, { tenantId: id }, (tx) => tx.insertInto('scan_templates').values(row(id, name)).execute());
+    const seen = await withTenant(t.database.db, { tenantId: tenantA }, async (tx) => (await sql<{ tenant_id: string; template_id: string }>`select tenant_id, template_id from scan_templates`.execute(tx)).rows);
+    expect(seen).toEqual([{ tenant_id: tenantA, template_id: 'rls-a' }]);
+    await expect(withTenant(t.database.db, { tenantId: tenantA }, (tx) => tx.insertInto('scan_templates').values(row(tenantB, 'forged')).execute())).rejects.toThrow(/row-level security/);
+    const changed = await withTenant(t.database.db, { tenantId: tenantA }, (tx) => tx.updateTable('scan_templates').set({ name: 'changed' }).where('tenant_id', '=', tenantB).executeTakeFirst());
+    expect(changed.numUpdatedRows).toBe(0n);
+  });
+
   it('without a tenant set, the app role sees nothing', async () => {
     const rows = await t.database.db.transaction().execute(async (tx) => {
       await sql`select set_config('role', 'rampart_app', true)`.execute(tx);
@@ -81,11 +91,12 @@ describe('tenant isolation by row-level security', () => {
     const rows = (
       await sql<{ relname: string; relrowsecurity: boolean; relforcerowsecurity: boolean }>`
         select relname, relrowsecurity, relforcerowsecurity from pg_class
-        where relname in ('tenant_settings', 'audit_log', 'platform_roles') order by relname`.execute(t.database.db)
+        where relname in ('tenant_settings', 'audit_log', 'platform_roles', 'scan_templates') order by relname`.execute(t.database.db)
     ).rows;
     expect(rows).toEqual([
       { relname: 'audit_log', relrowsecurity: true, relforcerowsecurity: true },
       { relname: 'platform_roles', relrowsecurity: true, relforcerowsecurity: true },
+      { relname: 'scan_templates', relrowsecurity: true, relforcerowsecurity: true },
       { relname: 'tenant_settings', relrowsecurity: true, relforcerowsecurity: true },
     ]);
   });

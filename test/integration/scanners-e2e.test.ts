@@ -2,7 +2,8 @@
 // agent with the built-in scanners, run against a real local target, its native report uploaded
 // and ingested, and the scan ends succeeded with the scanner's findings on the asset. Targets: the
 // deliberately vulnerable web app (webapp), a self-signed HTTPS server (edge), an image archive
-// built by the test and uploaded as an asset, matched against the sample OSV database (container).
+// built by the test and uploaded as an asset, matched against the sample OSV database (container),
+// the template test target with the built-in templates and one the tenant uploaded (template).
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { createHostedAgent, type Agent } from '../../src/worker/agent.ts';
 import { enrollWorker } from '../../src/worker/client.ts';
 import { debianImage, writeDockerArchive } from '../../src/worker/scanners/container/test-images.ts';
 import { createTestPki, type TestPki } from '../../src/worker/scanners/edge/test-servers.ts';
+import { startTestTarget, type TestTarget } from '../../src/worker/scanners/template/test-target.ts';
 import { startVulnerableWeb, type VulnerableWeb } from '../fixtures/vulnerable-web/index.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { scanRow, scanTenant, setVerification, type ScanTenant } from './scans-fixtures.ts';
@@ -26,6 +28,7 @@ let st: ScanTenant;
 let agent: Agent;
 let running: Promise<void>;
 let web: VulnerableWeb;
+let tplTarget: TestTarget;
 let pki: TestPki;
 let tlsServer: https.Server;
 let tlsPort = 0;
@@ -71,6 +74,7 @@ beforeAll(async () => {
   const { token } = await enrollWorker({ serverUrl, code, name: 'scanners-e2e', platform: 'linux/x64', version: '0.1.0' });
 
   web = await startVulnerableWeb({ mode: 'vulnerable' });
+  tplTarget = await startTestTarget('vulnerable');
   pki = createTestPki();
   const self = pki.selfSigned('edge-e2e');
   tlsServer = https.createServer({ key: self.key, cert: self.cert }, (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>edge</p>'));
@@ -91,6 +95,7 @@ afterAll(async () => {
   await agent?.stop();
   await running;
   await web?.close();
+  await tplTarget?.close();
   tlsServer?.closeAllConnections();
   tlsServer?.close();
   pki?.cleanup();
@@ -106,6 +111,28 @@ describe('scanners end to end', () => {
     expect(rules).toEqual(expect.arrayContaining(['10020-1', '10038-1', '10010', '10037', '10033']));
     expect(findings.every((f) => f.status === 'open')).toBe(true);
   });
+
+  it('template: runs the built-in templates and the tenant’s own template from the lease', async () => {
+    const own = [
+      'id: acme-env-probe',
+      'info: {name: Acme env probe, author: e2e, severity: high, tags: acme}',
+      'http:',
+      '  - method: GET',
+      '    path: ["{{BaseURL}}/.env"]',
+      '    matchers-condition: and',
+      '    matchers:',
+      '      - {type: status, status: [200]}',
+      '      - {type: word, words: ["APP_KEY", "DB_PASSWORD"]}',
+      '',
+    ].join('\n');
+    const up = await st.owner.post(`${st.base}/scan-templates`, { yaml: own });
+    expect(up.statusCode, up.body).toBe(201);
+    const id = await asset('webapp', `${tplTarget.url.replace(/\/$/, '')}/`);
+    const findings = await scanned(id, { kind: 'template' });
+    const rules = findings.map((f) => f.rule_id);
+    expect(rules).toEqual(expect.arrayContaining(['rampart-git-config', 'rampart-dotenv-file', 'acme-env-probe']));
+    expect(findings.find((f) => f.rule_id === 'acme-env-probe')?.severity).toBe('high');
+  }, 120_000);
 
   it('edge: grades a self-signed HTTPS port F with the certificate finding', async () => {
     const id = await asset('host', '127.0.0.1');

@@ -55,6 +55,6 @@ describe.skipIf(skipReason !== null)('rampart-worker single-file executable', ()
   it('exits 2 for a scanner kind it does not know', async () => {
     const err = await run(binary, ['scan', 'frobnicate', '--target', '127.0.0.1']).catch((e: { code: number; stderr: string }) => e);
     expect(err).toMatchObject({ code: 2 });
-    expect((err as { stderr: string }).stderr).toContain('Unknown scanner kind "frobnicate"; available kinds: port, webapp, edge, container');
+    expect((err as { stderr: string }).stderr).toContain('Unknown scanner kind "frobnicate"; available kinds: port, template, webapp, edge, container');
   });
 });

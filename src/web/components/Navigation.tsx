@@ -21,11 +21,13 @@ import {
 import { NavItem } from './links.tsx';
 import { IconCalendar } from '../pages/schedules/schedule-ui.tsx';
 import { IconImport } from '../pages/imports/ScanIngestionPanel.tsx';
+import { IconTemplate } from '../pages/templates/ScanTemplatesPage.tsx';
 
 const AREAS = [
   { to: '/assets', label: 'Assets', icon: <IconAssets /> },
   { to: '/scans', label: 'Scans', icon: <IconScans /> },
   { to: '/schedules', label: 'Schedules', icon: <IconCalendar /> },
+  { to: '/scan-templates', label: 'Scan templates', icon: <IconTemplate /> },
   { to: '/findings', label: 'Findings', icon: <IconFindings /> },
   { to: '/imports', label: 'Import results', icon: <IconImport /> },
   { to: '/compliance', label: 'Compliance', icon: <IconCompliance /> },

@@ -3,11 +3,13 @@
 import { createContainerScanner, type ContainerScannerSettings } from './container/index.ts';
 import { createEdgeScanner, type EdgeScannerSettings } from './edge/index.ts';
 import { createPortScanner, type PortScannerSettings } from './port/index.ts';
+import { createTemplateScanner, type TemplateScannerSettings } from './template/index.ts';
 import type { Scanner } from './types.ts';
 import { createWebappScanner, type WebappScannerSettings } from './webapp/index.ts';
 
 export interface BuiltinScannerSettings {
   port?: PortScannerSettings;
+  template?: TemplateScannerSettings;
   webapp?: WebappScannerSettings;
   edge?: EdgeScannerSettings;
   /**
@@ -19,7 +21,7 @@ export interface BuiltinScannerSettings {
 }
 
 export function builtinScanners(s: BuiltinScannerSettings = {}): Scanner[] {
-  const scanners = [createPortScanner(s.port), createWebappScanner(s.webapp), createEdgeScanner(s.edge)];
+  const scanners = [createPortScanner(s.port), createTemplateScanner(s.template), createWebappScanner(s.webapp), createEdgeScanner(s.edge)];
   if (s.container?.osvDbPath) scanners.push(createContainerScanner(s.container));
   return scanners;
 }

@@ -255,12 +255,12 @@ describe('detectFormat', () => {
 describe('docs/report-format.schema.json', () => {
   it('describes the same finding fields as the findings schema', async () => {
     const { readFileSync } = await import('node:fs');
-    const { normalizedFindingSchema } = await import('../../findings/index.ts');
+    const { normalizedFindingObjectSchema } = await import('../../findings/index.ts');
     const doc = JSON.parse(readFileSync(new URL('../../../docs/report-format.schema.json', import.meta.url), 'utf8')) as {
       $defs: { finding: { properties: Record<string, { properties?: Record<string, unknown> }> } };
     };
     const props = doc.$defs.finding.properties;
-    const shape = normalizedFindingSchema.shape;
+    const shape = normalizedFindingObjectSchema.shape;
     expect(Object.keys(props).sort()).toEqual(['type', ...Object.keys(shape)].sort());
     expect(Object.keys(props.location!.properties!).sort()).toEqual(Object.keys(shape.location.shape).sort());
     expect(Object.keys(props.evidence!.properties!).sort()).toEqual(Object.keys(shape.evidence.unwrap().shape).sort());
