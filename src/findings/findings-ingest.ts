@@ -323,8 +323,11 @@ export interface BatchIngestSession {
   readonly replayed: boolean;
   /** Upserts findings (at most MAX_FINDINGS_PER_INGEST per call) in one short transaction. */
   batch(findings: NormalizedFindingInput[]): Promise<void>;
-  /** Closes what the scope no longer shows and records the summary; idempotent. */
-  finish(): Promise<IngestSummary>;
+  /**
+   * Closes what the scope no longer shows (unless `closeMissing` is false: a partial report) and
+   * records the summary; idempotent.
+   */
+  finish(opts?: { closeMissing?: boolean }): Promise<IngestSummary>;
 }
 
 type Existing = { id: string; fingerprint: string; status: FindingStatus; severity: Severity; first_seen_at: Date | string; scan_id: string | null; cwe_ids: number[]; cve_ids: string[] };
@@ -490,7 +493,7 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
       });
     }
 
-    async function finish(): Promise<IngestSummary> {
+    async function finish(fo: { closeMissing?: boolean } = {}): Promise<IngestSummary> {
       if (finished) return finished;
       const now = clock.now();
       const summary = await withService(db, async (tx) => {
@@ -506,7 +509,7 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
           return { ...(prior.summary as unknown as IngestSummary), replayed: true };
         }
         let fixed = 0;
-        const inScope = scopeCondition(scope);
+        const inScope = fo.closeMissing === false ? null : scopeCondition(scope);
         if (inScope) {
           const { rows } = await sql<{ n: number }>`
             with closed as (

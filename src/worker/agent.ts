@@ -210,6 +210,7 @@ export function createAgent(opts: AgentOptions) {
       tool: scanner.tool,
       target: lease.asset.target,
       startedAt,
+      ...(output.partial ? { partial: output.partial } : {}),
       findings: output.findings,
       ...(opts.reportDir ? { dir: opts.reportDir } : {}),
     });

@@ -41,4 +41,15 @@ describe('native report writer', () => {
     }
     expect(existsSync(report.path)).toBe(false);
   });
+
+  it('marks a partial scan in the header, and the importer reads the reason', async () => {
+    const report = await writeNativeReport({ scanner: 'template', tool: { name: 'rampart-template', version: '0.1.0' }, target: 'https://a.example.test/', startedAt: new Date(), partial: '2 requests failed', findings: [] });
+    try {
+      const parsed = parseReport('native', createReadStream(report.path));
+      for await (const f of parsed) void f;
+      expect(parsed.meta.partial).toBe('2 requests failed');
+    } finally {
+      await report.remove();
+    }
+  });
 });

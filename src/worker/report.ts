@@ -19,6 +19,8 @@ export interface NativeReportInput {
   tool: { name: string; version: string };
   target: string;
   startedAt: Date;
+  /** Why the scan's results are partial (the server then closes nothing as fixed). */
+  partial?: string;
   findings: Iterable<NormalizedFindingInput> | AsyncIterable<NormalizedFindingInput>;
   /** Log lines to include (ignored by imports, useful to a person reading the report). */
   logs?: { level: 'info' | 'warn' | 'error'; message: string }[];
@@ -62,7 +64,7 @@ export async function writeNativeReport(input: NativeReportInput): Promise<Writt
   let skipped = 0;
   const skipReasons: string[] = [];
   try {
-    await line({ type: 'report', version: NATIVE_REPORT_VERSION, scanner: input.scanner, tool: input.tool, target: input.target, startedAt: input.startedAt.toISOString() });
+    await line({ type: 'report', version: NATIVE_REPORT_VERSION, scanner: input.scanner, tool: input.tool, target: input.target, startedAt: input.startedAt.toISOString(), ...(input.partial ? { partial: input.partial.slice(0, 500) } : {}) });
     for (const l of input.logs ?? []) await line({ type: 'log', level: l.level, message: l.message.slice(0, 2_000) });
     for await (const f of input.findings) {
       const parsed = normalizedFindingSchema.safeParse(f);

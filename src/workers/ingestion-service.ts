@@ -284,7 +284,7 @@ export function createIngestionService(deps: IngestionServiceDeps) {
         progress.skipped = meta.skipped;
       }
       checkpoint();
-      const summary = await session.finish();
+      const summary = await session.finish({ closeMissing: !meta?.partial });
       await finishSucceeded(job, summary, meta, format, size, progress);
     } catch (e) {
       // A batch still being written finishes (or fails) before the outcome is recorded.

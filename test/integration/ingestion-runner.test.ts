@@ -80,6 +80,22 @@ describe('ingestion runner', () => {
     expect(ingests).toHaveLength(1);
   });
 
+  it('closes nothing after a report marked partial, and closes what is gone after a complete one', async () => {
+    const header = (partial?: string) => JSON.stringify({ type: 'report', version: 1, scanner: 'template', target: 'h.example.test', ...(partial ? { partial } : {}) });
+    const finding = (ruleId: string) => JSON.stringify({ type: 'finding', ruleId, title: ruleId, severity: 'high', location: { url: 'https://h.example.test/' } });
+    const asset = await s.asset('host');
+    await uploaded(`${header()}\n${finding('a')}\n${finding('b')}\n`, { asset });
+    await t.app.services.ingestion.drain();
+    const status = async () => Object.fromEntries((await withService(t.database.db, (tx) => tx.selectFrom('findings').select(['rule_id', 'status']).where('asset_id', '=', asset).execute())).map((r) => [r.rule_id, r.status]));
+    // Requests failed this time: b was not seen, but it may still be there.
+    await uploaded(`${header('3 requests failed')}\n${finding('a')}\n`, { asset });
+    await t.app.services.ingestion.drain();
+    expect(await status()).toEqual({ a: 'open', b: 'open' });
+    await uploaded(`${header()}\n${finding('a')}\n`, { asset });
+    await t.app.services.ingestion.drain();
+    expect(await status()).toEqual({ a: 'open', b: 'fixed' });
+  });
+
   it('fails a corrupt report with the line, and its scan with it', async () => {
     const lines = nuclei.toString('utf8').split('\n').filter(Boolean);
     const corrupt = [lines[0], lines[1], '{"template-id": "broken", "info": {', lines[2]].join('\n');

@@ -24,6 +24,11 @@ export interface ScanTask {
 
 export interface ScanOutput {
   findings: NormalizedFindingInput[];
+  /**
+   * Set (to the reason) when the scan did not look at everything it covers: requests failed, a
+   * time budget ran out. The report says so and the server closes nothing as fixed.
+   */
+  partial?: string;
   /** Scanner-specific results for local output (the CLI's table and JSON). */
   details?: Record<string, unknown>;
 }

@@ -46,6 +46,8 @@ export interface ReportMeta {
   findings: number;
   skipped: number;
   skipSamples: { where: string; reason: string }[];
+  /** The native header's `partial` reason: findings are recorded, nothing is closed. */
+  partial?: string;
 }
 
 export function newMeta(format: ReportFormat, scanner: Scanner): ReportMeta {

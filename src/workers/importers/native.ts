@@ -21,6 +21,7 @@ export async function* parseNative(stream: Readable, meta: ReportMeta): AsyncGen
       if (!SCANNER_KINDS.includes(rec.scanner as Scanner)) throw bad(`"scanner" must be one of ${SCANNER_KINDS.join(', ')}`);
       meta.scanner = rec.scanner as Scanner;
       const tool = isObject(rec.tool) ? rec.tool : {};
+      if (str(rec.partial)) meta.partial = str(rec.partial)!.slice(0, 500);
       meta.tool = str(tool.name) ? `${str(tool.name)}${str(tool.version) ? ` ${str(tool.version)}` : ''}`.slice(0, 200) : null;
       header = true;
       continue;

@@ -209,6 +209,8 @@ export function createTemplateScanner(settings: TemplateScannerSettings = {}): S
       const r = await scan(task);
       return {
         findings: templateFindings(r.matches),
+        // A template whose request failed said nothing about its check: close nothing this time.
+        ...(r.stats.errors > 0 ? { partial: `${r.stats.errors} request${r.stats.errors === 1 ? '' : 's'} failed (${r.stats.errorSamples[0] ?? 'no detail'})` } : {}),
         details: {
           baseUrl: r.baseUrl,
           templatesRun: r.templatesRun,

@@ -127,6 +127,8 @@ export function createWebappScanner(settings: WebappScannerSettings = {}): Scann
         task.progress(100, `${result.pages.length} pages crawled, ${folded.findings.length} findings`);
         return {
           findings: folded.findings,
+          // Where the time budget cut the crawl short, pages it did not reach say nothing.
+          ...(stopReason === 'time-budget' ? { partial: `the crawl stopped at its time budget after ${result.pages.length} pages` } : {}),
           details: {
             target: target.href,
             profile: plan.profile,
