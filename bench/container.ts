@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createContainerScanner, importOsvDump, type ContainerScanDetails } from '../src/worker/scanners/container/index.ts';
-import { DEBIAN_OS_RELEASE, writeDockerArchive, type TestFile, type TestLayer } from '../src/worker/scanners/container/test-images.ts';
+import { DEBIAN_OS_RELEASE, writeDockerArchive, type TestFile, type TestLayer } from '../test/fixtures/image-archives.ts';
 import { median, round } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

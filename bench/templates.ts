@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createScopedHttp, sameOrigin } from '../src/worker/scanners/http/scoped-http.ts';
 import { builtinTemplates, createTemplateScanner, runTemplates, type Template } from '../src/worker/scanners/template/index.ts';
-import { targetHandler, type TargetMode } from '../src/worker/scanners/template/test-target.ts';
+import { targetHandler, type TargetMode } from '../test/fixtures/template-target.ts';
 import { median, round } from './lib.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string' }, targets: { type: 'string' }, templates: { type: 'string' }, serve: { type: 'string' } } });

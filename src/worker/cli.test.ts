@@ -10,7 +10,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
 import { main } from './cli.ts';
-import { debianImage, writeDockerArchive } from './scanners/container/test-images.ts';
+import { debianImage, writeDockerArchive } from '../../test/fixtures/image-archives.ts';
 
 function io() {
   const stdout = new PassThrough();

@@ -11,7 +11,7 @@ import { UsageError } from '../../commands/common.ts';
 import type { ScanTask } from '../types.ts';
 import { containerCli } from './cli.ts';
 import { createContainerScanner, importOsvDump, osEcosystem, parseApkInstalled, parseDpkgStatus, parseOsRelease, parsePythonMetadata, readImage, stackLayers, takeInventory, type ContainerScanDetails, type ImageLimits } from './index.ts';
-import { alpineImage, cleanImage, debianImage, DEBIAN_DPKG_STATUS, DEBIAN_OS_RELEASE, rpmdbSqlite, writeDockerArchive, writeGzipBombArchive, writeLayer, writeOciArchive, writeOciLayout, writeTar, writeTraversalArchive, type TestImage } from './test-images.ts';
+import { alpineImage, cleanImage, debianImage, DEBIAN_DPKG_STATUS, DEBIAN_OS_RELEASE, rpmdbSqlite, writeDockerArchive, writeGzipBombArchive, writeLayer, writeOciArchive, writeOciLayout, writeTar, writeTraversalArchive, type TestImage } from '../../../../test/fixtures/image-archives.ts';
 
 const SAMPLE = join(import.meta.dirname, 'sample-osv');
 const work = mkdtempSync(join(tmpdir(), 'rampart-container-'));

@@ -9,7 +9,7 @@ import { normalizedFindingSchema, type NormalizedFindingInput } from '../../../f
 import { ScannerError, type ScanTask } from '../types.ts';
 import { edgeCli } from './cli.ts';
 import { clientHello, createEdgeScanner, CIPHER_SUITES, gradePort, parseAnswer, parseHsts, sendHello, sslv2ClientHello, type EdgeResult, type EdgeScannerSettings, type GradeInput } from './index.ts';
-import { createServers, createTestPki, fakeTlsServer, GOOD_HEADERS, helloGate, type Servers, type TestPki } from './test-servers.ts';
+import { createServers, createTestPki, fakeTlsServer, GOOD_HEADERS, helloGate, type Servers, type TestPki } from '../../../../test/fixtures/tls-servers.ts';
 
 const DAY_MS = 86_400_000;
 let pki: TestPki;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizedFindingSchema, type NormalizedFindingInput } from '../../../findings/index.ts';
 import { GENERATED_FILE, renderBuiltinTemplates, TEMPLATES_DIR } from './build-templates.ts';
 import { builtinTemplates, createTemplateScanner } from './index.ts';
-import { startTestTarget, type TestTarget } from './test-target.ts';
+import { startTestTarget, type TestTarget } from '../../../../test/fixtures/template-target.ts';
 
 const HEADER_MATCHERS = ['content-security-policy', 'permissions-policy', 'referrer-policy', 'strict-transport-security', 'x-content-type-options', 'x-frame-options'];
 
