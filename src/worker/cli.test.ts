@@ -58,6 +58,7 @@ describe('rampart-worker CLI', () => {
       [['scan', 'port', '--target', '127.0.0.1', '--timeout', 'soon'], /--timeout takes a whole number/],
       [['scan', 'port', '--target', '127.0.0.1', '--wat'], /Unknown option '--wat'/],
       [['run', '--concurrency', '0'], /--concurrency must be between 1 and 64/],
+      [['run', '--port-engine', 'masscan'], /--port-engine must be one of native, nmap/],
       [['enroll', '--code', 'ABCD1234'], /enroll needs --server/],
       [['enroll', '--server', 'ftp://x', '--code', 'ABCD1234'], /must be http\(s\)/],
     ];

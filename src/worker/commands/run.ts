@@ -7,7 +7,7 @@ import { createWorkerClient } from '../client.ts';
 import { existsSync } from 'node:fs';
 import { defaultConfigPath, defaultOsvDbPath, readConfig } from '../config.ts';
 import { builtinScanners } from '../scanners/builtin.ts';
-import { DEFAULT_FD_BUDGET } from '../scanners/port/index.ts';
+import { DEFAULT_FD_BUDGET, PORT_ENGINES, type PortEngine } from '../scanners/port/index.ts';
 import { WORKER_VERSION } from '../version.ts';
 import { EXIT, UsageError, parseIntFlag, type CliIo } from './common.ts';
 
@@ -19,6 +19,7 @@ Options:
   --concurrency N   scans at once (default 1, at most 64)
   --grace S         seconds running scans may take to finish when stopping (default 30)
   --fd-budget N     sockets the port scanner may hold open per scan (default ${DEFAULT_FD_BUDGET})
+  --port-engine E   native (default) or nmap (needs nmap installed) for port scans
   --osv-db PATH     advisory database for container scans (default: $RAMPART_OSV_DB, else
                     osv.sqlite next to the config file; without one, container scans are not leased)
   --json-logs       log JSON lines instead of text
@@ -40,7 +41,7 @@ export function streamLogger(stream: NodeJS.WritableStream, json: boolean): Agen
 }
 
 export async function runCommand(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args, options: { concurrency: { type: 'string' }, grace: { type: 'string' }, 'fd-budget': { type: 'string' }, 'osv-db': { type: 'string' }, 'json-logs': { type: 'boolean' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
+  const { values } = parseArgs({ args, options: { concurrency: { type: 'string' }, grace: { type: 'string' }, 'fd-budget': { type: 'string' }, 'osv-db': { type: 'string' }, 'port-engine': { type: 'string' }, 'json-logs': { type: 'boolean' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
   if (values.help) {
     io.stdout.write(RUN_HELP);
     return EXIT.ok;
@@ -48,6 +49,8 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
   const concurrency = parseIntFlag('concurrency', values.concurrency, 1, 64) ?? 1;
   const grace = parseIntFlag('grace', values.grace, 0, 3_600) ?? 30;
   const fdBudget = parseIntFlag('fd-budget', values['fd-budget'], 1, 65_535) ?? DEFAULT_FD_BUDGET;
+  const engine = (values['port-engine'] ?? 'native') as PortEngine;
+  if (!PORT_ENGINES.includes(engine)) throw new UsageError(`--port-engine must be one of ${PORT_ENGINES.join(', ')}`);
   const path = values.config ?? defaultConfigPath(io.env);
   const config = await readConfig(path);
   const log = streamLogger(io.stderr, values['json-logs'] === true);
@@ -61,7 +64,7 @@ export async function runCommand(args: string[], io: CliIo): Promise<number> {
   const osvDb = values['osv-db'] ?? defaultOsvDbPath(io.env);
   if (values['osv-db'] && !existsSync(osvDb)) throw new UsageError(`--osv-db: ${osvDb} does not exist; build it with rampart-worker osv import <path>`);
   if (!existsSync(osvDb)) log.warn('No advisory database: container scans are not leased (rampart-worker osv import <path> builds one)', { path: osvDb });
-  const agent = createAgent({ client, scanners: builtinScanners({ port: { fdBudget }, ...(existsSync(osvDb) ? { container: { osvDbPath: osvDb } } : {}) }), concurrency, graceMs: grace * 1_000, log, signal: io.signal, version: WORKER_VERSION });
+  const agent = createAgent({ client, scanners: builtinScanners({ port: { fdBudget, engine }, ...(existsSync(osvDb) ? { container: { osvDbPath: osvDb } } : {}) }), concurrency, graceMs: grace * 1_000, log, signal: io.signal, version: WORKER_VERSION });
   log.info('Worker started', { workerId: config.workerId, server: config.serverUrl, kinds: agent.kinds.join(','), concurrency, version: WORKER_VERSION });
   await agent.start();
   log.info('Worker stopped', { ...agent.stats });
