@@ -98,6 +98,11 @@ describeBrowser('scans and schedules in the browser', () => {
     await dialog.getByRole('button', { name: 'Queue scan' }).click();
     await dialog.getByText(/already has 1 unfinished scan/).waitFor();
     expect(await dialog.getByLabel('Asset', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    // A template scan's request rate is checked field by field too.
+    await dialog.getByLabel('Scanner', { exact: true }).selectOption({ label: 'Template scan' });
+    await dialog.getByLabel('Requests per second', { exact: true }).fill('5000');
+    await dialog.getByRole('button', { name: 'Queue scan' }).click();
+    await poll(() => dialog.getByLabel('Requests per second', { exact: true }).getAttribute('aria-invalid')).toBe('true');
     await page.keyboard.press('Escape');
 
     await page.goto(edgeUrl);

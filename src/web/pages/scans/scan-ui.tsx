@@ -131,6 +131,7 @@ export interface ScanFormValues extends Record<string, unknown> {
   severities: Severity[];
   tags: string;
   templateIds: string;
+  rateLimit: string;
   profile: 'baseline' | 'full';
   maxDepth: string;
   maxPages: string;
@@ -154,6 +155,7 @@ export const EMPTY_SCAN_FORM: ScanFormValues = {
   severities: [...SEVERITIES],
   tags: '',
   templateIds: '',
+  rateLimit: '150',
   profile: 'baseline',
   maxDepth: '3',
   maxPages: '200',
@@ -223,7 +225,7 @@ export function scanDefinition(v: ScanFormValues): CreateScanBody {
         },
       };
     case 'template':
-      return { ...base, kind: 'template', options: { severities: v.severities, tags: list(v.tags), templateIds: list(v.templateIds) } };
+      return { ...base, kind: 'template', options: { severities: v.severities, tags: list(v.tags), templateIds: list(v.templateIds), rateLimit: int(v.rateLimit) } };
     case 'webapp':
       return { ...base, kind: 'webapp', options: { profile: v.profile, maxDepth: int(v.maxDepth), maxPages: int(v.maxPages), paths: list(v.paths) } };
     case 'container':
@@ -247,6 +249,7 @@ const SERVER_FIELDS: Record<string, keyof ScanFormValues> = {
   'body.options.severities': 'severities',
   'body.options.tags': 'tags',
   'body.options.templateIds': 'templateIds',
+  'body.options.rateLimit': 'rateLimit',
   'body.options.profile': 'profile',
   'body.options.maxDepth': 'maxDepth',
   'body.options.maxPages': 'maxPages',
@@ -356,7 +359,8 @@ export function ScanDefinitionFields<V extends ScanFormValues>({ form, assets, l
             </Group>
           </Checkbox.Group>
           <TextInput label="Tags" description="Optional, comma separated, e.g. cve, exposure" spellCheck={false} autoCapitalize="off" disabled={locked} value={v.tags} error={err.tags} onChange={(e) => set('tags', e.currentTarget.value)} />
-          <TextInput label="Template ids" description="Optional, comma separated; only these templates run" spellCheck={false} autoCapitalize="off" disabled={locked} value={v.templateIds} error={err.templateIds} onChange={(e) => set('templateIds', e.currentTarget.value)} />
+          <TextInput label="Template ids" description="Optional, comma separated; only these templates run (built-in and your own scan templates)" spellCheck={false} autoCapitalize="off" disabled={locked} value={v.templateIds} error={err.templateIds} onChange={(e) => set('templateIds', e.currentTarget.value)} />
+          <TextInput label="Requests per second" description="1 to 1,000; how hard the scan may hit the target" inputMode="numeric" disabled={locked} value={v.rateLimit} error={err.rateLimit} onChange={(e) => set('rateLimit', e.currentTarget.value)} />
         </>
       )}
       {v.kind === 'webapp' && (
@@ -420,7 +424,7 @@ export function formValuesOf(kind: ScanKind, assetId: string, options: Record<st
     const range = o.range as { from: number; to: number } | undefined;
     Object.assign(v, { portMode: range ? 'range' : 'top', topPorts: String(o.topPorts ?? 1000), portFrom: String(range?.from ?? 1), portTo: String(range?.to ?? 65535), timeoutMs: String(o.timeoutMs ?? 1500), rate: String(o.rate ?? 1500) });
   }
-  if (kind === 'template') Object.assign(v, { severities: o.severities ?? SEVERITIES, tags: ((o.tags as string[] | undefined) ?? []).join(', '), templateIds: ((o.templateIds as string[] | undefined) ?? []).join(', ') });
+  if (kind === 'template') Object.assign(v, { severities: o.severities ?? SEVERITIES, tags: ((o.tags as string[] | undefined) ?? []).join(', '), templateIds: ((o.templateIds as string[] | undefined) ?? []).join(', '), rateLimit: String(o.rateLimit ?? 150) });
   if (kind === 'webapp') Object.assign(v, { profile: o.profile ?? 'baseline', maxDepth: String(o.maxDepth ?? 3), maxPages: String(o.maxPages ?? 200), paths: ((o.paths as string[] | undefined) ?? SEED_PATHS).join('\n') });
   if (kind === 'container') Object.assign(v, { severityThreshold: o.severityThreshold ?? 'low', ignoreUnfixed: Boolean(o.ignoreUnfixed) });
   if (kind === 'edge') Object.assign(v, { edgePorts: ((o.ports as number[] | undefined) ?? [443]).join(', '), sni: (o.sni as string | undefined) ?? '' });
