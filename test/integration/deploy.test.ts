@@ -1,0 +1,135 @@
+// The deployment files cannot be run here (no container engine, no cluster), so they are checked
+// with what can run: their parsers, the server's own configuration schema, and the source tree.
+// - Dockerfile: multi-stage, production dependencies only, non-root, health check, and every
+//   package the server imports is a runtime dependency (so `npm ci --omit=dev` is enough).
+// - deploy/compose.yaml: PostgreSQL, an S3-compatible store, a migration, two replicas behind the
+//   proxy, one worker; every required variable is in .env.example and every Rampart variable is
+//   one the server knows.
+// - deploy/k8s: Deployment with probes on /healthz and /readyz, Service, migration Job, secrets
+//   by reference; the ConfigMap parses with the server's configuration schema.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/lib/config.ts';
+
+const root = join(import.meta.dirname, '../..');
+const read = (p: string) => readFileSync(join(root, p), 'utf8');
+const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string>; scripts: Record<string, string> };
+const readme = read('README.md');
+/** Variables documented in the README's configuration table (the server reads no others). */
+const knownVars = new Set([...readme.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((m) => m[1]!));
+
+/** Bare package imports reachable from a source file (static and dynamic imports). */
+function packagesImportedFrom(entry: string): Map<string, string> {
+  const seen = new Set<string>();
+  const found = new Map<string, string>();
+  const walk = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const src = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|^\s*\/\/.*$/gm, '');
+    for (const m of src.matchAll(/^\s*(?:import|export)\s[^'";]*?from\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+      const spec = (m[1] ?? m[2])!;
+      if (spec.startsWith('.')) {
+        const p = resolve(dirname(file), spec);
+        if (existsSync(p)) walk(p);
+      } else if (!spec.startsWith('node:')) {
+        const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
+        if (!found.has(name)) found.set(name, file.slice(root.length + 1));
+      }
+    }
+  };
+  walk(join(root, entry));
+  return found;
+}
+
+describe('Dockerfile', () => {
+  const lines = read('Dockerfile')
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+  const stages = lines.filter((l) => /^FROM /i.test(l));
+
+  it('builds in one stage and runs production dependencies only, as a non-root user, with a health check', () => {
+    expect(stages).toHaveLength(2);
+    const runtime = lines.slice(lines.indexOf(stages[1]!));
+    expect(runtime.some((l) => /^RUN npm ci --omit=dev\b/.test(l))).toBe(true);
+    expect(runtime.filter((l) => l.startsWith('USER ')).at(-1)).toBe('USER node');
+    expect(runtime.some((l) => l.startsWith('HEALTHCHECK ') && l.includes('/healthz'))).toBe(true);
+    expect(runtime.at(-1)).toBe('CMD ["node", "src/server/main.ts"]');
+    expect(pkg.scripts['start:prod']).toBe('node src/server/main.ts');
+    // Everything the runtime stage copies from the build stage exists there: sources or the build's output.
+    for (const l of runtime.filter((x) => x.startsWith('COPY --from=build'))) {
+      const from = l.split(/\s+/)[2]!.replace(/^\/app\//, '');
+      expect(from === 'dist/web' || existsSync(join(root, from)), l).toBe(true);
+    }
+    expect(pkg.scripts.build).toContain('build-web');
+  });
+
+  it('needs no dev dependency at run time: every package the server and the worker import is a dependency', () => {
+    for (const entry of ['src/server/main.ts', 'src/db/migrate-cli.ts', 'src/worker/main.ts']) {
+      const dev = [...packagesImportedFrom(entry)].filter(([name]) => !pkg.dependencies[name]);
+      expect(dev, entry).toEqual([]);
+    }
+  });
+});
+
+describe('deploy/compose.yaml', () => {
+  const compose = parse(read('deploy/compose.yaml')) as { services: Record<string, Record<string, unknown>> };
+  const s = compose.services;
+
+  it('runs PostgreSQL, an S3-compatible store, a migration, two replicas behind a proxy, and one worker', () => {
+    expect(Object.keys(s).sort()).toEqual(['migrate', 'minio', 'postgres', 'proxy', 'rampart-1', 'rampart-2', 'worker']);
+    for (const r of ['rampart-1', 'rampart-2']) expect(s[r]!.depends_on).toMatchObject({ migrate: { condition: 'service_completed_successfully' } });
+    expect(s.migrate!.command).toEqual(['node', 'src/db/migrate-cli.ts']);
+    expect((s.worker!.command as string[])[0]).toContain('rampart-worker.mjs run');
+    // The proxy balances over exactly the replicas.
+    const nginx = read('deploy/proxy/nginx.conf');
+    expect([...nginx.matchAll(/server (rampart-\d):3000/g)].map((m) => m[1])).toEqual(['rampart-1', 'rampart-2']);
+  });
+
+  it('uses only variables the server knows, shares the secrets between replicas, and lists every required one in .env.example', () => {
+    const env = s['rampart-1']!.environment as Record<string, string>;
+    expect(s['rampart-2']!.environment).toEqual(env);
+    for (const k of Object.keys(env)) expect(knownVars.has(k), k).toBe(true);
+    for (const k of ['DATABASE_URL', 'APP_ENCRYPTION_KEY', 'AUTH_SECRET']) expect(env[k], k).toBeTruthy();
+    const example = read('deploy/.env.example');
+    const required = [...read('deploy/compose.yaml').matchAll(/\$\{([A-Z_]+):\?/g)].map((m) => m[1]!);
+    for (const k of new Set(required)) expect(example, k).toMatch(new RegExp(`^${k}=`, 'm'));
+  });
+});
+
+describe('deploy/k8s', () => {
+  const kustomization = parse(read('deploy/k8s/kustomization.yaml')) as { resources: string[] };
+  // Parsed YAML: its shape is what the assertions below check.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const docs = kustomization.resources.flatMap((f) => parseAllDocuments(read(`deploy/k8s/${f}`)).map((d) => d.toJS() as Record<string, any>));
+  const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
+
+  it('lists every manifest of the directory in the kustomization', () => {
+    const files = readdirSync(join(root, 'deploy/k8s')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+    expect([...kustomization.resources].sort()).toEqual(files.sort());
+  });
+
+  it('has a Deployment with probes on /healthz and /readyz, non-root, and secrets by reference; a Service; a migration Job', () => {
+    const [dep] = byKind('Deployment');
+    const c = dep!.spec.template.spec.containers[0];
+    expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+    expect(c.livenessProbe.httpGet.path).toBe('/healthz');
+    expect(dep!.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
+    expect(c.envFrom).toContainEqual({ secretRef: { name: 'rampart-secrets' } });
+    expect(JSON.stringify(docs)).not.toMatch(/AUTH_SECRET|APP_ENCRYPTION_KEY|postgres:\/\//);
+    const [svc] = byKind('Service');
+    expect(svc!.spec.selector).toEqual(dep!.spec.selector.matchLabels);
+    const [job] = byKind('Job');
+    expect(job!.spec.template.spec.containers[0].command).toEqual(['node', 'src/db/migrate-cli.ts']);
+    expect(job!.spec.template.spec.restartPolicy).toBe('Never');
+  });
+
+  it('has a ConfigMap the server accepts (with the secrets it takes from the Secret)', () => {
+    const [cm] = byKind('ConfigMap');
+    for (const k of Object.keys(cm!.data)) expect(knownVars.has(k), k).toBe(true);
+    expect(() => loadConfig({ ...cm!.data, DATABASE_URL: 'postgres://rampart@db:5432/rampart' })).not.toThrow();
+  });
+});
