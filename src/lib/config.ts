@@ -90,7 +90,26 @@ const schema = z
     WORKER_LEGACY_REPORT_MAX_BYTES: z.coerce.number().int().min(1024).max(1024 ** 3).default(64 * 1024 ** 2),
     /** Lease attempts of a scan before an expired or failing lease fails it. */
     WORKER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+    /** Platform object storage in an S3-compatible bucket instead of DATA_DIR (several replicas). */
+    STORAGE_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+    STORAGE_S3_BUCKET: z.string().trim().min(3).max(63).optional(),
+    STORAGE_S3_REGION: z.string().trim().min(1).default('us-east-1'),
+    STORAGE_S3_ACCESS_KEY_ID: optionalSecret,
+    STORAGE_S3_SECRET_ACCESS_KEY: optionalSecret,
+    STORAGE_S3_PATH_STYLE: bool.default(true),
+    STORAGE_S3_PREFIX: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9!_.*'()-]+(\/[A-Za-z0-9!_.*'()-]+)*$/, 'path segments of letters, digits and !_.*\'()- separated by /, no leading or trailing slash')
+      .optional(),
   })
+  .refine(
+    (c) => {
+      const s3 = [c.STORAGE_S3_ENDPOINT, c.STORAGE_S3_BUCKET, c.STORAGE_S3_ACCESS_KEY_ID, c.STORAGE_S3_SECRET_ACCESS_KEY];
+      return s3.every(Boolean) || !s3.some(Boolean);
+    },
+    { path: ['STORAGE_S3_ENDPOINT'], message: 'set STORAGE_S3_ENDPOINT, STORAGE_S3_BUCKET, STORAGE_S3_ACCESS_KEY_ID and STORAGE_S3_SECRET_ACCESS_KEY together' },
+  )
   .transform((c) => ({
     ...c,
     PUBLIC_BASE_URL: (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ''),

@@ -276,7 +276,26 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   if (deps.webDir && spaIndex) await registerWebApp(app, deps.webDir);
 
   const secretBox = createSecretBox(deps.encryptionKey);
-  const { storage, settings: storageSettings } = createStorage({ db: database.db, dataDir: config.DATA_DIR, secretBox, audit, clock });
+  const { storage, settings: storageSettings } = createStorage({
+    db: database.db,
+    dataDir: config.DATA_DIR,
+    secretBox,
+    audit,
+    clock,
+    ...(config.STORAGE_S3_ENDPOINT && config.STORAGE_S3_BUCKET && config.STORAGE_S3_ACCESS_KEY_ID && config.STORAGE_S3_SECRET_ACCESS_KEY
+      ? {
+          platformS3: {
+            endpoint: config.STORAGE_S3_ENDPOINT,
+            bucket: config.STORAGE_S3_BUCKET,
+            region: config.STORAGE_S3_REGION,
+            pathStyle: config.STORAGE_S3_PATH_STYLE,
+            prefix: config.STORAGE_S3_PREFIX ?? '',
+            accessKeyId: config.STORAGE_S3_ACCESS_KEY_ID,
+            secretAccessKey: config.STORAGE_S3_SECRET_ACCESS_KEY,
+          },
+        }
+      : {}),
+  });
   app.addHook('onClose', async () => storage.close());
   registerStorageRoutes(app, { guards, settings: storageSettings });
 

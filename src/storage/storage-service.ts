@@ -34,6 +34,12 @@ export interface StorageDeps {
   audit: AuditService;
   clock: Clock;
   s3Options?: S3StoreOptions;
+  /**
+   * Platform storage in an S3-compatible bucket instead of DATA_DIR/storage (STORAGE_S3_*): what
+   * "built-in storage" means then, for every tenant without a bucket of its own, so that every
+   * replica reads what another stored. `prefix` is the root inside the bucket.
+   */
+  platformS3?: S3Settings;
   /** Test connection: bounded so a silent endpoint answers storage_unreachable quickly. */
   probeOptions?: S3StoreOptions;
 }
@@ -46,7 +52,20 @@ export type AppStorage = StorageService & {
 export function createStorage(deps: StorageDeps) {
   const { db, secretBox, audit, clock } = deps;
   const root = resolve(deps.dataDir, 'storage');
-  const platform = createBuiltinStore(root, 'platform');
+  // Built-in storage: DATA_DIR/storage, or one client on the platform bucket per scope (a tenant's
+  // objects under <prefix>/tenants/<id>, the platform's under <prefix>/platform).
+  const platformStores = new Map<string, S3ObjectStore>();
+  const builtinStore = (scope: string): ObjectStore => {
+    const s3 = deps.platformS3;
+    if (!s3) return createBuiltinStore(root, scope);
+    let store = platformStores.get(scope);
+    if (!store) {
+      store = createS3Store({ ...s3, prefix: s3.prefix ? `${s3.prefix}/${scope}` : scope }, deps.s3Options);
+      platformStores.set(scope, store);
+    }
+    return store;
+  };
+  const platform = builtinStore('platform');
   const cache = new Map<string, { stamp: string; store: S3ObjectStore }>();
 
   function openKeys(row: Row): { accessKeyId: string; secretAccessKey: string } {
@@ -70,10 +89,10 @@ export function createStorage(deps: StorageDeps) {
 
   const storage: AppStorage = {
     builtin: () => platform,
-    builtinFor: (tenantId) => createBuiltinStore(root, tenantScope(tenantId)),
+    builtinFor: (tenantId) => builtinStore(tenantScope(tenantId)),
 
     async forTenant(tenantId) {
-      const builtin = createBuiltinStore(root, tenantScope(tenantId));
+      const builtin = builtinStore(tenantScope(tenantId));
       const row = await withService(db, (tx) => tx.selectFrom('tenant_storage_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst());
       if (!row) return builtin;
       let bucket: ObjectStore;
@@ -91,6 +110,8 @@ export function createStorage(deps: StorageDeps) {
     close() {
       for (const { store } of cache.values()) store.destroy();
       cache.clear();
+      for (const store of platformStores.values()) store.destroy();
+      platformStores.clear();
     },
   };
 

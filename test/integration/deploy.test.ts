@@ -80,7 +80,7 @@ describe('deploy/compose.yaml', () => {
   const s = compose.services;
 
   it('runs PostgreSQL, an S3-compatible store, a migration, two replicas behind a proxy, and one worker', () => {
-    expect(Object.keys(s).sort()).toEqual(['migrate', 'minio', 'postgres', 'proxy', 'rampart-1', 'rampart-2', 'worker']);
+    expect(Object.keys(s).sort()).toEqual(['migrate', 'minio', 'minio-setup', 'postgres', 'proxy', 'rampart-1', 'rampart-2', 'worker']);
     for (const r of ['rampart-1', 'rampart-2']) expect(s[r]!.depends_on).toMatchObject({ migrate: { condition: 'service_completed_successfully' } });
     expect(s.migrate!.command).toEqual(['node', 'src/db/migrate-cli.ts']);
     expect((s.worker!.command as string[])[0]).toContain('rampart-worker.mjs run');
@@ -93,7 +93,7 @@ describe('deploy/compose.yaml', () => {
     const env = s['rampart-1']!.environment as Record<string, string>;
     expect(s['rampart-2']!.environment).toEqual(env);
     for (const k of Object.keys(env)) expect(knownVars.has(k), k).toBe(true);
-    for (const k of ['DATABASE_URL', 'APP_ENCRYPTION_KEY', 'AUTH_SECRET']) expect(env[k], k).toBeTruthy();
+    for (const k of ['DATABASE_URL', 'APP_ENCRYPTION_KEY', 'AUTH_SECRET', 'STORAGE_S3_ENDPOINT', 'STORAGE_S3_BUCKET']) expect(env[k], k).toBeTruthy();
     const example = read('deploy/.env.example');
     const required = [...read('deploy/compose.yaml').matchAll(/\$\{([A-Z_]+):\?/g)].map((m) => m[1]!);
     for (const k of new Set(required)) expect(example, k).toMatch(new RegExp(`^${k}=`, 'm'));
