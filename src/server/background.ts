@@ -1,11 +1,13 @@
-// Periodic work every replica runs: domain-proof re-checks, due scan schedules, expired worker
-// leases, orphaned uploads and remembered worker nonces. All are safe with many replicas (re-checks are idempotent; the tick
+// Periodic work every replica runs: the report ingestion runner, domain-proof re-checks, due scan
+// schedules, expired worker leases, orphaned uploads and remembered worker nonces. All are safe with many replicas (re-checks are idempotent; the tick
 // claims each due schedule exactly once; the reapers take rows with SKIP LOCKED).
 import type { Logger } from 'pino';
 import type { Config } from '../lib/config.ts';
 import type { App } from './app.ts';
 
 export function startBackgroundJobs(app: App, config: Pick<Config, 'SCHEDULE_TICK_SECONDS'>, log: Pick<Logger, 'error'>): () => void {
+  // Queued reports (worker uploads and imports) are read by whichever replica claims them first.
+  app.services.ingestion.start();
   // Domain proofs are re-checked daily; this looks for due ones every 15 minutes.
   const recheck = setInterval(() => void app.services.assets.recheckDue().catch((err: unknown) => log.error({ err }, 'asset re-check failed')), 15 * 60_000);
   recheck.unref();
@@ -24,6 +26,8 @@ export function startBackgroundJobs(app: App, config: Pick<Config, 'SCHEDULE_TIC
   }, 10 * 60_000);
   orphans.unref();
   return () => {
+    // main.ts awaits the runner's stop itself (a report being read is given back first).
+    void app.services.ingestion.stop();
     clearInterval(leases);
     clearInterval(orphans);
     clearInterval(recheck);

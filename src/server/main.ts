@@ -72,6 +72,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     force.unref();
     try {
       // Before the server closes: the embedded worker's agents release their leases over HTTP.
+      // A report being read is given back at its next batch (another replica or the next start takes it).
+      await app.services.ingestion.stop().catch((err: unknown) => log.error({ err }, 'stopping the ingestion runner failed'));
       // Scans get 5 s to finish, within the 10 s shutdown budget.
       await app.services.hostedWorkers.stop(5_000).catch((err: unknown) => log.error({ err }, 'stopping the embedded hosted workers failed'));
       await app.close();

@@ -31,6 +31,8 @@ describeBrowser('import results in the browser', () => {
     await page.getByLabel('Tenant name', { exact: true }).fill('Import Co');
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.url()).toMatch(/\/assets$/);
+    // The list must have loaded (its empty state is shown) before the page's buttons work.
+    await page.getByText('No assets yet').waitFor();
     await page.getByRole('button', { name: 'Add asset', exact: true }).click();
     const add = page.getByRole('dialog', { name: 'Add asset' });
     await add.getByLabel('Kind', { exact: true }).selectOption({ label: 'Host' });
