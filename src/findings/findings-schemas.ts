@@ -121,14 +121,19 @@ export const normalizedFindingObjectSchema = z
  * PostgreSQL text and jsonb cannot hold U+0000, and scanners quote raw answers (a binary body in
  * a template match, a banner): a NUL would fail the whole ingest, so it becomes U+FFFD here.
  */
-function withoutNul(v: unknown, depth = 0): unknown {
-  if (typeof v === 'string') return v.includes('\u0000') ? v.replaceAll('\u0000', '\uFFFD') : v;
-  if (depth > 8 || v === null || typeof v !== 'object') return v;
-  if (Array.isArray(v)) return v.map((x) => withoutNul(x, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = withoutNul(x, depth + 1);
-  return out;
+function hasNul(v: unknown, depth = 0): boolean {
+  if (typeof v === 'string') return v.includes('\u0000');
+  if (depth > 8 || v === null || typeof v !== 'object') return false;
+  return Array.isArray(v) ? v.some((x) => hasNul(x, depth + 1)) : Object.values(v).some((x) => hasNul(x, depth + 1));
 }
+function replaceNul(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return v.replaceAll('\u0000', '\uFFFD');
+  if (depth > 8 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => replaceNul(x, depth + 1));
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, replaceNul(x, depth + 1)]));
+}
+// Ingestion parses every finding through here: copy only the rare finding that holds a NUL.
+const withoutNul = (v: unknown): unknown => (hasNul(v) ? replaceNul(v) : v);
 
 /** One finding as a scanner reports it, before fingerprinting. */
 export const normalizedFindingSchema = z.preprocess((v) => withoutNul(v), normalizedFindingObjectSchema);

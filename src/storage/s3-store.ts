@@ -39,6 +39,8 @@ export interface S3StoreOptions {
   connectionTimeoutMs?: number;
   requestTimeoutMs?: number;
   maxAttempts?: number;
+  /** A client to share (createS3Client); the store then leaves closing it to the caller. */
+  client?: S3Client;
 }
 
 export interface S3ObjectStore extends ObjectStore {
@@ -53,9 +55,9 @@ export const DEFAULT_PART_SIZE = 8 * MIB;
 /** Presigned URLs live at most 15 minutes (DESIGN §5.3). */
 export const MAX_PRESIGN_SECONDS = 15 * 60;
 
-export function createS3Store(s: S3Settings, opts: S3StoreOptions = {}): S3ObjectStore {
-  const partSize = Math.max(5 * MIB, opts.partSize ?? DEFAULT_PART_SIZE);
-  const client = new S3Client({
+/** One client for a bucket's endpoint and keys; several stores (prefixes) may share it. */
+export function createS3Client(s: S3Settings, opts: S3StoreOptions = {}): S3Client {
+  return new S3Client({
     endpoint: s.endpoint,
     region: s.region,
     forcePathStyle: s.pathStyle,
@@ -65,6 +67,11 @@ export function createS3Store(s: S3Settings, opts: S3StoreOptions = {}): S3Objec
     maxAttempts: opts.maxAttempts ?? 3,
     requestHandler: { connectionTimeout: opts.connectionTimeoutMs ?? 5_000, requestTimeout: opts.requestTimeoutMs ?? 60_000 },
   });
+}
+
+export function createS3Store(s: S3Settings, opts: S3StoreOptions = {}): S3ObjectStore {
+  const partSize = Math.max(5 * MIB, opts.partSize ?? DEFAULT_PART_SIZE);
+  const client = opts.client ?? createS3Client(s, opts);
   const Bucket = s.bucket;
   const keyOf = (key: string) => {
     assertObjectKey(key);
@@ -187,7 +194,8 @@ export function createS3Store(s: S3Settings, opts: S3StoreOptions = {}): S3Objec
     },
 
     destroy() {
-      client.destroy();
+      // A shared client belongs to whoever passed it in.
+      if (!opts.client) client.destroy();
     },
   };
 }

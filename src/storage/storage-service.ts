@@ -12,7 +12,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { SecretBox } from '../lib/crypto.ts';
 import { AppError, appError } from '../lib/errors.ts';
 import { createBuiltinStore, tenantScope } from './builtin-store.ts';
-import { createS3Store, type S3ObjectStore, type S3Settings, type S3StoreOptions } from './s3-store.ts';
+import { createS3Client, createS3Store, type S3ObjectStore, type S3Settings, type S3StoreOptions } from './s3-store.ts';
 import type { S3SettingsBody, StorageSettingsDto, storageTestBodySchema } from './storage-schemas.ts';
 import type { ObjectStore, StorageService } from './storage-types.ts';
 import type { z } from 'zod';
@@ -54,16 +54,12 @@ export function createStorage(deps: StorageDeps) {
   const root = resolve(deps.dataDir, 'storage');
   // Built-in storage: DATA_DIR/storage, or one client on the platform bucket per scope (a tenant's
   // objects under <prefix>/tenants/<id>, the platform's under <prefix>/platform).
-  const platformStores = new Map<string, S3ObjectStore>();
+  // One client (one socket pool) for the platform bucket; a store per scope is only a key prefix.
+  const platformClient = deps.platformS3 ? createS3Client(deps.platformS3, deps.s3Options) : null;
   const builtinStore = (scope: string): ObjectStore => {
     const s3 = deps.platformS3;
-    if (!s3) return createBuiltinStore(root, scope);
-    let store = platformStores.get(scope);
-    if (!store) {
-      store = createS3Store({ ...s3, prefix: s3.prefix ? `${s3.prefix}/${scope}` : scope }, deps.s3Options);
-      platformStores.set(scope, store);
-    }
-    return store;
+    if (!s3 || !platformClient) return createBuiltinStore(root, scope);
+    return createS3Store({ ...s3, prefix: s3.prefix ? `${s3.prefix}/${scope}` : scope }, { ...deps.s3Options, client: platformClient });
   };
   const platform = builtinStore('platform');
   const cache = new Map<string, { stamp: string; store: S3ObjectStore }>();
@@ -110,8 +106,7 @@ export function createStorage(deps: StorageDeps) {
     close() {
       for (const { store } of cache.values()) store.destroy();
       cache.clear();
-      for (const store of platformStores.values()) store.destroy();
-      platformStores.clear();
+      platformClient?.destroy();
     },
   };
 
