@@ -489,6 +489,8 @@ export interface ReportIngestionsTable {
   upload_id: string | null;
   source: 'worker' | 'import';
   storage: 'builtin' | 's3';
+  /** Host and directory of the replica-local built-in storage holding the report; null when shared. */
+  storage_node: ColumnType<string | null, string | null | undefined, string | null>;
   object_key: string;
   /** bigint: read as a string by node-postgres, a number by PGlite; use Number(). */
   size: ColumnType<string | number, number, number>;

@@ -69,6 +69,10 @@ const schema = z
       .string()
       .refine((v) => Buffer.from(v, 'base64').length === 32, '32 bytes, base64-encoded')
       .optional(),
+    // Keys being rotated out: still accepted when opening stored secrets, never used to seal.
+    APP_ENCRYPTION_KEY_PREVIOUS: csv
+      .refine((list) => list.every((v) => Buffer.from(v, 'base64').length === 32), 'comma-separated 32-byte keys, base64-encoded')
+      .default([]),
     AUTH_SECRET: z.string().min(32, 'at least 32 characters').optional(),
     LLM_BASE_URL: z.url().optional(),
     LLM_API_KEY: optionalSecret,
@@ -90,6 +94,8 @@ const schema = z
     WORKER_LEGACY_REPORT_MAX_BYTES: z.coerce.number().int().min(1024).max(1024 ** 3).default(64 * 1024 ** 2),
     /** Lease attempts of a scan before an expired or failing lease fails it. */
     WORKER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+    WORKER_LEASE_SECONDS: z.coerce.number().int().min(10).max(3600).default(90),
+    INGEST_LOCK_SECONDS: z.coerce.number().int().min(10).max(3600).default(60),
     /** Platform object storage in an S3-compatible bucket instead of DATA_DIR (several replicas). */
     STORAGE_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
     STORAGE_S3_BUCKET: z.string().trim().min(3).max(63).optional(),

@@ -16,14 +16,22 @@ export function safeEqual(a: string, b: string): boolean {
 /**
  * AES-256-GCM for secrets stored at rest (tenant S3 keys, webhook secrets).
  * Format: v1.<iv b64url>.<tag b64url>.<ciphertext b64url>
+ * Sealing always uses the current key; opening tries the current key, then the previous keys
+ * (APP_ENCRYPTION_KEY_PREVIOUS), so a key can be rotated without downtime and the stored values
+ * re-sealed afterwards (src/ops/reseal.ts).
  */
 export interface SecretBox {
   seal(plaintext: string): string;
   open(sealed: string): string;
 }
 
-export function createSecretBox(key: Buffer): SecretBox {
-  if (key.length !== 32) throw new Error('encryption key must be 32 bytes');
+export function createSecretBox(key: Buffer, previousKeys: readonly Buffer[] = []): SecretBox {
+  for (const k of [key, ...previousKeys]) if (k.length !== 32) throw new Error('encryption key must be 32 bytes');
+  const openWith = (k: Buffer, iv: string, tag: string, ct: string): string => {
+    const decipher = createDecipheriv('aes-256-gcm', k, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+  };
   return {
     seal(plaintext) {
       const iv = randomBytes(12);
@@ -34,9 +42,19 @@ export function createSecretBox(key: Buffer): SecretBox {
     open(sealed) {
       const [v, iv, tag, ct] = sealed.split('.');
       if (v !== 'v1' || !iv || !tag || ct === undefined) throw new Error('unrecognised sealed secret');
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+      try {
+        return openWith(key, iv, tag, ct);
+      } catch (err) {
+        // GCM authentication fails under the wrong key: try the keys being rotated out.
+        for (const k of previousKeys) {
+          try {
+            return openWith(k, iv, tag, ct);
+          } catch {
+            /* next key */
+          }
+        }
+        throw err;
+      }
     },
   };
 }

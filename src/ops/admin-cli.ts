@@ -4,6 +4,8 @@
 //                                                           a one-time link to set the password
 //   grant  --email E --role staff|super_admin
 //   revoke --email E
+//   reseal-secrets                                          re-seal every stored secret under the
+//                                                           current APP_ENCRYPTION_KEY (key rotation)
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { createAuditService } from '../audit/index.ts';
@@ -13,13 +15,16 @@ import { openDatabase, type Database } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
 import { withService } from '../db/tenant.ts';
 import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
+import { createSecretBox, type SecretBox } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
 import { resolveSecrets } from '../server/main.ts';
 import { createStaffService, emailDomainApproved } from '../staff/index.ts';
+import { resealSecrets } from './reseal.ts';
 
 const USAGE = `usage: npm run admin -- create --email E --role staff|super_admin [--name N]
        npm run admin -- grant  --email E --role staff|super_admin
-       npm run admin -- revoke --email E`;
+       npm run admin -- revoke --email E
+       npm run admin -- reseal-secrets`;
 
 export interface AdminIo {
   out(line: string): void;
@@ -34,8 +39,23 @@ const argsSchema = z.object({
 });
 
 /** Runs one admin command against an open, migrated database. Returns the process exit code. */
-export async function runAdmin(argv: string[], deps: { config: Config; database: Database; authSecret: string; io: AdminIo }): Promise<number> {
+export async function runAdmin(argv: string[], deps: { config: Config; database: Database; authSecret: string; secretBox?: SecretBox; io: AdminIo }): Promise<number> {
   const { config, database, io } = deps;
+  if (argv[0] === 'reseal-secrets') {
+    if (argv.length > 1 || !deps.secretBox) {
+      io.err(USAGE);
+      return 64;
+    }
+    const results = await resealSecrets(database.db, deps.secretBox);
+    for (const r of results) io.out(`${r.table}: ${r.resealed} of ${r.rows} rows re-sealed${r.unreadable ? `, ${r.unreadable} unreadable with the configured keys` : ''}`);
+    const unreadable = results.reduce((n, r) => n + r.unreadable, 0);
+    if (unreadable) {
+      io.err(`${unreadable} rows could not be opened with APP_ENCRYPTION_KEY or APP_ENCRYPTION_KEY_PREVIOUS: add the key they were sealed with to APP_ENCRYPTION_KEY_PREVIOUS and run again`);
+      return 1;
+    }
+    io.out('every stored secret is sealed under the current APP_ENCRYPTION_KEY; APP_ENCRYPTION_KEY_PREVIOUS can be removed');
+    return 0;
+  }
   let parsed;
   try {
     const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { email: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' } } });
@@ -137,7 +157,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   try {
     await migrate(database);
-    process.exitCode = await runAdmin(process.argv.slice(2), { config, database, authSecret: secrets.authSecret, io });
+    const secretBox = createSecretBox(Buffer.from(secrets.encryptionKey, 'base64'), secrets.previousEncryptionKeys);
+    process.exitCode = await runAdmin(process.argv.slice(2), { config, database, authSecret: secrets.authSecret, secretBox, io });
   } finally {
     await database.close();
   }

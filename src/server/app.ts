@@ -2,7 +2,8 @@
 // Tests call buildApp() and use app.inject(); main.ts listens.
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
@@ -65,6 +66,8 @@ export interface AppDeps {
   authSecret: string;
   /** 32-byte key for secrets stored at rest (APP_ENCRYPTION_KEY or the generated one). */
   encryptionKey: Buffer;
+  /** Keys being rotated out (APP_ENCRYPTION_KEY_PREVIOUS): open stored secrets, never seal. */
+  previousEncryptionKeys?: Buffer[];
   logger?: FastifyServerOptions['logger'];
   /** An existing pino logger (main.ts shares one with start-up code). */
   loggerInstance?: FastifyBaseLogger;
@@ -275,7 +278,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   if (deps.webDir && spaIndex) await registerWebApp(app, deps.webDir);
 
-  const secretBox = createSecretBox(deps.encryptionKey);
+  const secretBox = createSecretBox(deps.encryptionKey, deps.previousEncryptionKeys);
   const { storage, settings: storageSettings } = createStorage({
     db: database.db,
     dataDir: config.DATA_DIR,
@@ -315,13 +318,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const workerEnrollments = createEnrollmentService({ db: database.db, audit, clock });
   const workerAuth = createWorkerAuth({ db: database.db, secretBox, clock });
   registerWorkersRoutes(app, { guards, enrollments: workerEnrollments, webhooks: createWebhookService({ db: database.db, secretBox, audit, clock }), workerAuth, clock });
-  const leases = createLeaseService({ db: database.db, clock, recheckForLease: (assetId) => assets.recheckForLease(assetId), maxAttempts: config.WORKER_MAX_ATTEMPTS });
-  const ingestion = createIngestionService({ db: database.db, storage, findings: createBatchedFindingsIngest({ db: database.db, reporter: mesh.reporter, clock }), clock, log: app.log, writers: database.kind === 'postgres' ? 2 : 1 });
+  const leases = createLeaseService({ db: database.db, clock, recheckForLease: (assetId) => assets.recheckForLease(assetId), maxAttempts: config.WORKER_MAX_ATTEMPTS, leaseSeconds: config.WORKER_LEASE_SECONDS });
+  const ingestion = createIngestionService({ db: database.db, storage, findings: createBatchedFindingsIngest({ db: database.db, reporter: mesh.reporter, clock }), clock, log: app.log, writers: database.kind === 'postgres' ? 2 : 1, lockSeconds: config.INGEST_LOCK_SECONDS, builtinNode: config.STORAGE_S3_ENDPOINT ? null : `${hostname()}:${resolve(config.DATA_DIR)}` });
   // Stop the runner before the database closes: a running job is given back at its next batch.
   app.addHook('onClose', async () => ingestion.stop());
   const imports = createImportsService({ db: database.db, storage, ingestion, audit, clock, reportMaxBytes: config.REPORT_MAX_BYTES });
   await registerIngestionRoutes(app, { guards, imports, reportMaxBytes: config.REPORT_MAX_BYTES });
-  const uploads = createUploadService({ db: database.db, clock, storage, leases, ingestion, encryptionKey: deps.encryptionKey, publicBaseUrl: config.PUBLIC_BASE_URL, reportMaxBytes: config.REPORT_MAX_BYTES });
+  const uploads = createUploadService({ db: database.db, clock, storage, leases, ingestion, encryptionKey: deps.encryptionKey, ...(deps.previousEncryptionKeys ? { previousEncryptionKeys: deps.previousEncryptionKeys } : {}), publicBaseUrl: config.PUBLIC_BASE_URL, reportMaxBytes: config.REPORT_MAX_BYTES });
   const archives = createArchiveService({ db: database.db, storage, leases });
   registerLeaseRoutes(app, { workerAuth, leases, uploads, archives, enrollments: workerEnrollments, clock, legacyReportMaxBytes: config.WORKER_LEGACY_REPORT_MAX_BYTES });
   const hostedWorkers = createHostedWorkers({ db: database.db, secretBox, enrollments: workerEnrollments, audit, clock, log: app.log, concurrency: config.EMBEDDED_WORKER_CONCURRENCY, ...(config.OSV_DB_PATH ? { osvDbPath: config.OSV_DB_PATH } : {}) });

@@ -15,6 +15,8 @@ import { selfUrl } from '../workers/index.ts';
 export interface RuntimeSecrets {
   authSecret: string;
   encryptionKey: string;
+  /** APP_ENCRYPTION_KEY_PREVIOUS: keys being rotated out, for opening stored secrets only. */
+  previousEncryptionKeys: Buffer[];
 }
 
 /** AUTH_SECRET / APP_ENCRYPTION_KEY from the environment, else generated once into DATA_DIR. */
@@ -27,6 +29,7 @@ export function resolveSecrets(config: Config, log: Pick<pino.Logger, 'warn'>): 
   return {
     authSecret: config.AUTH_SECRET ?? fromFile('auth-secret', 'AUTH_SECRET'),
     encryptionKey: config.APP_ENCRYPTION_KEY ?? fromFile('encryption-key', 'APP_ENCRYPTION_KEY'),
+    previousEncryptionKeys: config.APP_ENCRYPTION_KEY_PREVIOUS.map((k) => Buffer.from(k, 'base64')),
   };
 }
 
@@ -56,7 +59,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   if (config.SMTP_URL) mailer = createSmtpMailer(config.SMTP_URL, config.MAIL_FROM);
   else mailer = createLogMailer(log);
 
-  const app = await buildApp({ config, database, mailer, authSecret: secrets.authSecret, encryptionKey: Buffer.from(secrets.encryptionKey, 'base64'), loggerInstance: log, webDir: resolve('dist/web') });
+  const app = await buildApp({ config, database, mailer, authSecret: secrets.authSecret, encryptionKey: Buffer.from(secrets.encryptionKey, 'base64'), previousEncryptionKeys: secrets.previousEncryptionKeys, loggerInstance: log, webDir: resolve('dist/web') });
 
   let closing = false;
   const stopBackground = startBackgroundJobs(app, config, log);

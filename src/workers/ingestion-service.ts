@@ -51,6 +51,12 @@ export interface IngestionServiceDeps {
   instanceId?: string;
   /** How long a claim holds without renewal; renewed with every progress write. */
   lockSeconds?: number;
+  /**
+   * Identity of this replica's built-in storage when it is a local directory (host and path);
+   * null when built-in storage is shared object storage. A report kept on one replica's disk is
+   * ingested only by a replica that sees that disk, instead of failing as "missing" elsewhere.
+   */
+  builtinNode?: string | null;
   /** How often an idle replica looks for jobs queued elsewhere. */
   pollMs?: number;
   /** Findings per batch transaction. */
@@ -66,6 +72,7 @@ export interface IngestionServiceDeps {
 
 export const DEFAULT_INGEST_BATCH = 2_000;
 const RETRY_BACKOFF_SECONDS = 5;
+const ORPHANED_REPORT_SECONDS = 600;
 
 /** The claim was taken over (our lock ran out): stop without writing anything. */
 class LostClaim extends Error {}
@@ -76,6 +83,7 @@ export function createIngestionService(deps: IngestionServiceDeps) {
   const { db, storage, findings, clock, log } = deps;
   const me = deps.instanceId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const lockSeconds = deps.lockSeconds ?? 60;
+  const builtinNode = deps.builtinNode ?? null;
   const pollMs = deps.pollMs ?? 3_000;
   const writers = Math.max(1, deps.writers ?? 1);
   // Findings held in memory are about (writers + 1) batches: more writers, smaller batches, so a
@@ -111,6 +119,7 @@ export function createIngestionService(deps: IngestionServiceDeps) {
           upload_id: input.uploadId,
           source: input.source,
           storage: input.storage,
+          storage_node: input.storage === 'builtin' ? builtinNode : null,
           object_key: input.objectKey,
           size: input.size,
           sha256: input.sha256.toLowerCase(),
@@ -157,6 +166,9 @@ export function createIngestionService(deps: IngestionServiceDeps) {
    */
   async function claim(): Promise<IngestionRow | null> {
     const now = clock.now();
+    // A replica-local report nobody has claimed for this long (its replica is gone or moved) is
+    // claimed anywhere, where it fails as missing instead of waiting forever.
+    const orphanedBefore = new Date(now.getTime() - ORPHANED_REPORT_SECONDS * 1000);
     const { rows } = await withService(db, async (tx) => {
       await sql`select pg_advisory_xact_lock(hashtextextended('rampart.ingestion-claim', 0))`.execute(tx);
       return sql<IngestionRow>`
@@ -166,6 +178,7 @@ export function createIngestionService(deps: IngestionServiceDeps) {
           select r.id from report_ingestions r join scans s on s.id = r.scan_id
           where ((r.status = 'queued' and (r.locked_until is null or r.locked_until <= ${now}))
               or (r.status = 'running' and r.locked_until < ${now} and r.attempts < ${maxAttempts}))
+            and (r.storage_node is null or r.storage_node = ${builtinNode ?? ''} or r.created_at < ${orphanedBefore})
             and not exists (
               select 1 from report_ingestions o join scans os on os.id = o.scan_id
                where o.status = 'running' and o.locked_until >= ${now} and o.id <> r.id

@@ -11,7 +11,7 @@
 // - An asset whose ownership proof is older than an hour is re-checked by DNS outside the
 //   transaction before its scan may be leased; a lapsed or missing proof fails the scan.
 // - Every worker write names the lease token (fencing): a write with a stale token changes
-//   nothing. Leases last LEASE_SECONDS and are extended by heartbeats and progress; any replica
+//   nothing. Leases last WORKER_LEASE_SECONDS (LEASE_SECONDS by default) and are extended by heartbeats and progress; any replica
 //   re-queues an expired lease (the attempt counts) and fails the scan after maxAttempts.
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -25,6 +25,8 @@ import { templatesForLease } from '../templates/index.ts';
 
 export const LEASE_SECONDS = 90;
 export const HEARTBEAT_SECONDS = 30;
+/** Heartbeats come at least three times per lease, so one lost heartbeat never expires a lease. */
+export const heartbeatSecondsFor = (leaseSeconds: number): number => Math.max(1, Math.min(HEARTBEAT_SECONDS, Math.floor(leaseSeconds / 3)));
 export const MAX_WAIT_SECONDS = 25;
 /** How old a proof may be before a lease re-checks it by DNS (also in the assets module). */
 export const PROOF_FRESH_MS = 60 * 60 * 1000;
@@ -58,6 +60,8 @@ export interface LeaseServiceDeps {
   /** The assets module's DNS re-check of a stale proof. */
   recheckForLease(assetId: string): Promise<unknown>;
   maxAttempts: number;
+  /** How long a lease lasts without a heartbeat (WORKER_LEASE_SECONDS; default LEASE_SECONDS). */
+  leaseSeconds?: number;
   /** Poll interval of a waiting lease (ms); a local wake-up answers sooner. */
   pollMs?: number;
 }
@@ -80,7 +84,6 @@ interface LeaseRow {
 }
 
 /** Lease times are the database's clock, one clock for every replica (and for tests' data). */
-const LEASE_EXPIRY = sql<Date>`now() + make_interval(secs => ${LEASE_SECONDS})`;
 const iso = (d: Date | string) => new Date(d).toISOString();
 const strings = (v: unknown): string[] | undefined => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : undefined);
 
@@ -98,6 +101,9 @@ async function templateOptions(db: Kysely<DB>, tenantId: string, options: Record
 
 export function createLeaseService(deps: LeaseServiceDeps) {
   const { db, clock, maxAttempts } = deps;
+  const leaseSeconds = deps.leaseSeconds ?? LEASE_SECONDS;
+  const heartbeatSeconds = heartbeatSecondsFor(leaseSeconds);
+  const LEASE_EXPIRY = sql<Date>`now() + make_interval(secs => ${leaseSeconds})`;
   const pollMs = deps.pollMs ?? 1000;
   // Wakes waiting lease requests on this replica when work may have appeared here (a release, a
   // re-queue). Other replicas' work is found by polling.
@@ -123,7 +129,7 @@ export function createLeaseService(deps: LeaseServiceDeps) {
     const token = randomUUID();
     const { rows } = await asService(db, (q) =>
       sql<LeaseRow>`
-        select * from lease_scan(${w.tenantId}::uuid, ${w.workerId}::uuid, ${kinds as string[]}::text[], ${token}::uuid, ${LEASE_SECONDS}::int, ${day}::date,
+        select * from lease_scan(${w.tenantId}::uuid, ${w.workerId}::uuid, ${kinds as string[]}::text[], ${token}::uuid, ${leaseSeconds}::int, ${day}::date,
           ${new Date(now.getTime() - PROOF_FRESH_MS)}::timestamptz, ${KIND_FITS_JSON}::jsonb, ${DEFAULT_DAILY_SCAN_QUOTA}::int,
           ${DEFAULT_PER_ASSET_CONCURRENT_SCANS}::int)`.execute(q),
     );
@@ -143,8 +149,8 @@ export function createLeaseService(deps: LeaseServiceDeps) {
         scanId: l.scan_id,
         leaseToken: token,
         leaseExpiresAt: iso(l.lease_expires_at!),
-        leaseSeconds: LEASE_SECONDS,
-        heartbeatSeconds: HEARTBEAT_SECONDS,
+        leaseSeconds,
+        heartbeatSeconds,
         attempt: l.attempts!,
         maxAttempts,
         kind: l.kind as ScanKind,

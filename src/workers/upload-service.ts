@@ -64,6 +64,8 @@ export interface UploadServiceDeps {
   ingestion: IngestionQueue;
   /** Derives the URL-signing key (APP_ENCRYPTION_KEY). */
   encryptionKey: Buffer;
+  /** APP_ENCRYPTION_KEY_PREVIOUS: URLs signed before a key rotation still verify. */
+  previousEncryptionKeys?: readonly Buffer[];
   publicBaseUrl: string;
   reportMaxBytes: number;
 }
@@ -72,8 +74,13 @@ const objectKeyOf = (scanId: string, uploadId: string) => `reports/${scanId}/${u
 
 export function createUploadService(deps: UploadServiceDeps) {
   const { db, clock, storage, leases } = deps;
-  const urlKey = Buffer.from(hkdfSync('sha256', deps.encryptionKey, Buffer.alloc(0), 'rampart worker upload url v1', 32));
-  const urlSignature = (uploadId: string, expires: number) => createHmac('sha256', urlKey).update(`PUT\n${uploadId}\n${expires}`).digest('hex');
+  const urlKeyOf = (k: Buffer) => Buffer.from(hkdfSync('sha256', k, Buffer.alloc(0), 'rampart worker upload url v1', 32));
+  const urlKey = urlKeyOf(deps.encryptionKey);
+  const previousUrlKeys = (deps.previousEncryptionKeys ?? []).map(urlKeyOf);
+  const urlSignatureWith = (k: Buffer, uploadId: string, expires: number) => createHmac('sha256', k).update(`PUT\n${uploadId}\n${expires}`).digest('hex');
+  const urlSignature = (uploadId: string, expires: number) => urlSignatureWith(urlKey, uploadId, expires);
+  const urlSignatureValid = (uploadId: string, expires: number, signature: string) =>
+    [urlKey, ...previousUrlKeys].some((k) => safeEqual(urlSignatureWith(k, uploadId, expires), signature));
 
   // Where an upload's bytes are: the tenant's part of built-in storage, or its bucket (forTenant,
   // whose reads fall back to built-in storage if the bucket was switched off meanwhile).
@@ -197,7 +204,7 @@ export function createUploadService(deps: UploadServiceDeps) {
     /** The built-in storage PUT: signature and expiry from the URL, bytes streamed with limits. */
     async put(input: { uploadId: string; expires: number; signature: string; contentLength: number | null; body: Readable }): Promise<{ uploadId: string; size: number; sha256: string }> {
       const nowSec = Math.floor(clock.now().getTime() / 1000);
-      if (!safeEqual(urlSignature(input.uploadId, input.expires), input.signature.toLowerCase())) throw appError('upload_url_invalid', 'This upload URL is not valid; ask for a new one with report/init.');
+      if (!urlSignatureValid(input.uploadId, input.expires, input.signature.toLowerCase())) throw appError('upload_url_invalid', 'This upload URL is not valid; ask for a new one with report/init.');
       if (input.expires < nowSec) throw appError('upload_url_expired', 'This upload URL has expired; ask for a new one with report/init.');
       const row = await withService(db, (tx) => tx.selectFrom('report_uploads').select(['tenant_id', 'object_key', 'size', 'sha256', 'status', 'storage']).where('id', '=', input.uploadId).executeTakeFirst());
       if (!row || row.storage !== 'builtin') throw appError('upload_not_found', 'No such pending upload.');

@@ -2,6 +2,8 @@
 // succeeds; a corrupt report fails the job and the scan with the parser's message; a job whose
 // replica died (lock expired) is taken over, one still locked is not, and one out of attempts fails.
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -157,6 +159,21 @@ describe('ingestion runner', () => {
     await withService(t.database.db, (tx) => tx.updateTable('report_ingestions').set({ status: 'succeeded', locked_by: null, locked_until: null }).where('id', '=', busy.ingestionId).execute());
     await t.app.services.ingestion.drain();
     expect((await job(sameAsset.ingestionId)).status).toBe('succeeded');
+  });
+
+  it("leaves a report on another replica's disk to that replica until it is orphaned", async () => {
+    const mine = await uploaded(nuclei);
+    // Built-in storage here is this app's DATA_DIR: the job names it.
+    expect((await job(mine.ingestionId)).storage_node).toBe(`${hostname()}:${resolve(t.config.DATA_DIR)}`);
+    const elsewhere = await uploaded(nuclei);
+    await withService(t.database.db, (tx) => tx.updateTable('report_ingestions').set({ storage_node: 'other-host:/srv/rampart' }).where('id', '=', elsewhere.ingestionId).execute());
+    await t.app.services.ingestion.drain();
+    expect((await job(mine.ingestionId)).status).toBe('succeeded');
+    expect((await job(elsewhere.ingestionId)).status).toBe('queued');
+    // Nobody claimed it for over ten minutes: any replica takes it (here the object happens to exist).
+    await withService(t.database.db, (tx) => sql`update report_ingestions set created_at = now() - interval '11 minutes' where id = ${elsewhere.ingestionId}`.execute(tx));
+    await t.app.services.ingestion.drain();
+    expect((await job(elsewhere.ingestionId)).status).toBe('succeeded');
   });
 
   it('fails a job whose replica died on every attempt', async () => {
