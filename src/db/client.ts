@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect, type DatabaseConnection, type Driver } from 'kysely';
 import pg from 'pg';
 import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
+import { ThreadedPGlite } from './pglite-thread.ts';
 import type { DB } from './schema.ts';
 import { registerServiceDb } from './tenant.ts';
 
@@ -12,8 +13,8 @@ export type DbKind = 'pglite' | 'postgres';
 export interface Database {
   readonly db: Kysely<DB>;
   readonly kind: DbKind;
-  /** The raw embedded instance (migrations need its multi-statement exec). */
-  readonly pglite?: PGliteInstance;
+  /** The embedded instance, on its own thread (migrations need its multi-statement exec). */
+  readonly pglite?: ThreadedPGlite;
   close(): Promise<void>;
 }
 
@@ -154,15 +155,12 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   const dir = resolve(opts.dataDir);
   const unlock = lockDataDir(dir);
   try {
-    const { PGlite } = await import('@electric-sql/pglite');
     const pgDir = join(dir, 'pg');
     const fresh = !opts.inMemory && !existsSync(join(pgDir, 'PG_VERSION'));
     const template = fresh ? (opts.pgliteTemplate?.() ?? null) : null;
-    const pglite = await PGlite.create(opts.inMemory ? undefined : pgDir, {
-      parsers: { 20: (v: string) => Number.parseInt(v, 10) },
-      ...(template ? { loadDataDir: template } : {}),
-    });
-    const db = new Kysely<DB>({ dialect: new SerialisedPGliteDialect({ pglite }) });
+    const pglite = await ThreadedPGlite.create(opts.inMemory ? undefined : pgDir, template);
+    // Kysely's driver uses query, transaction, close, ready and closed, which the proxy provides.
+    const db = new Kysely<DB>({ dialect: new SerialisedPGliteDialect({ pglite: pglite as unknown as PGliteInstance }) });
     return {
       db,
       kind: 'pglite',

@@ -52,11 +52,7 @@ export async function migrate(database: Database, migrations = listMigrations())
         if (database.pglite) {
           // PGlite's query() is single-statement; exec() takes the whole script. We hold Kysely's
           // connection mutex here, so nothing else is using the instance.
-          const pglite = database.pglite;
-          await pglite.transaction(async (tx) => {
-            await tx.exec(m.sql);
-            await tx.exec(record);
-          });
+          await database.pglite.execInTransaction([m.sql, record]);
         } else {
           await conn.transaction().execute(async (tx) => {
             await sql.raw(m.sql).execute(tx);

@@ -40,7 +40,7 @@ export async function ensurePgliteTemplate(dir = TEMPLATE_CACHE_DIR): Promise<bo
     const database = await openDatabase({ dataDir: scratch, inMemory: true });
     try {
       await migrate(database);
-      const blob = await database.pglite!.dumpDataDir('gzip');
+      const blob = await database.pglite!.dumpDataDir();
       mkdirSync(dir, { recursive: true });
       const tmp = `${file}.${process.pid}.tmp`;
       writeFileSync(tmp, Buffer.from(await blob.arrayBuffer()));

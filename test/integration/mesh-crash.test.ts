@@ -63,7 +63,7 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
 }
 
 describe('outbox across a crash', () => {
-  it('delivers every event after kill -9 and restart, each executed once', async () => {
+  it('delivers every event after kill -9 and restart, each executed once', { timeout: 180_000 }, async () => {
     const peer = await startPeer(150, 5);
     cleanups.push(() => new Promise<void>((r) => peer.server.close(() => r())));
     const dataDir = mkdtempSync(join(tmpdir(), 'rampart-crash-'));

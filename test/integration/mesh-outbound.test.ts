@@ -103,10 +103,13 @@ describe('issue reporter → outbox → management peer', () => {
     });
     try {
       expect((await app.inject('/boom')).statusCode).toBe(500);
-      await new Promise((r) => setTimeout(r, 100));
-      await app.services.mesh.outbox.deliverDue();
-      const rows = await received('system.error');
-      expect(rows.some((x) => x.title === 'Unhandled error on GET /boom' && (x.detail ?? '').includes('TypeError'))).toBe(true);
+      // The report is written after the answer: deliver until it has arrived (or give up after 10 s).
+      const arrived = async () => (await received('system.error')).some((x) => x.title === 'Unhandled error on GET /boom' && (x.detail ?? '').includes('TypeError'));
+      for (let i = 0; i < 100 && !(await arrived()); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        await app.services.mesh.outbox.deliverDue();
+      }
+      expect(await arrived()).toBe(true);
     } finally {
       await app.close();
       await own.cleanup();
