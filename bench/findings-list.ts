@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort, msUntilHealthy, round, spawnServer, type Server } from './lib.ts';
+import { createBenchDatabase, freePort, msUntilHealthy, round, spawnServer, type Server } from './lib.ts';
 
 const FINDINGS = Number(process.env.BENCH_FINDINGS ?? 100_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -141,13 +141,8 @@ const pct = (xs: number[], p: number) => {
 const stats = (xs: number[]) => ({ requests: xs.length, p50Ms: round(pct(xs, 50), 1), p95Ms: round(pct(xs, 95), 1), p99Ms: round(pct(xs, 99), 1), maxMs: round(Math.max(...xs), 1) });
 
 async function main() {
-  const dbName = `rampart_bench_findings_${process.pid}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
-  await admin.query(`drop database if exists ${dbName}`);
-  await admin.query(`create database ${dbName}`);
-  await admin.end();
-  const databaseUrl = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${dbName}`);
+  const benchDb = await createBenchDatabase(PG_ADMIN_URL, `rampart_bench_findings_${process.pid}`);
+  const databaseUrl = benchDb.url;
   const dataDir = mkdtempSync(join(tmpdir(), 'rampart-bench-findings-'));
   const port = await freePort();
   let server: Server | null = null;
@@ -193,13 +188,7 @@ async function main() {
   } finally {
     await server?.stop();
     rmSync(dataDir, { recursive: true, force: true });
-    if (process.env.BENCH_KEEP_DB) console.error(`bench: kept database ${dbName} for profiling`);
-    else {
-      const cleanup = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await cleanup.connect();
-      await cleanup.query(`drop database if exists ${dbName}`);
-      await cleanup.end();
-    }
+    await benchDb.drop();
   }
 }
 

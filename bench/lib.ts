@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import pg from 'pg';
 
 export const ROOT = join(import.meta.dirname, '..');
 export const MAIN = join(ROOT, 'src/server/main.ts');
@@ -58,3 +59,28 @@ export const median = (xs: number[]): number => {
 };
 
 export const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/**
+ * A fresh PostgreSQL database for one bench run (dropped first if a crashed run left it), and
+ * drop(), which keeps it when BENCH_KEEP_DB is set (for profiling afterwards).
+ */
+export async function createBenchDatabase(adminUrl: string, name: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = async (query: string) => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(query);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`drop database if exists ${name}`);
+  await admin(`create database ${name}`);
+  return {
+    url: adminUrl.replace(/\/[^/]*$/, `/${name}`),
+    async drop() {
+      if (process.env.BENCH_KEEP_DB) console.error(`bench: kept database ${name}`);
+      else await admin(`drop database if exists ${name} with (force)`);
+    },
+  };
+}

@@ -104,9 +104,42 @@ export const ERROR_STATUS = {
   report_format_unknown: 422,
   report_format_mismatch: 422,
   import_not_found: 404,
+  // language-model helpers (src/llm)
+  llm_busy: 503,
+  llm_credits_exhausted: 503,
+  llm_timeout: 504,
+  llm_unavailable: 502,
+  llm_bad_response: 502,
+  llm_file_missing: 400,
+  llm_too_many_files: 413,
+  llm_files_too_large: 413,
+  llm_word_document: 415,
+  llm_file_type_not_supported: 415,
+  llm_result_file_unreadable: 422,
+  llm_explanation_not_found: 404,
+  llm_cancelled: 499,
+  llm_device_check_no_results: 422,
+  llm_device_output_unreadable: 422,
+  // CMMC Level 1 (src/cmmc)
+  cmmc_profile_not_found: 404,
+  cmmc_device_token_invalid: 401,
+  cmmc_verify_rate_limited: 429,
+  cmmc_signing_unavailable: 503,
+  cmmc_item_not_found: 404,
+  cmmc_evidence_not_found: 404,
+  cmmc_policy_not_found: 404,
+  cmmc_policy_not_draft: 409,
+  cmmc_not_all_met: 409,
+  cmmc_confirmation_not_found: 404,
+  cmmc_handoff_invalid: 404,
+  cmmc_handoff_used: 410,
+  cmmc_handoff_expired: 410,
   // cron hooks and relay
   Unauthorized: 401,
   management_peer_not_configured: 503,
+  // staff mesh tools
+  mesh_peer_not_found: 404,
+  mesh_ask_answer_not_found: 404,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

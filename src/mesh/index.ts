@@ -111,8 +111,8 @@ export function createMesh(app: FastifyInstance, deps: { config: Config; db: Kys
   };
 }
 
-export { createPeerRegistry } from './mesh-peers.ts';
-export type { Peer } from './mesh-peers.ts';
+export { createPeerRegistry, describePeer } from './mesh-peers.ts';
+export type { Peer, PeerView } from './mesh-peers.ts';
 export type { MeshClient, MeshCallResult } from './mesh-client.ts';
 export type { Reporter, Report } from '../reporter/reporter.ts';
 export { DISPATCH_PATH } from './mesh-signing.ts';

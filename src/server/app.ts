@@ -28,11 +28,13 @@ import { runWithRequestInfo } from '../lib/request-context.ts';
 import { registerHealthRoutes } from '../ops/health-routes.ts';
 import { APP_VERSION } from '../ops/version.ts';
 import { createMeshRecordsService, createStaffService, registerMeshRecordsRoutes, registerStaffRoutes, type StaffService } from '../staff/index.ts';
+import { createMeshAskService, createMeshConsoleService, createMeshHealthService, registerMeshAskRoutes, registerMeshConsoleRoutes, registerMeshHealthRoutes } from '../staff/index.ts';
 import { createTenantsService, registerTenantRoutes, type TenantsService } from '../tenants/index.ts';
 import { createScansService, createSchedulesService, registerScanRoutes, type ScansService, type SchedulesService } from '../scans/index.ts';
 import { createTemplatesService, registerTemplateRoutes, type TemplatesService } from '../templates/index.ts';
 import { createBatchedFindingsIngest, createFindingsIngest, createFindingsService, registerFindingRoutes, type FindingsService, type IngestScanFindings } from '../findings/index.ts';
 import { createComplianceService, registerComplianceRoutes, type ComplianceService } from '../compliance/index.ts';
+import { createCmmcProgram, createCmmcService, lazySigner, registerCmmcFlows, registerCmmcProgramRoutes, registerCmmcRoutes, type CmmcProgram, type CmmcService } from '../cmmc/index.ts';
 import {
   createEnrollmentService,
   createHostedWorkers,
@@ -55,6 +57,7 @@ import {
   type UploadService,
   type WorkerAuth,
 } from '../workers/index.ts';
+import { createLlmGateway, createLlmService, registerLlmRoutes, type LlmGatewayOptions, type LlmService } from '../llm/index.ts';
 import { registerErrorHandling, sendError, type UnhandledErrorListener } from './plugins/errors.ts';
 import { registerSession, type SessionGuards } from './plugins/session.ts';
 
@@ -84,6 +87,8 @@ export interface AppDeps {
   outboxOptions?: OutboxOptions;
   /** DNS ownership checks (defaults to DNS_RESOLVERS); tests point it at a loopback DNS server. */
   dnsVerifier?: DnsVerifier;
+  /** Language-model gateway timeouts and retries (LLM_* config gives the endpoint); tests shorten them. */
+  llmOptions?: Omit<LlmGatewayOptions, 'baseUrl' | 'apiKey' | 'model'>;
 }
 
 export interface Services {
@@ -123,6 +128,12 @@ export interface Services {
   imports: ImportsService;
   /** Rampart-hosted workers: created by super-admins, run in-process by main.ts when EMBEDDED_WORKER is on. */
   hostedWorkers: HostedWorkers;
+  /** Language-model helpers: result-file explainer (with private history) and evidence review. */
+  llm: LlmService;
+  /** CMMC Level 1: profile, device-check tokens and signed scripts, the verify route. */
+  cmmc: CmmcService;
+  /** CMMC Level 1 program: attestations, policies, score, SPRS, exports, renewals, handoff, staff list. */
+  cmmcProgram: CmmcProgram;
 }
 
 export type App = FastifyInstance & { services: Services };
@@ -267,6 +278,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerStaffRoutes(app, { guards, staff, audit });
   registerMeshRecordsRoutes(app, { guards, records: createMeshRecordsService({ db: database.db }) });
   mesh = createMesh(app, { config, db: database.db, dbKind: database.kind, clock, log: app.log as unknown as Logger, ...(deps.fetch ? { fetch: deps.fetch } : {}), ...(deps.outboxOptions ? { outboxOptions: deps.outboxOptions } : {}) });
+  {
+    // Staff mesh tools (super-admin): health rollup and sweep, client console.
+    const records = createMeshRecordsService({ db: database.db });
+    registerMeshHealthRoutes(app, { guards, audit, selfName: config.SVC_SELF_NAME, health: createMeshHealthService({ db: database.db, peers: mesh.peers, client: mesh.client, clock, selfName: config.SVC_SELF_NAME }) });
+    registerMeshConsoleRoutes(app, { guards, audit, console: createMeshConsoleService({ peers: mesh.peers, client: mesh.client, records, selfName: config.SVC_SELF_NAME, managementPeer: config.SVC_MANAGEMENT_PEER, bidPeer: config.SVC_BID_PEER }) });
+  }
   fastPath = mesh.dispatchFastPath({
     inFlight,
     requestId: requestIdFor,
@@ -315,6 +332,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const ingestScanFindings = createFindingsIngest({ db: database.db, reporter: mesh.reporter, clock });
   const compliance = createComplianceService({ db: database.db, storage, audit, clock, evidenceMaxBytes: config.EVIDENCE_MAX_BYTES });
   await registerComplianceRoutes(app, { guards, compliance, evidenceMaxBytes: config.EVIDENCE_MAX_BYTES });
+  const cmmc = createCmmcService({ db: database.db, audit, clock, publicBaseUrl: config.PUBLIC_BASE_URL, signer: lazySigner({ seed: config.CMMC_SCRIPT_SIGNING_SEED, embedded: config.embedded, dataDir: config.DATA_DIR, warn: (msg) => app.log.warn(msg) }) });
+  registerCmmcRoutes(app, { guards, cmmc });
+  const cmmcProgram = createCmmcProgram({ db: database.db, audit, clock, storage, outbox: mesh.outbox, mailer: deps.mailer, publicBaseUrl: config.PUBLIC_BASE_URL, bidPeer: config.SVC_BID_PEER, managementPeer: config.SVC_MANAGEMENT_PEER, evidenceMaxBytes: config.EVIDENCE_MAX_BYTES, log: app.log });
+  await registerCmmcProgramRoutes(app, { guards, program: cmmcProgram, cronSecret: config.CRON_SECRET, evidenceMaxBytes: config.EVIDENCE_MAX_BYTES });
+  registerCmmcFlows(mesh, cmmcProgram);
   const workerEnrollments = createEnrollmentService({ db: database.db, audit, clock });
   const workerAuth = createWorkerAuth({ db: database.db, secretBox, clock });
   registerWorkersRoutes(app, { guards, enrollments: workerEnrollments, webhooks: createWebhookService({ db: database.db, secretBox, audit, clock }), workerAuth, clock });
@@ -329,8 +351,21 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerLeaseRoutes(app, { workerAuth, leases, uploads, archives, enrollments: workerEnrollments, clock, legacyReportMaxBytes: config.WORKER_LEGACY_REPORT_MAX_BYTES });
   const hostedWorkers = createHostedWorkers({ db: database.db, secretBox, enrollments: workerEnrollments, audit, clock, log: app.log, concurrency: config.EMBEDDED_WORKER_CONCURRENCY, ...(config.OSV_DB_PATH ? { osvDbPath: config.OSV_DB_PATH } : {}) });
   registerHostedWorkerRoutes(app, { guards, hostedWorkers });
+  const llm = createLlmService({ db: database.db, clock, gateway: createLlmGateway({ ...deps.llmOptions, baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL }) });
+  await registerLlmRoutes(app, { guards, llm });
+  // Staff "ask operations" over the mesh records: its own gateway on the same LLM_* settings.
+  registerMeshAskRoutes(app, {
+    guards,
+    audit,
+    ask: createMeshAskService({
+      db: database.db,
+      clock,
+      health: createMeshHealthService({ db: database.db, peers: mesh.peers, client: mesh.client, clock, selfName: config.SVC_SELF_NAME }),
+      gateway: createLlmGateway({ ...deps.llmOptions, baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL }),
+    }),
+  });
 
-  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox, mesh, reporter: mesh.reporter, assets, scans, schedules, templates, storage, findings, ingestScanFindings, compliance, workerEnrollments, workerAuth, leases, uploads, ingestion, imports, hostedWorkers });
+  app.decorate('services', { auth, audit, staff, tenants, guards, secretBox, mesh, reporter: mesh.reporter, assets, scans, schedules, templates, storage, findings, ingestScanFindings, compliance, workerEnrollments, workerAuth, leases, uploads, ingestion, imports, hostedWorkers, llm, cmmc, cmmcProgram });
   return app;
 }
 

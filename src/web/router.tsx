@@ -7,9 +7,14 @@ import { NotFoundPage, RouteErrorPage } from './components/StatusPages.tsx';
 import { meQueryOptions } from './lib/me.ts';
 import { safeRedirect } from './lib/validate.ts';
 import { AccountPage } from './pages/account/AccountPage.tsx';
-import { CmmcPage } from './pages/areas/AreaPages.tsx';
+import { CmmcPage } from './pages/cmmc/CmmcPage.tsx';
+import { VerifyScriptPage } from './pages/cmmc/VerifyScriptPage.tsx';
+import { HandoffStartPage } from './pages/cmmc/HandoffStartPage.tsx';
+import { CmmcStaffPage } from './pages/staff/CmmcStaffPage.tsx';
 import { WorkersPage } from './pages/workers/WorkersPage.tsx';
 import { ImportsPage } from './pages/imports/ImportsPage.tsx';
+import { ExplainResultPage } from './pages/llm/ExplainResultPage.tsx';
+import { LanguageModelStatusPage } from './pages/llm/LanguageModelStatusPage.tsx';
 import { FindingDetailPage } from './pages/findings/FindingDetailPage.tsx';
 import { FindingsListPage, type FindingsSearch } from './pages/findings/FindingsListPage.tsx';
 import { isScanner, isSeverity, isSort, isStatus, parseList } from './pages/findings/finding-ui.tsx';
@@ -42,6 +47,9 @@ import { StaffAuditLogPage } from './pages/staff/StaffAuditLogPage.tsx';
 import { isMeshTab, MeshEventsPage, type MeshEventsSearch } from './pages/staff/MeshEventsPage.tsx';
 import { StaffGuard } from './pages/staff/StaffGuard.tsx';
 import { StaffTenantsPage } from './pages/staff/StaffTenantsPage.tsx';
+import { isHealthWindow, MeshHealthPage, type MeshHealthSearch } from './pages/staff/MeshHealthPage.tsx';
+import { MeshConsolePage } from './pages/staff/MeshConsolePage.tsx';
+import { MeshAskPage } from './pages/staff/MeshAskPage.tsx';
 
 export interface RouterContext {
   queryClient: QueryClient;
@@ -121,6 +129,9 @@ const acceptInvitationRoute = createRoute({
     return <AcceptInvitationPage invitationId={invitationId} search={acceptInvitationRoute.useSearch()} />;
   },
 });
+
+// Public: checks a device-check script's signature in the browser (no session needed).
+const verifyScriptRoute = createRoute({ getParentRoute: () => rootRoute, path: '/verify-script', component: VerifyScriptPage });
 
 // Everything below needs a session; the layout supplies the shell and the active tenant.
 const appRoute = createRoute({
@@ -240,8 +251,19 @@ const controlRoute = createRoute({
   },
 });
 const cmmcRoute = createRoute({ getParentRoute: () => appRoute, path: '/cmmc', component: CmmcPage });
+// The bid portal's one-time handoff link; the page only previews it, a button claims it.
+const cmmcStartRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/cmmc/start',
+  staticData: { tenantOptional: true },
+  validateSearch: (search: Record<string, unknown>): { token?: string } => ({ token: typeof search['token'] === 'string' ? search['token'] : undefined }),
+  component: function CmmcStartRoute() {
+    return <HandoffStartPage token={cmmcStartRoute.useSearch().token ?? ''} />;
+  },
+});
 const workersRoute = createRoute({ getParentRoute: () => appRoute, path: '/workers', component: WorkersPage });
 const importsRoute = createRoute({ getParentRoute: () => appRoute, path: '/imports', component: ImportsPage });
+const explainResultRoute = createRoute({ getParentRoute: () => appRoute, path: '/explain-results', component: ExplainResultPage });
 
 const settingsRoute = createRoute({ getParentRoute: () => appRoute, path: '/settings' });
 const settingsIndexRoute = createRoute({
@@ -270,6 +292,7 @@ const staffAuditRoute = createRoute({ getParentRoute: () => staffRoute, path: '/
 const staffTenantsRoute = createRoute({ getParentRoute: () => staffRoute, path: '/tenants', component: StaffTenantsPage });
 const staffRolesRoute = createRoute({ getParentRoute: () => staffRoute, path: '/roles', component: PlatformRolesPage });
 const staffHostedWorkersRoute = createRoute({ getParentRoute: () => staffRoute, path: '/workers', component: HostedWorkersPage });
+const staffLlmRoute = createRoute({ getParentRoute: () => staffRoute, path: '/language-model', component: LanguageModelStatusPage });
 const staffMeshRoute = createRoute({
   getParentRoute: () => staffRoute,
   path: '/mesh',
@@ -279,6 +302,23 @@ const staffMeshRoute = createRoute({
   },
 });
 
+// Staff mesh tools at the paths the spec names (super-admins; the pages show "Super-admins only"
+// to everyone else, and the server checks again on every call).
+const meshHealthRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: '/mesh-health',
+  staticData: { tenantOptional: true },
+  validateSearch: (search: Record<string, unknown>): MeshHealthSearch => ({ window: isHealthWindow(search['window']) ? search['window'] : undefined }),
+  component: function MeshHealthRoute() {
+    return <MeshHealthPage search={meshHealthRoute.useSearch()} />;
+  },
+});
+const meshConsoleRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/mesh', staticData: { tenantOptional: true }, component: MeshConsolePage });
+// Staff (not only super-admins): ask operations over the mesh records.
+const meshAskRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/mesh-ask', staticData: { tenantOptional: true }, component: MeshAskPage });
+// Staff: the CMMC dashboard (listCmmcProfilesStaff).
+const cmmcStaffRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/cmmc', staticData: { tenantOptional: true }, component: CmmcStaffPage });
+
 const routeTree = rootRoute.addChildren([
   indexRoute,
   signInRoute,
@@ -286,6 +326,7 @@ const routeTree = rootRoute.addChildren([
   forgotPasswordRoute,
   resetPasswordRoute,
   acceptInvitationRoute,
+  verifyScriptRoute,
   appRoute.addChildren([
     accountRoute,
     assetsRoute,
@@ -301,15 +342,21 @@ const routeTree = rootRoute.addChildren([
     frameworkRoute,
     controlRoute,
     cmmcRoute,
+    cmmcStartRoute,
     workersRoute,
     importsRoute,
+    explainResultRoute,
     settingsRoute.addChildren([
       settingsIndexRoute,
       membersRoute,
       tenantSettingsRoute,
       auditLogRoute,
       storageSettingsRoute,
-      staffRoute.addChildren([staffIndexRoute, staffAuditRoute, staffTenantsRoute, staffRolesRoute, staffMeshRoute, staffHostedWorkersRoute]),
+      staffRoute.addChildren([staffIndexRoute, staffAuditRoute, staffTenantsRoute, staffRolesRoute, staffMeshRoute, staffHostedWorkersRoute, staffLlmRoute]),
+      meshHealthRoute,
+      meshConsoleRoute,
+      meshAskRoute,
+      cmmcStaffRoute,
     ]),
   ]),
 ]);

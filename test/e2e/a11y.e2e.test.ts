@@ -41,4 +41,14 @@ describeBrowser('accessibility', () => {
       }
     }
   });
+
+  it('keeps the shared success notification readable', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto('/settings/tenant');
+    const quota = page.getByLabel('Daily scan quota');
+    await quota.fill(String(Number(await quota.inputValue()) + 1));
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    expect(await scanA11y(page), 'success notification').toEqual([]);
+  });
 });

@@ -49,9 +49,9 @@ export async function startE2eServer(): Promise<E2eServer> {
   const config = loadConfig({ DATA_DIR: db.dataDir, PUBLIC_BASE_URL: baseUrl, STAFF_EMAIL_DOMAINS: STAFF_DOMAIN, LOG_LEVEL: 'silent' });
   const mailer = createMemoryMailer();
   // Every simulated user signs up from 127.0.0.1, and on a shared PostgreSQL database (where the
-  // limits are stored) the suites running side by side would share one sign-up budget. Throttling
-  // itself is tested in test/integration/auth.test.ts.
-  const app = await buildApp({ ...testDeps(config, db.database, mailer), signUpPerMinute: 1_000, webDir: join(import.meta.dirname, '../../dist/web') });
+  // limits are stored) the suites running side by side would share one sign-up and one sign-in
+  // budget. Throttling itself is tested in test/integration/auth.test.ts.
+  const app = await buildApp({ ...testDeps(config, db.database, mailer), signUpPerMinute: 1_000, signInPerMinute: 1_000, webDir: join(import.meta.dirname, '../../dist/web') });
   await app.listen({ port, host: '127.0.0.1' });
   return {
     baseUrl,

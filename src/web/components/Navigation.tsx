@@ -21,6 +21,7 @@ import {
 import { NavItem } from './links.tsx';
 import { IconCalendar } from '../pages/schedules/schedule-ui.tsx';
 import { IconImport } from '../pages/imports/ScanIngestionPanel.tsx';
+import { IconExplain } from '../pages/llm/ExplainResultPage.tsx';
 import { IconTemplate } from '../pages/templates/ScanTemplatesPage.tsx';
 
 const AREAS = [
@@ -30,6 +31,7 @@ const AREAS = [
   { to: '/scan-templates', label: 'Scan templates', icon: <IconTemplate /> },
   { to: '/findings', label: 'Findings', icon: <IconFindings /> },
   { to: '/imports', label: 'Import results', icon: <IconImport /> },
+  { to: '/explain-results', label: 'Explain a result file', icon: <IconExplain /> },
   { to: '/compliance', label: 'Compliance', icon: <IconCompliance /> },
   { to: '/cmmc', label: 'CMMC', icon: <IconCmmc /> },
   { to: '/workers', label: 'Workers', icon: <IconWorkers /> },
@@ -51,7 +53,7 @@ interface NavigationProps {
 
 export function Navigation({ me, tenant, onNavigate }: NavigationProps) {
   const pathname = useRouterState({ select: (s) => s.location.pathname });
-  const inStaff = pathname.startsWith('/settings/staff');
+  const inStaff = pathname.startsWith('/settings/staff') || pathname.startsWith('/settings/mesh');
   const inSettings = pathname.startsWith('/settings') && !inStaff;
 
   return (
@@ -79,8 +81,13 @@ export function Navigation({ me, tenant, onNavigate }: NavigationProps) {
               <NavItem to="/settings/staff/audit-log" label="Audit log (all tenants)" leftSection={<IconLog size={16} />} />
               <NavItem to="/settings/staff/tenants" label="Tenants" leftSection={<IconBuilding size={16} />} />
               <NavItem to="/settings/staff/mesh" label="Mesh records" leftSection={<IconWorkers size={16} />} />
+              <NavItem to="/settings/cmmc" label="CMMC dashboard" leftSection={<IconCmmc size={16} />} />
               {me.superAdmin && <NavItem to="/settings/staff/roles" label="Platform roles" leftSection={<IconKey size={16} />} />}
               {me.superAdmin && <NavItem to="/settings/staff/workers" label="Hosted workers" leftSection={<IconWorkers size={16} />} />}
+              {me.superAdmin && <NavItem to="/settings/mesh-health" label="Mesh health" leftSection={<IconShield size={16} />} />}
+              {me.superAdmin && <NavItem to="/settings/mesh" label="Mesh console" leftSection={<IconKey size={16} />} />}
+              <NavItem to="/settings/mesh-ask" label="Ask operations" leftSection={<IconShield size={16} />} />
+              <NavItem to="/settings/staff/language-model" label="Language model" leftSection={<IconExplain size={16} />} />
             </Group>
           </>
         )}

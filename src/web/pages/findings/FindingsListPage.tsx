@@ -6,7 +6,7 @@ import { useInfiniteQuery, useQuery, type InfiniteData, type UseInfiniteQueryRes
 import { useNavigate } from '@tanstack/react-router';
 import { useEffect, useMemo, useState } from 'react';
 import { IconFindings } from '../../components/icons.tsx';
-import { TextLink } from '../../components/links.tsx';
+import { ButtonLink, TextLink } from '../../components/links.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { ErrorState, FirstItemState, LoadingState, NoMatches } from '../../components/QueryStates.tsx';
 import { api } from '../../lib/api.ts';
@@ -77,23 +77,28 @@ export function FindingsListPage({ search }: { search: FindingsSearch }) {
         titleContext={tenant.name}
         description="Issues your scans found, worst first. Rescans close what is gone and reopen what comes back; each finding is due for a fix by its SLA date."
         actions={
-          <Menu position="bottom-end" withinPortal>
-            <Menu.Target>
-              <Button variant="default">Export</Button>
-            </Menu.Target>
-            <Menu.Dropdown>
-              <Menu.Label>The findings matching these filters</Menu.Label>
-              <Menu.Item component="a" href={exportUrl(tenant.id, 'csv', exportFilters)} download>
-                CSV (spreadsheet)
-              </Menu.Item>
-              <Menu.Item component="a" href={exportUrl(tenant.id, 'json', exportFilters)} download>
-                JSON
-              </Menu.Item>
-              <Menu.Item component="a" href={exportUrl(tenant.id, 'sarif', exportFilters)} download>
-                SARIF 2.1.0 (code scanning)
-              </Menu.Item>
-            </Menu.Dropdown>
-          </Menu>
+          <>
+            <ButtonLink to="/explain-results" variant="default">
+              Explain a result file
+            </ButtonLink>
+            <Menu position="bottom-end" withinPortal>
+              <Menu.Target>
+                <Button variant="default">Export</Button>
+              </Menu.Target>
+              <Menu.Dropdown>
+                <Menu.Label>The findings matching these filters</Menu.Label>
+                <Menu.Item component="a" href={exportUrl(tenant.id, 'csv', exportFilters)} download>
+                  CSV (spreadsheet)
+                </Menu.Item>
+                <Menu.Item component="a" href={exportUrl(tenant.id, 'json', exportFilters)} download>
+                  JSON
+                </Menu.Item>
+                <Menu.Item component="a" href={exportUrl(tenant.id, 'sarif', exportFilters)} download>
+                  SARIF 2.1.0 (code scanning)
+                </Menu.Item>
+              </Menu.Dropdown>
+            </Menu>
+          </>
         }
       />
       <Chip.Group multiple value={severities} onChange={(v) => update({ severity: v.length ? SEVERITIES.filter((s) => v.includes(s)).join(',') : undefined })}>

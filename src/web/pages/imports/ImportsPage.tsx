@@ -5,7 +5,7 @@ import { Badge, Button, FileInput, Group, NativeSelect, Progress, Stack, Table, 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { DataTable } from '../../components/DataTable.tsx';
-import { TextLink } from '../../components/links.tsx';
+import { ButtonLink, TextLink } from '../../components/links.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
 import { SectionCard } from '../../components/SectionCard.tsx';
@@ -82,6 +82,11 @@ export function ImportsPage() {
         title="Import results"
         titleContext={tenant.name}
         description="Bring in findings from a scan run elsewhere: upload its report for the asset it describes. Findings merge with those of Rampart's own scans."
+        actions={
+          <ButtonLink to="/explain-results" variant="default">
+            Explain a result file
+          </ButtonLink>
+        }
       />
       <Stack gap="lg">
         <SectionCard headingId="import-form" title="Upload a report" description="nmap XML, nuclei JSON Lines, OWASP ZAP JSON, Trivy JSON (v2), SARIF 2.1.0 or Rampart's native JSON Lines.">

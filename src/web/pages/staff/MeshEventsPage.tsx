@@ -1,12 +1,14 @@
 // Staff → Mesh records: what the service mesh stored, read-only. Four tabs: events peers reported
 // to us, inbound dispatch calls, outbound attempts and the outbox; each with filters, a table,
 // "Load more" and a details dialog. The active tab is in the URL (?tab=), the filters stay per tab.
-import { Badge, Group, Table, Tabs, Text } from '@mantine/core';
-import { useInfiniteQuery, type InfiniteData, type QueryKey, type UseInfiniteQueryOptions } from '@tanstack/react-query';
+import { Badge, Button, Group, Table, Tabs, Text } from '@mantine/core';
+import { useInfiniteQuery, useQuery, type InfiniteData, type QueryKey, type UseInfiniteQueryOptions } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useMemo, useState, type ComponentType } from 'react';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { meshInboundQuery, meshOutboundQuery, meshOutboxQuery, meshReceivedQuery } from '../../lib/staff-api.ts';
+import { buildCsv, buildJson, downloadFile, exportFileName, OPERATIONS_LOG_COLUMNS, operationsLogRows } from '../../lib/csv-export.ts';
+import { meshSelfQuery } from '../../lib/mesh-health-api.ts';
 import type { MeshInboundFilters, MeshOutboundFilters, MeshOutboxFilters, MeshReceivedFilters } from '../../lib/types.ts';
 import type { FormErrors } from '../../lib/use-form.ts';
 import { compact, dateRange, emptyInputs, MeshFilters, textValue, type FilterField, type FilterInputs } from './MeshFilters.tsx';
@@ -137,6 +139,8 @@ type TabProps<F extends object, P extends Paged, K extends QueryKey, C> = Omit<M
   /** The query filters of the applied inputs (a stable function: it is a memo dependency). */
   toFilters: (inputs: FilterInputs) => F;
   queryOptions: (filters: F) => UseInfiniteQueryOptions<P, Error, InfiniteData<P>, K, C>;
+  /** Which records these are, for the operations-log export. */
+  exportKind: ExportKind;
 };
 
 /** One tab's panel: its filters above its records list. */
@@ -148,6 +152,7 @@ function MeshTabPanel<F extends object, P extends Paged, K extends QueryKey, C>(
   validate,
   toFilters,
   queryOptions,
+  exportKind,
   ...list
 }: PanelProps & TabProps<F, P, K, C>) {
   const filters = useMemo(() => toFilters(inputs), [toFilters, inputs]);
@@ -155,6 +160,7 @@ function MeshTabPanel<F extends object, P extends Paged, K extends QueryKey, C>(
   return (
     <>
       <MeshFilters label={filtersLabel} fields={fields} initial={inputs} onApply={onApply} validate={validate} />
+      <ExportBar kind={exportKind} filters={filters} entries={query.data?.pages.flatMap((p) => p.entries) ?? []} noun={list.noun} />
       <MeshRecordsList query={query} filtered={Object.keys(filters).length > 0} {...list} />
     </>
   );
@@ -183,6 +189,7 @@ function ReceivedPanel(props: PanelProps) {
     <MeshTabPanel
       {...props}
       filtersLabel="Filters for received events"
+      exportKind="received"
       fields={RECEIVED_FIELDS}
       toFilters={receivedFilters}
       queryOptions={meshReceivedQuery}
@@ -259,6 +266,7 @@ function InboundPanel(props: PanelProps) {
     <MeshTabPanel
       {...props}
       filtersLabel="Filters for inbound calls"
+      exportKind="inbound"
       fields={INBOUND_FIELDS}
       validate={validateInbound}
       toFilters={inboundFilters}
@@ -334,6 +342,7 @@ function OutboundPanel(props: PanelProps) {
     <MeshTabPanel
       {...props}
       filtersLabel="Filters for outbound attempts"
+      exportKind="outbound"
       fields={OUTBOUND_FIELDS}
       toFilters={outboundFilters}
       queryOptions={meshOutboundQuery}
@@ -409,6 +418,7 @@ function OutboxPanel(props: PanelProps) {
     <MeshTabPanel
       {...props}
       filtersLabel="Filters for the outbox"
+      exportKind="outbox"
       fields={OUTBOX_FIELDS}
       toFilters={outboxFilters}
       queryOptions={meshOutboxQuery}
@@ -466,3 +476,33 @@ function OutboxPanel(props: PanelProps) {
 }
 
 const PANELS: Record<MeshTab, ComponentType<PanelProps>> = { received: ReceivedPanel, inbound: InboundPanel, outbound: OutboundPanel, outbox: OutboxPanel };
+
+type ExportKind = 'received' | 'inbound' | 'outbound' | 'outbox';
+
+/**
+ * The operations-log export of this tab: the records loaded so far (with the applied filters), as
+ * CSV or JSON built in the browser, named <SVC_SELF_NAME>-operations-log-<YYYYMMDD>-<HHMMSS>.
+ */
+function ExportBar({ kind, filters, entries, noun }: { kind: ExportKind; filters: object; entries: unknown[]; noun: string }) {
+  const self = useQuery(meshSelfQuery);
+  const prefix = self.data?.selfName ?? 'rampart';
+  const exportAs = (ext: 'csv' | 'json') => {
+    const at = new Date();
+    const name = exportFileName(prefix, 'operations-log', ext, at);
+    if (ext === 'csv') downloadFile(name, buildCsv(OPERATIONS_LOG_COLUMNS, operationsLogRows({ [kind]: entries } as Parameters<typeof operationsLogRows>[0])), 'text/csv');
+    else downloadFile(name, buildJson('operations-log', prefix, entries.map((e) => ({ record: kind, ...(e as object) })), { records: kind, filters }, at), 'application/json');
+  };
+  return (
+    <Group gap="sm" mb="sm" justify="flex-end" wrap="wrap">
+      <Text size="xs" c="dimmed">
+        Exports the {noun} loaded below.
+      </Text>
+      <Button size="xs" variant="default" disabled={!entries.length} onClick={() => exportAs('csv')} aria-label={`Export CSV of the loaded ${noun}`}>
+        Export CSV
+      </Button>
+      <Button size="xs" variant="default" disabled={!entries.length} onClick={() => exportAs('json')} aria-label={`Export JSON of the loaded ${noun}`}>
+        Export JSON
+      </Button>
+    </Group>
+  );
+}

@@ -1,0 +1,171 @@
+// Request and response shapes of the CMMC API, shared with the web app (type-only imports there).
+import { z } from 'zod';
+import { checkIdsFor, type DeviceOs } from './cmmc-checks.ts';
+
+/** Device-check runs a profile may send per hour (spec "Limits"). */
+export const VERIFY_RUNS_PER_HOUR = 30;
+/** A device's latest run older than this counts as pending. */
+export const DEVICE_STALE_DAYS = 30;
+export const VERIFY_BODY_LIMIT = 64 * 1024;
+
+/** CAGE code: exactly 5 characters, upper-case letters and digits (input is trimmed and upper-cased). */
+export const CAGE_CODE_RE = /^[0-9A-Z]{5}$/;
+export const cageCodeSchema = z
+  .string()
+  .trim()
+  .toUpperCase()
+  .regex(CAGE_CODE_RE, 'A CAGE code is exactly 5 letters or digits, e.g. 1ABC2.');
+
+const text = (max: number) => z.string().trim().min(1, 'Required.').max(max, `At most ${max} characters.`);
+const optionalText = (max: number) =>
+  z
+    .string()
+    .trim()
+    .max(max, `At most ${max} characters.`)
+    .nullish()
+    .transform((v) => (v ? v : null));
+
+export const mailPlatformSchema = z.enum(['m365', 'google']);
+export const profileStatusSchema = z.enum(['in_progress', 'compliant', 'renewal_due', 'expired']);
+
+export const biddingUserSchema = z
+  .object({
+    name: text(200),
+    email: z.string().trim().toLowerCase().pipe(z.email('A valid e-mail address.')).pipe(z.string().max(320)),
+    role: optionalText(100),
+  })
+  .strict();
+
+export const affirmingOfficialSchema = z
+  .object({
+    name: text(200),
+    title: text(200),
+    email: z.string().trim().toLowerCase().pipe(z.email('A valid e-mail address.')).pipe(z.string().max(320)),
+  })
+  .strict();
+
+export const profileBodySchema = z
+  .object({
+    cageCode: cageCodeSchema,
+    additionalCageCodes: z.array(cageCodeSchema).max(50, 'At most 50 further CAGE codes.').default([]),
+    companyName: text(200),
+    companyAddress: optionalText(500),
+    companyPhone: optionalText(40),
+    companyWebsite: optionalText(300).refine((v) => v === null || /^https?:\/\/[^\s]+$/i.test(v), 'A web address starting with http:// or https://.'),
+    uei: z
+      .string()
+      .trim()
+      .toUpperCase()
+      .regex(/^([0-9A-Z]{12})?$/, 'A UEI is 12 letters or digits.')
+      .nullish()
+      .transform((v) => (v ? v : null)),
+    scopeDescription: optionalText(4000),
+    biddingUsers: z.array(biddingUserSchema).min(1, 'Name at least one person who bids or handles FCI.').max(100, 'At most 100 people.'),
+    mailPlatform: mailPlatformSchema,
+    affirmingOfficial: affirmingOfficialSchema,
+  })
+  .strict();
+export type ProfileBody = z.infer<typeof profileBodySchema>;
+
+export const deviceScriptInfoSchema = z.object({ os: z.enum(['windows', 'macos']), fileName: z.string(), sha256: z.string(), version: z.string() });
+
+export const profileSchema = z.object({
+  id: z.string(),
+  cageCode: z.string(),
+  additionalCageCodes: z.array(z.string()),
+  companyName: z.string(),
+  companyAddress: z.string().nullable(),
+  companyPhone: z.string().nullable(),
+  companyWebsite: z.string().nullable(),
+  uei: z.string().nullable(),
+  scopeDescription: z.string().nullable(),
+  biddingUsers: z.array(z.object({ name: z.string(), email: z.string(), role: z.string().nullable() })),
+  mailPlatform: mailPlatformSchema,
+  affirmingOfficial: z.object({ name: z.string(), title: z.string(), email: z.string() }),
+  status: profileStatusSchema,
+  statusDate: z.string().nullable(),
+  deviceToken: z.object({ issued: z.boolean(), issuedAt: z.string().nullable(), scripts: z.array(deviceScriptInfoSchema) }),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type ProfileDto = z.infer<typeof profileSchema>;
+
+export const profileResponseSchema = z.object({ profile: profileSchema.nullable(), canManage: z.boolean() });
+export type ProfileResponse = z.infer<typeof profileResponseSchema>;
+
+export const signingKeySchema = z.object({ algorithm: z.literal('Ed25519'), publicKey: z.string(), publicKeyPem: z.string(), fingerprint: z.string() });
+export type SigningKeyDto = z.infer<typeof signingKeySchema>;
+
+export const issuedTokenSchema = z.object({
+  /** Shown once; only its hash is stored. */
+  token: z.string(),
+  issuedAt: z.string(),
+  scripts: z.array(deviceScriptInfoSchema.extend({ content: z.string() })),
+  signingKey: z.object({ algorithm: z.literal('Ed25519'), fingerprint: z.string() }),
+  verifyUrl: z.string(),
+});
+export type IssuedTokenDto = z.infer<typeof issuedTokenSchema>;
+
+const checkResultSchema = z.enum(['pass', 'fail', 'unknown']);
+const detailSchema = z.string().max(1000, 'At most 1000 characters.');
+
+function resultsFor(os: DeviceOs) {
+  const ids = checkIdsFor(os);
+  return {
+    results: z
+      .strictObject(Object.fromEntries(ids.map((id) => [id, checkResultSchema.optional()])) as Record<string, z.ZodOptional<typeof checkResultSchema>>)
+      .refine((r) => Object.values(r).some((v) => v !== undefined), 'At least one check result.'),
+    details: z.strictObject(Object.fromEntries(ids.map((id) => [id, detailSchema.optional()])) as Record<string, z.ZodOptional<typeof detailSchema>>).optional(),
+  };
+}
+
+const runCommon = {
+  scriptVersion: z.string().regex(/^\d{1,3}\.\d{1,3}\.\d{1,3}$/, 'A version such as 1.0.0.'),
+  hostname: z
+    .string()
+    .trim()
+    .min(1, 'Required.')
+    .max(253, 'At most 253 characters.')
+    .regex(/^[\p{L}\p{N}][\p{L}\p{N} ._'-]*$/u, 'Letters, digits, spaces, dots, dashes, underscores and apostrophes only.'),
+  osVersion: z.string().max(200, 'At most 200 characters.').nullish(),
+};
+
+/** What a device-check script posts to POST /api/public/compliance/verify. */
+export const verifyBodySchema = z.discriminatedUnion('os', [
+  z.strictObject({ os: z.literal('windows'), ...runCommon, ...resultsFor('windows') }),
+  z.strictObject({ os: z.literal('macos'), ...runCommon, ...resultsFor('macos') }),
+]);
+export type VerifyBody = z.infer<typeof verifyBodySchema>;
+
+export const verifyResponseSchema = z.object({
+  ok: z.literal(true),
+  runId: z.string(),
+  hostname: z.string(),
+  receivedAt: z.string(),
+  summary: z.object({ pass: z.number(), fail: z.number(), unknown: z.number() }),
+  runsLeftThisHour: z.number(),
+});
+
+export const deviceSchema = z.object({
+  hostname: z.string(),
+  os: z.enum(['windows', 'macos']),
+  osVersion: z.string().nullable(),
+  scriptVersion: z.string(),
+  runId: z.string(),
+  receivedAt: z.string(),
+  /** The latest run is older than DEVICE_STALE_DAYS: the device counts as pending. */
+  pending: z.boolean(),
+  summary: z.object({ pass: z.number(), fail: z.number(), unknown: z.number() }),
+  results: z.record(z.string(), checkResultSchema),
+  details: z.record(z.string(), z.string()),
+});
+export type DeviceDto = z.infer<typeof deviceSchema>;
+
+export const deviceListSchema = z.object({
+  devices: z.array(deviceSchema),
+  checks: z.array(z.object({ id: z.string(), os: z.enum(['windows', 'macos']), title: z.string(), requirementIds: z.array(z.string()), supporting: z.boolean() })),
+  staleDays: z.number(),
+});
+export type DeviceListDto = z.infer<typeof deviceListSchema>;
+
+export const tenantParamsSchema = z.object({ tenantId: z.uuid() });

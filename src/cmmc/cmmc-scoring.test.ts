@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { ATTESTATION_ITEMS, findRequirement, REQUIREMENTS } from './cmmc-catalogue.ts';
+import { checkIdsFor } from './cmmc-checks.ts';
+import { POLICY_KINDS, requiredChecks, scoreAll, scoreRequirement, type Answer, type ScoringDevice, type ScoringInput } from './cmmc-scoring.ts';
+
+const allPass = (os: 'windows' | 'macos') => Object.fromEntries(checkIdsFor(os).map((id) => [id, 'pass' as const]));
+const win = (over: Partial<ScoringDevice> = {}): ScoringDevice => ({ hostname: 'PC-1', os: 'windows', results: allPass('windows'), pending: false, ...over });
+const mac = (over: Partial<ScoringDevice> = {}): ScoringDevice => ({ hostname: 'mac-1', os: 'macos', results: allPass('macos'), pending: false, ...over });
+const yesToAll = () => new Map<string, { answer: Answer; note: string | null }>(ATTESTATION_ITEMS.map((i) => [i.id, { answer: 'yes', note: null }]));
+const full = (over: Partial<ScoringInput> = {}): ScoringInput => ({ devices: [win(), mac()], answers: yesToAll(), approvedPolicies: new Set(POLICY_KINDS), ...over });
+const req = (id: string) => findRequirement(id)!;
+
+describe('CMMC Level 1 scoring (no partial credit)', () => {
+  it('scores 15/15 MET with passing devices, yes to every item and every domain policy approved', () => {
+    const s = scoreAll(full());
+    expect(s.met).toBe(15);
+    expect(s.allMet).toBe(true);
+    expect(s.requirements.every((r) => r.status === 'MET' && r.implemented)).toBe(true);
+  });
+
+  const cases: { name: string; id: string; input: () => ScoringInput; expect: 'MET' | 'NOT_MET' | 'NA'; why?: (r: ReturnType<typeof scoreRequirement>) => unknown }[] = [
+    { name: 'one unknown device check', id: 'SC.L1-b.1.x', input: () => full({ devices: [win({ results: { ...allPass('windows'), 'win.firewall_enabled': 'unknown' } }), mac()] }), expect: 'NOT_MET', why: (r) => r.failingChecks },
+    { name: 'one failing device check on one of two devices', id: 'SI.L1-b.1.xiii', input: () => full({ devices: [win(), win({ hostname: 'PC-2', results: { ...allPass('windows'), 'win.av_enabled': 'fail' } })] }), expect: 'NOT_MET' },
+    { name: 'a required check missing from the run counts as unknown', id: 'SI.L1-b.1.xiv', input: () => full({ devices: [win({ results: Object.fromEntries(Object.entries(allPass('windows')).filter(([k]) => k !== 'win.av_signatures_current')) })] }), expect: 'NOT_MET' },
+    { name: 'a pending device (latest run older than 30 days)', id: 'AC.L1-b.1.i', input: () => full({ devices: [win(), mac({ pending: true })] }), expect: 'NOT_MET', why: (r) => r.pendingDevices },
+    { name: 'no device at all for a requirement with device checks', id: 'IA.L1-b.1.vi', input: () => full({ devices: [] }), expect: 'NOT_MET', why: (r) => r.needsDeviceRun },
+    { name: 'no device needed for a requirement without device checks', id: 'AC.L1-b.1.iv', input: () => full({ devices: [] }), expect: 'MET' },
+    { name: 'a failing supporting check (disk encryption) is shown, not required', id: 'MP.L1-b.1.vii', input: () => full({ devices: [win({ results: { ...allPass('windows'), 'win.disk_encryption': 'fail' } })] }), expect: 'MET' },
+    { name: 'one item answered no', id: 'PE.L1-b.1.ix', input: () => full({ answers: new Map([...yesToAll(), ['pe9.log', { answer: 'no', note: null }]]) }), expect: 'NOT_MET', why: (r) => r.noItems },
+    { name: 'one item unanswered', id: 'PE.L1-b.1.viii', input: () => full({ answers: new Map([...yesToAll()].filter(([k]) => k !== 'pe8.locked')) }), expect: 'NOT_MET', why: (r) => r.missingItems },
+    { name: 'one item not applicable with a note counts as met', id: 'AC.L1-b.1.iii', input: () => full({ answers: new Map([...yesToAll(), ['ac3.verified', { answer: 'not_applicable', note: 'No external systems.' }]]) }), expect: 'MET' },
+    { name: 'not applicable without a note', id: 'AC.L1-b.1.iii', input: () => full({ answers: new Map([...yesToAll(), ['ac3.verified', { answer: 'not_applicable', note: ' ' }]]) }), expect: 'NOT_MET', why: (r) => r.unjustifiedNa },
+    { name: 'every item not applicable makes the requirement NA (counts as MET)', id: 'SC.L1-b.1.xi', input: () => full({ answers: new Map([...yesToAll(), ['sc11.public_list', { answer: 'not_applicable', note: 'No public systems.' }], ['sc11.separated', { answer: 'not_applicable', note: 'No website.' }]]) }), expect: 'NA' },
+    { name: 'domain policy still a draft', id: 'SI.L1-b.1.xv', input: () => full({ approvedPolicies: new Set(POLICY_KINDS.filter((k) => k !== 'system_information_integrity')) }), expect: 'NOT_MET', why: (r) => r.missingPolicy },
+  ];
+  for (const c of cases) {
+    it(`${c.name} → ${c.expect}`, () => {
+      const r = scoreRequirement(req(c.id), c.input());
+      expect(r.status).toBe(c.expect);
+      expect(r.implemented).toBe(c.expect !== 'NOT_MET');
+      if (c.why) expect(c.why(r)).toBeTruthy();
+    });
+  }
+
+  it('counts NA as MET in the total and one NOT MET requirement blocks 15/15', () => {
+    const na = full({ answers: new Map([...yesToAll(), ['sc11.public_list', { answer: 'not_applicable', note: 'n/a' }], ['sc11.separated', { answer: 'not_applicable', note: 'n/a' }]]) });
+    expect(scoreAll(na).met).toBe(15);
+    const one = full({ devices: [win({ results: { ...allPass('windows'), 'win.rdp_disabled': 'unknown' } })] });
+    const s = scoreAll(one);
+    expect(s.met).toBe(14);
+    expect(s.allMet).toBe(false);
+    expect(s.requirements.find((r) => !r.implemented)!.requirementId).toBe('AC.L1-b.1.iii');
+  });
+
+  it('requires only the checks of the device OS and never the supporting ones', () => {
+    for (const r of REQUIREMENTS) for (const os of ['windows', 'macos'] as const) for (const id of requiredChecks(r, os)) expect(id.startsWith(os === 'windows' ? 'win.' : 'mac.')).toBe(true);
+    expect(requiredChecks(req('MP.L1-b.1.vii'), 'windows')).toEqual([]);
+  });
+});

@@ -1,0 +1,145 @@
+// Scoring of the 15 Level 1 requirements (research/compliance.md §1): each is MET or NOT MET, with
+// no partial credit. A requirement is MET only with evidence for every part of it:
+// - every attestation item answered yes, or not applicable with a note (any no or unanswered item
+//   makes it NOT MET; all items not applicable makes the requirement NA, which counts as MET);
+// - its domain policy approved with an effective date on or before today (drafts never count);
+// - when its objectives name required device checks: at least one device with a current run, and
+//   every required check of that device's OS passing on every device. A fail, an unknown (or a
+//   missing result) or a device whose latest run is older than 30 days (pending) makes it NOT MET.
+// Supporting checks (e.g. disk encryption for media disposal) are shown, never required.
+import { REQUIREMENTS, type Requirement } from './cmmc-catalogue.ts';
+import { DEVICE_CHECKS, type DeviceCheckId, type DeviceOs } from './cmmc-checks.ts';
+
+export type PolicyKind =
+  | 'system_security_plan'
+  | 'access_control'
+  | 'identification_authentication'
+  | 'media_protection'
+  | 'physical_protection'
+  | 'system_communications_protection'
+  | 'system_information_integrity'
+  | 'supporting_forms';
+
+export const POLICY_KINDS: readonly PolicyKind[] = ['system_security_plan', 'access_control', 'identification_authentication', 'media_protection', 'physical_protection', 'system_communications_protection', 'system_information_integrity', 'supporting_forms'];
+
+/** The policy document that must be approved for a requirement of each domain to count. */
+export const DOMAIN_POLICY: Readonly<Record<Requirement['domain'], PolicyKind>> = {
+  AC: 'access_control',
+  IA: 'identification_authentication',
+  MP: 'media_protection',
+  PE: 'physical_protection',
+  SC: 'system_communications_protection',
+  SI: 'system_information_integrity',
+};
+
+export type Answer = 'yes' | 'no' | 'not_applicable';
+export type RequirementStatus = 'MET' | 'NOT_MET' | 'NA';
+
+export interface ScoringDevice {
+  hostname: string;
+  os: DeviceOs;
+  results: Record<string, 'pass' | 'fail' | 'unknown'>;
+  /** The latest run is older than 30 days. */
+  pending: boolean;
+}
+
+export interface ScoringInput {
+  devices: readonly ScoringDevice[];
+  answers: ReadonlyMap<string, { answer: Answer; note: string | null }>;
+  /** Policy kinds with an approved version effective today. */
+  approvedPolicies: ReadonlySet<PolicyKind>;
+}
+
+export interface RequirementScore {
+  requirementId: string;
+  status: RequirementStatus;
+  /** MET and NA are implemented; NOT_MET is not. */
+  implemented: boolean;
+  missingItems: string[];
+  noItems: string[];
+  /** Not applicable without a note. */
+  unjustifiedNa: string[];
+  failingChecks: { hostname: string; checkId: string; result: 'fail' | 'unknown' }[];
+  pendingDevices: string[];
+  /** Required device checks exist but no device sent a current run. */
+  needsDeviceRun: boolean;
+  missingPolicy: PolicyKind | null;
+  naJustification: string | null;
+}
+
+export interface Score {
+  requirements: RequirementScore[];
+  met: number;
+  total: number;
+  /** All 15 MET or NA. */
+  allMet: boolean;
+}
+
+/** The required (non-supporting) device checks of a requirement, per OS. */
+export function requiredChecks(r: Requirement, os: DeviceOs): DeviceCheckId[] {
+  const ids = new Set<DeviceCheckId>();
+  for (const o of r.objectives) for (const c of o.checks) if (DEVICE_CHECKS[c].os === os && !DEVICE_CHECKS[c].supporting) ids.add(c);
+  return [...ids];
+}
+
+export function scoreRequirement(r: Requirement, input: ScoringInput): RequirementScore {
+  const missingItems: string[] = [];
+  const noItems: string[] = [];
+  const unjustifiedNa: string[] = [];
+  const naNotes: string[] = [];
+  let naCount = 0;
+  for (const item of r.items) {
+    const a = input.answers.get(item.id);
+    if (!a) missingItems.push(item.id);
+    else if (a.answer === 'no') noItems.push(item.id);
+    else if (a.answer === 'not_applicable') {
+      naCount += 1;
+      if (!a.note?.trim()) unjustifiedNa.push(item.id);
+      else naNotes.push(a.note.trim());
+    }
+  }
+  const allNa = naCount === r.items.length && unjustifiedNa.length === 0;
+
+  const failingChecks: RequirementScore['failingChecks'] = [];
+  const pendingDevices: string[] = [];
+  const needsChecks = requiredChecks(r, 'windows').length + requiredChecks(r, 'macos').length > 0;
+  let currentDevices = 0;
+  if (needsChecks && !allNa) {
+    for (const d of input.devices) {
+      if (d.pending) {
+        pendingDevices.push(d.hostname);
+        continue;
+      }
+      currentDevices += 1;
+      for (const id of requiredChecks(r, d.os)) {
+        const res = d.results[id] ?? 'unknown';
+        if (res !== 'pass') failingChecks.push({ hostname: d.hostname, checkId: id, result: res });
+      }
+    }
+  }
+  const needsDeviceRun = needsChecks && !allNa && currentDevices === 0;
+  const policy = DOMAIN_POLICY[r.domain];
+  const missingPolicy = input.approvedPolicies.has(policy) ? null : policy;
+
+  const failing = missingItems.length + noItems.length + unjustifiedNa.length + failingChecks.length + pendingDevices.length > 0 || needsDeviceRun || missingPolicy !== null;
+  const status: RequirementStatus = failing ? 'NOT_MET' : allNa ? 'NA' : 'MET';
+  return {
+    requirementId: r.id,
+    status,
+    implemented: status !== 'NOT_MET',
+    missingItems,
+    noItems,
+    unjustifiedNa,
+    failingChecks,
+    pendingDevices,
+    needsDeviceRun,
+    missingPolicy,
+    naJustification: status === 'NA' ? naNotes.join(' / ').slice(0, 2000) : null,
+  };
+}
+
+export function scoreAll(input: ScoringInput): Score {
+  const requirements = REQUIREMENTS.map((r) => scoreRequirement(r, input));
+  const met = requirements.filter((r) => r.implemented).length;
+  return { requirements, met, total: REQUIREMENTS.length, allMet: met === REQUIREMENTS.length };
+}

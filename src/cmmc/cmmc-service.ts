@@ -1,0 +1,270 @@
+// CMMC Level 1: the tenant's compliance profile (Scope), device-check tokens and signed scripts,
+// and the public verify route that receives script results. Members read; owners and admins
+// write. The verify route has no user session: it runs as the service role and finds the profile
+// by the SHA-256 of the bearer token.
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { AuditService } from '../audit/index.ts';
+import type { DB } from '../db/schema.ts';
+import { withService } from '../db/tenant.ts';
+import type { Clock } from '../lib/clock.ts';
+import { AppError } from '../lib/errors.ts';
+import { randomToken } from '../lib/ids.ts';
+import { DEVICE_CHECKS, type DeviceCheckId, type DeviceOs } from './cmmc-checks.ts';
+import { CMMC_ADMIN_ROLES, createCmmcAccess } from './cmmc-access.ts';
+import { cmmcErrors } from './cmmc-errors.ts';
+import { cmmcRepo, type DeviceScriptInfo, type ProfileRow, type RunRow } from './cmmc-repo.ts';
+import {
+  DEVICE_STALE_DAYS,
+  VERIFY_RUNS_PER_HOUR,
+  type DeviceDto,
+  type DeviceListDto,
+  type IssuedTokenDto,
+  type ProfileBody,
+  type ProfileDto,
+  type ProfileResponse,
+  type SigningKeyDto,
+  type VerifyBody,
+  verifyBodySchema,
+} from './cmmc-schemas.ts';
+import { generateMacScript, generateWindowsScript, SCRIPT_FILE_NAMES, SCRIPT_VERSION } from './cmmc-scripts.ts';
+import { sha256Hex, type ScriptSigner } from './cmmc-signing.ts';
+
+export interface Caller {
+  userId: string;
+  email: string;
+}
+
+const HOUR_MS = 3_600_000;
+const TOKEN_PREFIX = 'rcd_';
+const TOKEN_RE = /^rcd_[A-Za-z0-9_-]{43}$/;
+const iso = (d: Date | string) => new Date(d).toISOString();
+const day = (d: Date | string | null) => (d === null ? null : typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
+
+export const hashDeviceToken = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
+
+const parseJson = <T>(v: unknown, fallback: T): T => {
+  if (v === null || v === undefined) return fallback;
+  if (typeof v === 'string') {
+    try {
+      return JSON.parse(v) as T;
+    } catch {
+      return fallback;
+    }
+  }
+  return v as T;
+};
+
+function toProfileDto(r: ProfileRow): ProfileDto {
+  return {
+    id: r.id,
+    cageCode: r.cage_code,
+    additionalCageCodes: r.additional_cage_codes,
+    companyName: r.company_name,
+    companyAddress: r.company_address,
+    companyPhone: r.company_phone,
+    companyWebsite: r.company_website,
+    uei: r.uei,
+    scopeDescription: r.scope_description,
+    biddingUsers: parseJson(r.bidding_users, []),
+    mailPlatform: r.mail_platform,
+    affirmingOfficial: { name: r.affirming_official_name, title: r.affirming_official_title, email: r.affirming_official_email },
+    status: r.status,
+    statusDate: day(r.status_date),
+    deviceToken: { issued: r.device_token_hash !== null, issuedAt: r.device_token_issued_at ? iso(r.device_token_issued_at) : null, scripts: parseJson<DeviceScriptInfo[] | null>(r.device_scripts, null) ?? [] },
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+  };
+}
+
+function summarise(results: Record<string, string>) {
+  const s = { pass: 0, fail: 0, unknown: 0 };
+  for (const v of Object.values(results)) if (v === 'pass' || v === 'fail' || v === 'unknown') s[v] += 1;
+  return s;
+}
+
+/** The run a script sent, or validation_failed naming each bad field (`body.results.win.rdp_disabled`). */
+export function parseVerifyBody(raw: unknown): VerifyBody {
+  const r = verifyBodySchema.safeParse(raw);
+  if (r.success) return r.data;
+  throw new AppError('validation_failed', 'The device-check results are not valid.', {
+    details: r.error.issues.flatMap((i) => {
+      const base = ['body', ...i.path.map(String)];
+      // Unknown keys (e.g. a check id not in the catalogue for this OS) name each key.
+      const keys = (i as { keys?: string[] }).keys;
+      return keys?.length ? keys.map((k) => ({ path: [...base, k].join('.'), message: `not a known field for this OS: ${k}` })) : [{ path: base.join('.'), message: i.message }];
+    }),
+  });
+}
+
+/** The bearer token from an Authorization header, or null. */
+export function bearerToken(header: string | undefined): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return m ? m[1]! : null;
+}
+
+export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; clock: Clock; signer: () => ScriptSigner; publicBaseUrl: string }) {
+  const { db, audit, clock, publicBaseUrl } = deps;
+
+  const { asMember, requireProfile } = createCmmcAccess(db);
+
+  function toDevice(r: RunRow, now: Date): DeviceDto {
+    const results = parseJson<Record<string, 'pass' | 'fail' | 'unknown'>>(r.results, {});
+    return {
+      hostname: r.hostname,
+      os: r.os,
+      osVersion: r.os_version,
+      scriptVersion: r.script_version,
+      runId: r.id,
+      receivedAt: iso(r.received_at),
+      pending: now.getTime() - new Date(r.received_at).getTime() > DEVICE_STALE_DAYS * 86_400_000,
+      summary: summarise(results),
+      results,
+      details: parseJson(r.details, {}),
+    };
+  }
+
+  return {
+    signingKey(): SigningKeyDto {
+      return deps.signer().keyInfo();
+    },
+
+    getProfile(tenantId: string, caller: Caller): Promise<ProfileResponse> {
+      return asMember(tenantId, caller, false, async (tx, role) => {
+        const p = await cmmcRepo.profileByTenant(tx, tenantId);
+        return { profile: p ? toProfileDto(p) : null, canManage: CMMC_ADMIN_ROLES.includes(role) };
+      });
+    },
+
+    /** Creates or updates the profile (Scope). A new profile starts in_progress. */
+    saveProfile(tenantId: string, caller: Caller, body: ProfileBody): Promise<ProfileResponse> {
+      const now = clock.now();
+      return asMember(tenantId, caller, true, async (tx) => {
+        const extra = [...new Set(body.additionalCageCodes.filter((c) => c !== body.cageCode))];
+        const { created } = await cmmcRepo.upsertProfile(
+          tx,
+          tenantId,
+          {
+            cage_code: body.cageCode,
+            additional_cage_codes: extra,
+            company_name: body.companyName,
+            company_address: body.companyAddress,
+            company_phone: body.companyPhone,
+            company_website: body.companyWebsite,
+            uei: body.uei,
+            scope_description: body.scopeDescription,
+            bidding_users: JSON.stringify(body.biddingUsers.map((u) => ({ name: u.name, email: u.email, role: u.role ?? null }))),
+            mail_platform: body.mailPlatform,
+            affirming_official_name: body.affirmingOfficial.name,
+            affirming_official_title: body.affirmingOfficial.title,
+            affirming_official_email: body.affirmingOfficial.email,
+            created_by: caller.userId,
+          },
+          now,
+        );
+        const p = await requireProfile(tx, tenantId);
+        await audit.record(
+          { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: created ? 'cmmc.profile_created' : 'cmmc.profile_updated', targetType: 'compliance_profile', targetId: p.id, details: { cageCode: body.cageCode, mailPlatform: body.mailPlatform, biddingUsers: body.biddingUsers.length } },
+          tx,
+        );
+        return { profile: toProfileDto(p), canManage: true };
+      });
+    },
+
+    /**
+     * issueCmmcDeviceToken: a new device token (shown once, only its hash kept; the previous one
+     * stops working) and the Windows and macOS scripts that carry it, signed.
+     */
+    issueDeviceToken(tenantId: string, caller: Caller): Promise<IssuedTokenDto> {
+      const signer = deps.signer();
+      const now = clock.now();
+      return asMember(tenantId, caller, true, async (tx) => {
+        const p = await requireProfile(tx, tenantId);
+        const token = `${TOKEN_PREFIX}${randomToken(32)}`;
+        const input = { token, baseUrl: publicBaseUrl, generatedAt: now, cageCode: p.cage_code };
+        const scripts = (
+          [
+            ['windows', generateWindowsScript(input)],
+            ['macos', generateMacScript(input)],
+          ] as const
+        ).map(([os, body]) => {
+          const content = signer.signScript(body);
+          return { os, fileName: SCRIPT_FILE_NAMES[os], sha256: sha256Hex(content), version: SCRIPT_VERSION, content };
+        });
+        const infos: DeviceScriptInfo[] = scripts.map(({ os, fileName, sha256, version }) => ({ os, fileName, sha256, version }));
+        await cmmcRepo.setDeviceToken(tx, p.id, { hash: hashDeviceToken(token), issuedAt: now, issuedBy: caller.userId, scripts: infos });
+        await audit.record(
+          { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'cmmc.device_token_issued', targetType: 'compliance_profile', targetId: p.id, details: { replaced: p.device_token_hash !== null, scripts: infos } },
+          tx,
+        );
+        const key = signer.keyInfo();
+        return { token, issuedAt: iso(now), scripts, signingKey: { algorithm: key.algorithm, fingerprint: key.fingerprint }, verifyUrl: `${publicBaseUrl}/verify-script` };
+      });
+    },
+
+    /** The latest run per hostname; a run older than DEVICE_STALE_DAYS is pending. */
+    listDevices(tenantId: string, caller: Caller): Promise<DeviceListDto> {
+      const now = clock.now();
+      return asMember(tenantId, caller, false, async (tx) => {
+        const p = await requireProfile(tx, tenantId);
+        const runs = await cmmcRepo.latestRunsPerHost(tx, p.id);
+        return {
+          devices: runs.map((r) => toDevice(r, now)),
+          checks: Object.values(DEVICE_CHECKS).map((c) => ({ id: c.id, os: c.os, title: c.title, requirementIds: [...c.requirementIds], supporting: c.supporting })),
+          staleDays: DEVICE_STALE_DAYS,
+        };
+      });
+    },
+
+    /**
+     * POST /api/public/compliance/verify: one script run. At most VERIFY_RUNS_PER_HOUR per profile
+     * in any rolling hour, counted in the database under a per-profile lock, so it holds across
+     * replicas.
+     */
+    async verify(authorization: string | undefined, rawBody: unknown, clientAddress: string | null) {
+      const token = bearerToken(authorization);
+      if (!token || !TOKEN_RE.test(token)) throw cmmcErrors.deviceTokenInvalid();
+      const hash = hashDeviceToken(token);
+      return withService(db, async (tx) => {
+        const profile = await cmmcRepo.profileByTokenHash(tx, hash);
+        if (!profile) throw cmmcErrors.deviceTokenInvalid();
+        // The body is checked only for a known token: strangers learn nothing about the format.
+        const body = parseVerifyBody(rawBody);
+        await cmmcRepo.lockProfileRuns(tx, profile.id);
+        const now = clock.now();
+        const window = await cmmcRepo.runsSince(tx, profile.id, new Date(now.getTime() - HOUR_MS));
+        if (window.count >= VERIFY_RUNS_PER_HOUR) {
+          const oldest = window.oldest ?? now;
+          throw cmmcErrors.verifyRateLimited(VERIFY_RUNS_PER_HOUR, Math.max(1, Math.ceil((oldest.getTime() + HOUR_MS - now.getTime()) / 1000)));
+        }
+        const results: Record<string, 'pass' | 'fail' | 'unknown'> = {};
+        for (const [id, v] of Object.entries(body.results)) if (v) results[id] = v;
+        const details: Record<string, string> = {};
+        for (const [id, v] of Object.entries(body.details ?? {})) if (typeof v === 'string' && v.length) details[id] = v;
+        const row = await cmmcRepo.insertRun(tx, {
+          tenant_id: profile.tenant_id,
+          profile_id: profile.id,
+          hostname: body.hostname,
+          os: body.os as DeviceOs,
+          os_version: body.osVersion ?? null,
+          results: JSON.stringify(results),
+          details: JSON.stringify(details),
+          script_version: body.scriptVersion,
+          client_address: clientAddress,
+          received_at: now,
+        });
+        return {
+          ok: true as const,
+          runId: row.id,
+          hostname: body.hostname,
+          receivedAt: iso(row.received_at),
+          summary: summarise(results),
+          runsLeftThisHour: VERIFY_RUNS_PER_HOUR - window.count - 1,
+        };
+      });
+    },
+  };
+}
+
+export type CmmcService = ReturnType<typeof createCmmcService>;
+export type { DeviceCheckId };

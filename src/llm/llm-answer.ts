@@ -1,0 +1,136 @@
+// Streamed answers, shared by the result-file explainer, the device-check explainer and (through
+// src/llm/index.ts) the mesh "ask operations" page:
+//
+//   startAnswer(gateway, {...})  → AnswerStream: the offline text when no model is configured,
+//                                  otherwise the model's stream, awaited up to its first piece so
+//                                  that busy / credits / timeout errors are still plain JSON errors;
+//                                  after the end the model text's citations are checked and an
+//                                  answer citing unknown evidence is replaced by the offline text.
+//   sendAnswerStream(req, reply, start) → answers the request as text/event-stream (docs/llm.md):
+//                                  `meta`, `delta`s, optionally `fallback`, then `done` or `error`.
+//                                  A client that hangs up (the stop button) aborts the model call.
+import { PassThrough } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { appError, isAppError } from '../lib/errors.ts';
+import { checkCitations } from './llm-citations.ts';
+import { llmError } from './llm-errors.ts';
+import { LlmAbortedError, type LlmGateway } from './llm-gateway.ts';
+import { OFFLINE_LABEL, type AnswerMeta, type LlmStreamEvent } from './llm-schemas.ts';
+
+export const MODEL_LABEL = 'model answer';
+
+export interface AnswerStream {
+  meta: AnswerMeta;
+  chunks: AsyncGenerator<string, void, undefined>;
+  /**
+   * Called with the whole streamed text once it ended. Returns what replaces it when the model's
+   * text failed validation, and the id of a stored copy (histories only).
+   */
+  finish(text: string): Promise<{ fallback?: { reason: string; text: string }; storedId?: string | null }>;
+}
+
+export interface StartAnswerInput {
+  instructions: string;
+  prompt: string;
+  /** The offline analysis: the answer without a model, and the fallback for an invalid model answer. */
+  offlineText: string;
+  /** Evidence ids the prompt gave; citations to anything else invalidate the model's answer. */
+  evidenceIds: readonly string[];
+  signal?: AbortSignal | undefined;
+  maxOutputTokens?: number;
+  /** Extra facts for the `meta` event (file name, counts, ...). */
+  meta?: Omit<AnswerMeta, 'source' | 'label' | 'model'>;
+  /** Stores the final answer (the explainer's history); returns its id. */
+  store?: (answer: { source: 'model' | 'offline'; text: string }) => Promise<string>;
+}
+
+async function* once(text: string): AsyncGenerator<string, void, undefined> {
+  yield text;
+}
+
+export async function startAnswer(gateway: LlmGateway, input: StartAnswerInput): Promise<AnswerStream> {
+  const store = input.store;
+  if (!gateway.configured) {
+    return {
+      meta: { ...input.meta, source: 'offline', label: OFFLINE_LABEL, model: null },
+      chunks: once(input.offlineText),
+      finish: async (text) => ({ storedId: store ? await store({ source: 'offline', text }) : null }),
+    };
+  }
+  const upstream = gateway.stream({ instructions: input.instructions, prompt: input.prompt, signal: input.signal, ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}) });
+  const first = await upstream.next();
+  return {
+    meta: { ...input.meta, source: 'model', label: MODEL_LABEL, model: gateway.model },
+    chunks: (async function* () {
+      if (first.done) return;
+      yield first.value;
+      yield* upstream;
+    })(),
+    async finish(text) {
+      const check = text.trim() ? checkCitations(text, input.evidenceIds) : ({ ok: false, reason: 'it was empty' } as const);
+      if (!check.ok) {
+        const fallback = { reason: `The model's answer was not used: ${check.reason}.`, text: input.offlineText };
+        return { fallback, storedId: store ? await store({ source: 'offline', text: input.offlineText }) : null };
+      }
+      return { storedId: store ? await store({ source: 'model', text }) : null };
+    },
+  };
+}
+
+/** One server-sent event. */
+export function sseEvent(e: LlmStreamEvent): string {
+  return `event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
+}
+
+/** An AbortSignal that fires when the client goes away before the answer is complete. */
+export function clientGone(req: FastifyRequest, reply: FastifyReply): AbortSignal {
+  const ac = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) ac.abort();
+  });
+  req.raw.once('aborted', () => ac.abort());
+  return ac.signal;
+}
+
+/**
+ * Answers with a text/event-stream. `start` gets the client-gone signal; errors it throws (before
+ * any text) become ordinary JSON error responses, later ones an `error` event.
+ */
+export async function sendAnswerStream(req: FastifyRequest, reply: FastifyReply, start: (signal: AbortSignal) => Promise<AnswerStream>): Promise<FastifyReply> {
+  const signal = clientGone(req, reply);
+  let stream: AnswerStream;
+  try {
+    stream = await start(signal);
+  } catch (e) {
+    if (e instanceof LlmAbortedError || signal.aborted) throw appError('llm_cancelled', 'The request was cancelled.');
+    throw e;
+  }
+  const out = new PassThrough();
+  const write = (e: LlmStreamEvent) => {
+    if (!out.destroyed && !out.writableEnded) out.write(sseEvent(e));
+  };
+  void (async () => {
+    let text = '';
+    try {
+      write({ event: 'meta', data: stream.meta });
+      for await (const piece of stream.chunks) {
+        text += piece;
+        write({ event: 'delta', data: { text: piece } });
+      }
+      const end = await stream.finish(text);
+      if (end.fallback) write({ event: 'fallback', data: { source: 'offline', label: OFFLINE_LABEL, reason: end.fallback.reason, text: end.fallback.text } });
+      write({ event: 'done', data: { explanationId: end.storedId ?? null, source: end.fallback ? 'offline' : stream.meta.source } });
+    } catch (e) {
+      if (!(e instanceof LlmAbortedError) && !signal.aborted) {
+        const err = isAppError(e) ? e : llmError('llm_unavailable', 'The answer could not be completed. Try again in a moment.');
+        // Name, code and message only: a database error's `detail` can quote the row (the answer).
+        if (!isAppError(e)) req.log.error({ errName: (e as Error)?.name, errCode: (e as { code?: unknown })?.code, errMessage: (e as Error)?.message }, 'streamed answer failed');
+        const after = (err.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
+        write({ event: 'error', data: { error: err.code, message: err.message, ...(after !== undefined ? { retryAfterSeconds: after } : {}) } });
+      }
+    } finally {
+      out.end();
+    }
+  })();
+  return reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no').send(out);
+}

@@ -1,0 +1,94 @@
+// Staff → "ask operations" routes (staff):
+//   POST /api/v1/staff/mesh/ask                         askMeshOperations, text/event-stream
+//   GET  /api/v1/staff/mesh/ask/answers                 listMeshAskAnswers, newest first
+//   GET  /api/v1/staff/mesh/ask/answers/:answerId       one stored answer with its evidence
+// The stream's events: `meta` (source, label, model, the numbered evidence), `delta` text pieces,
+// then `done` (the stored answer's id, the checked markdown, the citation check) or `error`
+// (docs/mesh.md "Staff tools"). Errors before the stream are ordinary JSON errors. A client that
+// hangs up aborts the model call, and nothing is stored.
+import { PassThrough } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { AuditService } from '../audit/index.ts';
+import { appError, isAppError } from '../lib/errors.ts';
+import { LlmAbortedError } from '../llm/index.ts';
+import type { SessionGuards } from '../server/plugins/session.ts';
+import { askAnswerDetailSchema, askAnswerListSchema, askAnswerParamsSchema, askBodySchema, type AskStreamEvent } from './mesh-ask-schemas.ts';
+import type { AskStream, MeshAskService } from './mesh-ask-service.ts';
+
+const sse = (e: AskStreamEvent) => `event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
+
+/** An AbortSignal that fires when the client goes away before the answer is complete. */
+function clientGone(req: FastifyRequest, reply: FastifyReply): AbortSignal {
+  const ac = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) ac.abort();
+  });
+  req.raw.once('aborted', () => ac.abort());
+  return ac.signal;
+}
+
+export function registerMeshAskRoutes(app: FastifyInstance, deps: { guards: SessionGuards; ask: MeshAskService; audit: AuditService }): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const { guards, ask, audit } = deps;
+  const tags = ['staff'];
+
+  r.get('/api/v1/staff/mesh/ask/answers', { schema: { tags, summary: 'Stored "ask operations" answers, newest first (staff)', response: { 200: askAnswerListSchema } } }, async (req) => {
+    await guards.requireStaff(req);
+    return ask.list();
+  });
+
+  r.get(
+    '/api/v1/staff/mesh/ask/answers/:answerId',
+    { schema: { tags, summary: 'One stored "ask operations" answer with its evidence (staff)', params: askAnswerParamsSchema, response: { 200: askAnswerDetailSchema } } },
+    async (req) => {
+      await guards.requireStaff(req);
+      return ask.get(req.params.answerId);
+    },
+  );
+
+  r.post(
+    '/api/v1/staff/mesh/ask',
+    { schema: { tags, summary: 'Ask a question about the mesh over 24h, 7d or 30d; the answer streams as text/event-stream (staff)', body: askBodySchema } },
+    async (req, reply) => {
+      const me = await guards.requireStaff(req);
+      const signal = clientGone(req, reply);
+      let stream: AskStream;
+      try {
+        stream = await ask.ask(req.body, { userId: me.user.id }, signal);
+      } catch (e) {
+        if (e instanceof LlmAbortedError || signal.aborted) throw appError('llm_cancelled', 'The request was cancelled.');
+        throw e;
+      }
+      // The question may carry customer data: its length is audited, not its text.
+      await audit.record({ actorUserId: me.user.id, actorEmail: me.user.email, action: 'mesh.ask', targetType: 'mesh', targetId: null, details: { window: req.body.window, questionChars: req.body.question.length, source: stream.meta.source } });
+      const out = new PassThrough();
+      const write = (e: AskStreamEvent) => {
+        if (!out.destroyed && !out.writableEnded) out.write(sse(e));
+      };
+      void (async () => {
+        let text = '';
+        try {
+          write({ event: 'meta', data: stream.meta });
+          for await (const piece of stream.chunks) {
+            text += piece;
+            write({ event: 'delta', data: { text: piece } });
+          }
+          if (signal.aborted) return;
+          const done = await stream.finish(text);
+          write({ event: 'done', data: { source: stream.meta.source, ...done } });
+        } catch (e) {
+          if (!(e instanceof LlmAbortedError) && !signal.aborted) {
+            const err = isAppError(e) ? e : appError('llm_unavailable', 'The answer could not be completed. Try again in a moment.');
+            if (!isAppError(e)) req.log.error({ err: e }, 'mesh ask stream failed');
+            const after = (err.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
+            write({ event: 'error', data: { error: err.code, message: err.message, ...(after !== undefined ? { retryAfterSeconds: after } : {}) } });
+          }
+        } finally {
+          out.end();
+        }
+      })();
+      return reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no').send(out);
+    },
+  );
+}

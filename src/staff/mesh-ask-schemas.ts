@@ -1,0 +1,64 @@
+// Staff → "ask operations" (askMeshOperations, listMeshAskAnswers): a question about the mesh over
+// 24 h, 7 d or 30 d, answered from numbered evidence gathered deterministically from the mesh
+// records, streamed as text/event-stream (docs/mesh.md "Staff tools"), stored in mesh_ask_answers.
+import { z } from 'zod';
+import { healthWindowSchema } from './mesh-health-schemas.ts';
+
+export const ASK_QUESTION_MAX = 4_000;
+
+/** The answer's sections, in order; the model is asked for exactly these headings. */
+export const ASK_SECTIONS = ['Answer', 'Relevant findings', 'Trends', 'Suggested next steps', 'Caveats'] as const;
+
+export const OFFLINE_ASK_LABEL = 'offline summary (no language model)';
+
+export const askBodySchema = z.object({
+  question: z.string().trim().min(1, 'Ask a question').max(ASK_QUESTION_MAX, `At most ${ASK_QUESTION_MAX} characters`),
+  window: healthWindowSchema.default('7d').describe('Window ending now: 24h, 7d or 30d (default 7d).'),
+});
+export type AskBody = z.infer<typeof askBodySchema>;
+
+export const evidenceKindSchema = z.enum(['overview', 'peer_outbound', 'peer_failures', 'peer_trend', 'inbound', 'received', 'outbox']);
+export type EvidenceKind = z.infer<typeof evidenceKindSchema>;
+
+export const evidenceItemSchema = z.object({
+  n: z.number().int().min(1).describe('The evidence number the answer cites as [E<n>].'),
+  kind: evidenceKindSchema,
+  subject: z.string().nullable().describe('The peer or caller the item is about; null for overall items.'),
+  text: z.string().describe('The fact in one sentence.'),
+  facts: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
+});
+export type EvidenceItem = z.infer<typeof evidenceItemSchema>;
+
+export const citationCheckSchema = z.object({
+  cited: z.array(z.number().int()).describe('Evidence numbers the answer cites that exist.'),
+  unknown: z.array(z.number().int()).describe('Numbers cited that are not in the evidence (marked in the stored answer).'),
+  missingSections: z.array(z.string()).describe('Required section headings the answer lacks.'),
+});
+export type CitationCheck = z.infer<typeof citationCheckSchema>;
+
+export const askAnswerSummarySchema = z.object({
+  id: z.string(),
+  question: z.string(),
+  windowDays: z.number().int(),
+  model: z.string().nullable().describe('The model that answered; null for the offline summary.'),
+  durationMs: z.number().int(),
+  createdAt: z.string(),
+  createdByEmail: z.string().nullable(),
+});
+export type AskAnswerSummary = z.infer<typeof askAnswerSummarySchema>;
+
+export const askAnswerListSchema = z.object({ answers: z.array(askAnswerSummarySchema) });
+
+export const askAnswerDetailSchema = z.object({
+  answer: askAnswerSummarySchema.extend({ evidence: z.array(evidenceItemSchema), markdown: z.string() }),
+});
+export type AskAnswerDetail = z.infer<typeof askAnswerDetailSchema>['answer'];
+
+export const askAnswerParamsSchema = z.object({ answerId: z.uuid() });
+
+/** The stream's events (server-sent events). */
+export type AskStreamEvent =
+  | { event: 'meta'; data: { source: 'model' | 'offline'; label: string; model: string | null; window: string; windowDays: number; from: string; to: string; evidence: EvidenceItem[] } }
+  | { event: 'delta'; data: { text: string } }
+  | { event: 'done'; data: { answerId: string; source: 'model' | 'offline'; markdown: string; check: CitationCheck; durationMs: number } }
+  | { event: 'error'; data: { error: string; message: string; retryAfterSeconds?: number } };

@@ -1,0 +1,57 @@
+// Staff "ask operations" (/api/v1/staff/mesh/ask…): the streamed answer (text/event-stream:
+// `meta` with the numbered evidence, `delta` pieces, then `done` or `error`) and the stored
+// answers. askMeshOperations returns what useStreamedAnswer expects, with the checked markdown as
+// the final text; onEvidence gets the meta (evidence included) before any text.
+import { queryOptions } from '@tanstack/react-query';
+import type { AskAnswerDetail, AskAnswerSummary, AskStreamEvent, CitationCheck, EvidenceItem } from '../../staff/mesh-ask-schemas.ts';
+import type { HealthWindow } from '../../staff/mesh-health-schemas.ts';
+import { api } from './api.ts';
+import { openAnswerStream, readAnswerEvents, type StreamHandlers, type StreamResult } from './llm-api.ts';
+
+export type { AskAnswerDetail, AskAnswerSummary, CitationCheck, EvidenceItem };
+export type AskMeta = Extract<AskStreamEvent, { event: 'meta' }>['data'];
+export type AskDone = Extract<AskStreamEvent, { event: 'done' }>['data'];
+
+export const meshAskKeys = {
+  answers: ['staff', 'mesh-ask', 'answers'] as const,
+  answer: (id: string) => ['staff', 'mesh-ask', 'answers', id] as const,
+};
+
+export const askAnswersQuery = queryOptions({
+  queryKey: meshAskKeys.answers,
+  queryFn: ({ signal }) => api<{ answers: AskAnswerSummary[] }>('/api/v1/staff/mesh/ask/answers', { signal }).then((r) => r.answers),
+});
+
+export const askAnswerQuery = (id: string) =>
+  queryOptions({
+    queryKey: meshAskKeys.answer(id),
+    queryFn: ({ signal }) => api<{ answer: AskAnswerDetail }>(`/api/v1/staff/mesh/ask/answers/${encodeURIComponent(id)}`, { signal }).then((r) => r.answer),
+  });
+
+export interface AskHandlers extends StreamHandlers {
+  onEvidence?: (meta: AskMeta) => void;
+  onDone?: (done: AskDone) => void;
+}
+
+/** Streams one answer (see the file header). Errors before the stream and `error` events throw an LlmError. */
+export async function askMeshOperations(input: { question: string; window: HealthWindow }, handlers: AskHandlers, signal?: AbortSignal): Promise<StreamResult> {
+  const response = await openAnswerStream('/api/v1/staff/mesh/ask', JSON.stringify(input), signal);
+  let meta: AskMeta | null = null;
+  let text = '';
+  return readAnswerEvents(response, signal, (event, data): StreamResult | undefined => {
+    if (event === 'meta') {
+      meta = data as AskMeta;
+      handlers.onEvidence?.(meta);
+      handlers.onMeta?.({ source: meta.source, label: meta.label, model: meta.model });
+    } else if (event === 'delta') {
+      const piece = String(data.text ?? '');
+      text += piece;
+      handlers.onDelta?.(piece, text);
+    } else if (event === 'done') {
+      const done = data as AskDone;
+      handlers.onDone?.(done);
+      return { meta: meta && { source: meta.source, label: meta.label, model: meta.model }, text: done.markdown, done: { explanationId: done.answerId, source: done.source } };
+    }
+    return undefined;
+  });
+}

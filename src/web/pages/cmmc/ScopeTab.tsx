@@ -1,0 +1,210 @@
+// CMMC → Scope: the company profile (CAGE codes, company details, the people who bid or handle
+// FCI, the mail platform and the Affirming Official). Owners and admins edit; members read.
+import { Alert, Button, Fieldset, Group, Paper, Radio, SimpleGrid, Stack, Text, TextInput, Textarea } from '@mantine/core';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { ApiError } from '../../lib/api.ts';
+import { clearHandoffPrefill, cmmcKeys, readHandoffPrefill, saveProfile, type ProfileBody, type ProfileResponse } from '../../lib/cmmc-api.ts';
+import { notifyError, notifySuccess } from '../../lib/errors.ts';
+
+interface BiddingUserRow {
+  name: string;
+  email: string;
+  role: string;
+}
+
+interface Values {
+  cageCode: string;
+  additionalCageCodes: string;
+  companyName: string;
+  companyAddress: string;
+  companyPhone: string;
+  companyWebsite: string;
+  uei: string;
+  scopeDescription: string;
+  mailPlatform: 'm365' | 'google' | '';
+  officialName: string;
+  officialTitle: string;
+  officialEmail: string;
+  biddingUsers: BiddingUserRow[];
+}
+
+const CAGE_RE = /^[0-9A-Z]{5}$/;
+
+/** The saved profile, or for a new one the prefill of a claimed bid-portal handoff link. */
+function initial(data: ProfileResponse, tenantId: string): Values {
+  const p = data.profile;
+  const pre = p ? null : readHandoffPrefill(tenantId);
+  return {
+    cageCode: p?.cageCode ?? pre?.cageCode ?? '',
+    additionalCageCodes: p?.additionalCageCodes.join(', ') ?? '',
+    companyName: p?.companyName ?? pre?.companyName ?? '',
+    companyAddress: p?.companyAddress ?? '',
+    companyPhone: p?.companyPhone ?? '',
+    companyWebsite: p?.companyWebsite ?? '',
+    uei: p?.uei ?? '',
+    scopeDescription: p?.scopeDescription ?? '',
+    mailPlatform: p?.mailPlatform ?? '',
+    officialName: p?.affirmingOfficial.name ?? '',
+    officialTitle: p?.affirmingOfficial.title ?? '',
+    officialEmail: p?.affirmingOfficial.email ?? '',
+    biddingUsers: p?.biddingUsers.map((u) => ({ name: u.name, email: u.email, role: u.role ?? '' })) ?? [{ name: '', email: pre?.contactEmail ?? '', role: '' }],
+  };
+}
+
+const splitCodes = (s: string) =>
+  s
+    .split(/[\s,;]+/)
+    .map((c) => c.trim().toUpperCase())
+    .filter(Boolean);
+
+function validate(v: Values): Record<string, string> {
+  const e: Record<string, string> = {};
+  if (!CAGE_RE.test(v.cageCode.trim().toUpperCase())) e['body.cageCode'] = 'A CAGE code is exactly 5 letters or digits, e.g. 1ABC2.';
+  const bad = splitCodes(v.additionalCageCodes).filter((c) => !CAGE_RE.test(c));
+  if (bad.length) e['body.additionalCageCodes'] = `Not CAGE codes: ${bad.join(', ')}`;
+  if (!v.companyName.trim()) e['body.companyName'] = 'Required.';
+  if (!v.mailPlatform) e['body.mailPlatform'] = 'Choose the mail platform.';
+  if (!v.officialName.trim()) e['body.affirmingOfficial.name'] = 'Required.';
+  if (!v.officialTitle.trim()) e['body.affirmingOfficial.title'] = 'Required.';
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.officialEmail.trim())) e['body.affirmingOfficial.email'] = 'A valid e-mail address.';
+  v.biddingUsers.forEach((u, i) => {
+    if (!u.name.trim()) e[`body.biddingUsers.${i}.name`] = 'Required.';
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(u.email.trim())) e[`body.biddingUsers.${i}.email`] = 'A valid e-mail address.';
+  });
+  if (!v.biddingUsers.length) e['body.biddingUsers'] = 'Name at least one person who bids or handles FCI.';
+  return e;
+}
+
+function toBody(v: Values): ProfileBody {
+  return {
+    cageCode: v.cageCode.trim().toUpperCase(),
+    additionalCageCodes: splitCodes(v.additionalCageCodes),
+    companyName: v.companyName.trim(),
+    companyAddress: v.companyAddress.trim() || null,
+    companyPhone: v.companyPhone.trim() || null,
+    companyWebsite: v.companyWebsite.trim() || null,
+    uei: v.uei.trim().toUpperCase() || null,
+    scopeDescription: v.scopeDescription.trim() || null,
+    mailPlatform: v.mailPlatform as 'm365' | 'google',
+    affirmingOfficial: { name: v.officialName.trim(), title: v.officialTitle.trim(), email: v.officialEmail.trim() },
+    biddingUsers: v.biddingUsers.map((u) => ({ name: u.name.trim(), email: u.email.trim(), role: u.role.trim() || null })),
+  };
+}
+
+export function ScopeTab({ tenantId, data, onSaved }: { tenantId: string; data: ProfileResponse; onSaved: () => void }) {
+  const queryClient = useQueryClient();
+  const [values, setValues] = useState<Values>(() => initial(data, tenantId));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const readOnly = !data.canManage;
+  const set = <K extends keyof Values>(k: K, v: Values[K]) => setValues((prev) => ({ ...prev, [k]: v }));
+  const setUser = (i: number, k: keyof BiddingUserRow, v: string) => setValues((prev) => ({ ...prev, biddingUsers: prev.biddingUsers.map((u, j) => (j === i ? { ...u, [k]: v } : u)) }));
+
+  const save = useMutation({
+    mutationFn: (body: ProfileBody) => saveProfile(tenantId, body),
+    onSuccess: (res) => {
+      queryClient.setQueryData(cmmcKeys.profile(tenantId), res);
+      setErrors({});
+      clearHandoffPrefill();
+      notifySuccess(data.profile ? 'Scope saved.' : 'Scope saved. Next: run the device checks.');
+      if (!data.profile) onSaved();
+    },
+    onError: (error) => {
+      if (error instanceof ApiError && error.code === 'validation_failed') setErrors(error.fieldIssues());
+      notifyError(error, 'Scope not saved');
+    },
+  });
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const found = validate(values);
+    setErrors(found);
+    if (Object.keys(found).length) return;
+    save.mutate(toBody(values));
+  };
+
+  const err = (path: string) => errors[path] ?? Object.entries(errors).find(([k]) => k.startsWith(`${path}.`))?.[1];
+
+  return (
+    <Paper withBorder p="lg" radius="md" maw={860}>
+      <form onSubmit={submit} noValidate aria-label="CMMC scope">
+        <Stack gap="lg">
+          {readOnly && (
+            <Alert color="gray" variant="light" role="note">
+              Only owners and admins of this tenant can change the scope.
+            </Alert>
+          )}
+          <Fieldset legend="Company" disabled={readOnly}>
+            <SimpleGrid cols={{ base: 1, sm: 2 }}>
+              <TextInput label="CAGE code" description="5 letters or digits" required value={values.cageCode} onChange={(e) => set('cageCode', e.currentTarget.value)} error={err('body.cageCode')} maxLength={5} autoCapitalize="characters" />
+              <TextInput label="Further CAGE codes in scope" description="Comma-separated (HLO and children)" value={values.additionalCageCodes} onChange={(e) => set('additionalCageCodes', e.currentTarget.value)} error={err('body.additionalCageCodes')} />
+              <TextInput label="Company name" required value={values.companyName} onChange={(e) => set('companyName', e.currentTarget.value)} error={err('body.companyName')} />
+              <TextInput label="UEI" description="12 letters or digits (optional)" value={values.uei} onChange={(e) => set('uei', e.currentTarget.value)} error={err('body.uei')} maxLength={12} />
+              <TextInput label="Address" value={values.companyAddress} onChange={(e) => set('companyAddress', e.currentTarget.value)} error={err('body.companyAddress')} />
+              <TextInput label="Phone" value={values.companyPhone} onChange={(e) => set('companyPhone', e.currentTarget.value)} error={err('body.companyPhone')} />
+              <TextInput label="Website" placeholder="https://" value={values.companyWebsite} onChange={(e) => set('companyWebsite', e.currentTarget.value)} error={err('body.companyWebsite')} />
+            </SimpleGrid>
+            <Textarea mt="sm" label="Assessment scope" description="The systems, locations and people that handle FCI, as you will describe them in SPRS." autosize minRows={2} value={values.scopeDescription} onChange={(e) => set('scopeDescription', e.currentTarget.value)} error={err('body.scopeDescription')} />
+          </Fieldset>
+
+          <Fieldset legend="Mail platform" disabled={readOnly}>
+            <Radio.Group value={values.mailPlatform} onChange={(v) => set('mailPlatform', v as Values['mailPlatform'])} error={err('body.mailPlatform')} label="Where your company e-mail and files live" required>
+              <Group mt="xs">
+                <Radio value="m365" label="Microsoft 365" />
+                <Radio value="google" label="Google Workspace" />
+              </Group>
+            </Radio.Group>
+          </Fieldset>
+
+          <Fieldset legend="People who bid or handle FCI" disabled={readOnly}>
+            <Stack gap="sm">
+              {err('body.biddingUsers') && !values.biddingUsers.length && (
+                <Text c="red" size="sm" role="alert">
+                  {err('body.biddingUsers')}
+                </Text>
+              )}
+              {values.biddingUsers.map((u, i) => (
+                <Group key={i} align="flex-start" wrap="wrap" gap="sm">
+                  <TextInput label={`Person ${i + 1} name`} required value={u.name} onChange={(e) => setUser(i, 'name', e.currentTarget.value)} error={err(`body.biddingUsers.${i}.name`)} style={{ flex: '1 1 12rem' }} />
+                  <TextInput label={`Person ${i + 1} e-mail`} required type="email" value={u.email} onChange={(e) => setUser(i, 'email', e.currentTarget.value)} error={err(`body.biddingUsers.${i}.email`)} style={{ flex: '1 1 14rem' }} />
+                  <TextInput label={`Person ${i + 1} role`} value={u.role} onChange={(e) => setUser(i, 'role', e.currentTarget.value)} style={{ flex: '1 1 8rem' }} />
+                  {!readOnly && values.biddingUsers.length > 1 && (
+                    <Button variant="subtle" color="red" mt={24} onClick={() => set('biddingUsers', values.biddingUsers.filter((_, j) => j !== i))} aria-label={`Remove person ${i + 1}`}>
+                      Remove
+                    </Button>
+                  )}
+                </Group>
+              ))}
+              {!readOnly && values.biddingUsers.length < 100 && (
+                <Group>
+                  <Button variant="default" size="xs" onClick={() => set('biddingUsers', [...values.biddingUsers, { name: '', email: '', role: '' }])}>
+                    Add person
+                  </Button>
+                </Group>
+              )}
+            </Stack>
+          </Fieldset>
+
+          <Fieldset legend="Affirming Official" disabled={readOnly}>
+            <Text size="sm" c="dimmed" mb="xs">
+              The senior person who affirms compliance in SPRS each year.
+            </Text>
+            <SimpleGrid cols={{ base: 1, sm: 3 }}>
+              <TextInput label="Official's name" required value={values.officialName} onChange={(e) => set('officialName', e.currentTarget.value)} error={err('body.affirmingOfficial.name')} />
+              <TextInput label="Official's title" required value={values.officialTitle} onChange={(e) => set('officialTitle', e.currentTarget.value)} error={err('body.affirmingOfficial.title')} />
+              <TextInput label="Official's e-mail" required type="email" value={values.officialEmail} onChange={(e) => set('officialEmail', e.currentTarget.value)} error={err('body.affirmingOfficial.email')} />
+            </SimpleGrid>
+          </Fieldset>
+
+          {!readOnly && (
+            <Group justify="flex-end">
+              <Button type="submit" loading={save.isPending}>
+                Save scope
+              </Button>
+            </Group>
+          )}
+        </Stack>
+      </form>
+    </Paper>
+  );
+}

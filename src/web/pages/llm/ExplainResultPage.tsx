@@ -1,0 +1,172 @@
+// "Explain a result file": upload a scanner's result file (nmap, nuclei, ZAP, Trivy, SARIF or
+// Rampart's native report) and read a streamed explanation with the fixes to make first. With a
+// language model configured the model writes it; otherwise the offline analysis does (labelled).
+// The file is not stored; the finished explanation is kept in the user's own history (private to
+// them), where it can be viewed again or deleted.
+import { Button, FileInput, Group, Modal, Stack, Table, Text } from '@mantine/core';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { DataTable } from '../../components/DataTable.tsx';
+import { TextLink } from '../../components/links.tsx';
+import { PageHeader } from '../../components/PageHeader.tsx';
+import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
+import { MarkdownText } from '../../components/MarkdownText.tsx';
+import { SectionCard } from '../../components/SectionCard.tsx';
+import { StreamedAnswer, useStreamedAnswer } from '../../components/StreamedAnswer.tsx';
+import { formatDateTime } from '../../lib/format.ts';
+import { deleteExplanation, explainResultFile, explanationQuery, explanationsQuery, llmKeys, type ExplanationSummary } from '../../lib/llm-api.ts';
+import { useTenant } from '../../lib/me.ts';
+
+const FORMAT_LABELS: Record<string, string> = { native: 'Rampart native', nmap: 'nmap XML', nuclei: 'nuclei JSONL', zap: 'OWASP ZAP', trivy: 'Trivy', sarif: 'SARIF' };
+
+export function IconExplain({ size = 18 }: { size?: number }) {
+  return (
+    <svg xmlns="http://www.w3.org/2000/svg" width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth={1.8} strokeLinecap="round" strokeLinejoin="round" aria-hidden="true" focusable="false">
+      <path d="M21 12a8 8 0 0 1-11.6 7.1L4 20l1-4.6A8 8 0 1 1 21 12Z" />
+      <path d="M9.5 9.5a2.5 2.5 0 1 1 3.5 2.3c-.6.3-1 .8-1 1.5V14M12 17h.01" />
+    </svg>
+  );
+}
+
+function countsLine(e: ExplanationSummary): string {
+  const c = e.counts;
+  const parts = [c.critical && `${c.critical} critical`, c.high && `${c.high} high`, c.medium && `${c.medium} medium`, c.low && `${c.low} low`, c.info && `${c.info} info`].filter(Boolean);
+  return `${c.total} finding${c.total === 1 ? '' : 's'}${parts.length ? ` (${parts.join(', ')})` : ''}`;
+}
+
+export function ExplainResultPage() {
+  const tenant = useTenant();
+  const queryClient = useQueryClient();
+  const [file, setFile] = useState<File | null>(null);
+  const [touched, setTouched] = useState(false);
+  const [viewing, setViewing] = useState<string | null>(null);
+  const history = useQuery(explanationsQuery(tenant.id));
+  const answer = useStreamedAnswer({ onDone: () => void queryClient.invalidateQueries({ queryKey: llmKeys.explanations(tenant.id) }) });
+  const running = answer.status === 'waiting' || answer.status === 'streaming';
+
+  const remove = useMutation({
+    mutationFn: (id: string) => deleteExplanation(tenant.id, id),
+    onSuccess: async () => {
+      setViewing(null);
+      await queryClient.invalidateQueries({ queryKey: llmKeys.explanations(tenant.id) });
+    },
+  });
+
+  const run = () => {
+    if (!file) return;
+    const f = file;
+    answer.start((handlers, signal) => explainResultFile(tenant.id, f, handlers, signal));
+  };
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setTouched(true);
+    run();
+  };
+
+  return (
+    <>
+      <PageHeader
+        title="Explain a result file"
+        titleContext={tenant.name}
+        description={
+          <>
+            Upload a scanner’s result file to get a plain-language summary and the fixes to make first. The file is read, not stored or imported; to add its findings to Rampart, use{' '}
+            <TextLink to="/imports" size="sm" underline="always">
+              Import results
+            </TextLink>
+            .
+          </>
+        }
+      />
+      <Stack gap="lg">
+        <SectionCard headingId="explain-form" title="Result file" description="nmap XML, nuclei JSON Lines, OWASP ZAP JSON, Trivy JSON (v2), SARIF 2.1.0 or Rampart's native report; up to 32 MB.">
+          <form onSubmit={submit} noValidate aria-labelledby="explain-form">
+            <Stack gap="md" maw={560}>
+              <FileInput label="Result file" value={file} onChange={setFile} clearable required disabled={running} error={touched && !file ? 'Choose the result file.' : null} />
+              <Group>
+                <Button type="submit" loading={answer.status === 'waiting'} disabled={running}>
+                  Explain
+                </Button>
+              </Group>
+            </Stack>
+          </form>
+        </SectionCard>
+
+        <StreamedAnswer answer={answer} title="Explanation" headingLevel={2} onRetry={file ? run : undefined} />
+
+        <SectionCard headingId="explain-history" title="Your explanations" description="Only you can see these. The uploaded files themselves are never kept.">
+          {history.isPending ? (
+            <LoadingState label="Loading your explanations…" />
+          ) : history.isError ? (
+            <ErrorState error={history.error} title="Could not load your explanations" onRetry={() => void history.refetch()} />
+          ) : (
+            <DataTable label="Your explanations" minWidth={720} columns={['File', 'Findings', 'Written by', 'When', { label: 'Actions', visuallyHidden: true }]} empty={history.data.length === 0 && 'No explanations yet.'}>
+              {history.data.map((e) => (
+                <Table.Tr key={e.id}>
+                  <Table.Td>
+                    <Text size="sm" fw={600}>
+                      {e.fileName}
+                    </Text>
+                    <Text size="xs" c="dimmed">
+                      {FORMAT_LABELS[e.format] ?? e.format}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm">{countsLine(e)}</Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm">{e.source === 'offline' ? 'Offline analysis' : (e.model ?? 'Language model')}</Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm">{formatDateTime(e.createdAt)}</Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Group gap="xs" justify="flex-end" wrap="nowrap">
+                      <Button size="xs" variant="default" onClick={() => setViewing(e.id)} aria-label={`View the explanation of ${e.fileName}`}>
+                        View
+                      </Button>
+                      <Button size="xs" variant="subtle" color="red" loading={remove.isPending && remove.variables === e.id} onClick={() => remove.mutate(e.id)} aria-label={`Delete the explanation of ${e.fileName}`}>
+                        Delete
+                      </Button>
+                    </Group>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </DataTable>
+          )}
+          <ErrorAlert error={remove.error} title="Could not delete the explanation" />
+        </SectionCard>
+      </Stack>
+      {viewing && <ExplanationModal tenantId={tenant.id} id={viewing} onClose={() => setViewing(null)} onDelete={() => remove.mutate(viewing)} deleting={remove.isPending} />}
+    </>
+  );
+}
+
+function ExplanationModal({ tenantId, id, onClose, onDelete, deleting }: { tenantId: string; id: string; onClose: () => void; onDelete: () => void; deleting: boolean }) {
+  const q = useQuery(explanationQuery(tenantId, id));
+  return (
+    <Modal opened onClose={onClose} size="xl" title={q.data ? `Explanation of ${q.data.fileName}` : 'Explanation'}>
+      {q.isPending ? (
+        <LoadingState />
+      ) : q.isError ? (
+        <ErrorState error={q.error} title="Could not load the explanation" />
+      ) : (
+        <Stack gap="sm">
+          <Text size="xs" c="dimmed">
+            {q.data.source === 'offline' ? 'Offline analysis' : `Model: ${q.data.model ?? 'language model'}`} · {formatDateTime(q.data.createdAt)} · {countsLine(q.data)}
+          </Text>
+          <MarkdownText text={q.data.answer} testId="saved-answer" />
+          <Group justify="flex-end">
+            <Button variant="subtle" color="red" onClick={onDelete} loading={deleting}>
+              Delete
+            </Button>
+            <Button variant="default" onClick={onClose}>
+              Close
+            </Button>
+          </Group>
+        </Stack>
+      )}
+    </Modal>
+  );
+}

@@ -1,0 +1,317 @@
+// CMMC Level 1 in the browser: a company goes from nothing to 15/15 and records its SPRS
+// confirmation (Scope form, device token and scripts, a device run posted as the script would,
+// /verify-script checking the real script in the browser — tampered byte fails, CRLF passes —,
+// attestations, policies generated, read and approved, the score, the SPRS form), then a staff
+// user filters the CMMC dashboard with its tiles and search. Long repetitive steps (47 of 48
+// attestation answers, 7 of 8 approvals) go through the same API the page calls; one of each is
+// done with the page.
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { ATTESTATION_ITEMS, checkIdsFor, type IssuedTokenDto } from '../../src/cmmc/index.ts';
+import { runAdmin } from '../../src/ops/admin-cli.ts';
+import { STAFF_DOMAIN, TEST_AUTH_SECRET, uniqueEmail } from '../helpers/app.ts';
+import { withService } from '../../src/db/tenant.ts';
+import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e } from './harness.ts';
+
+const PASSWORD = 'correct horse battery staple';
+// Long flows with 30 s wait limits per step (see open() below).
+vi.setConfig({ testTimeout: 120_000 });
+const RUN = Math.random().toString(36).slice(2, 8);
+const CAGE = `9${RUN.toUpperCase().replace(/[^0-9A-Z]/g, '7').slice(0, 4)}`;
+
+describeBrowser('CMMC Level 1 in the browser', () => {
+  let e2e: E2e;
+  let page: Page;
+  let tenantId = '';
+  let issued: IssuedTokenDto;
+
+  beforeAll(async () => {
+    e2e = await openE2e();
+    // CSP bypass only so the test can inject axe; the app itself is unchanged.
+    page = await e2e.newPage({ bypassCSP: true });
+    page.setDefaultTimeout(30_000);
+  }, 120_000);
+  afterAll(() => e2e?.close());
+
+  /** A page with a 30 s wait limit: suites run side by side on small machines. */
+  const open = async (opts?: { bypassCSP?: boolean }) => {
+    const p = await e2e.newPage(opts);
+    p.setDefaultTimeout(30_000);
+    return p;
+  };
+
+  /** The page's own API call (session cookie and CSRF header), for the repetitive steps. */
+  const apiCall = (method: string, path: string, body?: unknown) =>
+    page.evaluate(
+      async ({ method, path, body }) => {
+        const me = (await (await fetch('/api/v1/me')).json()) as { csrfToken: string };
+        const r = await fetch(path, { method, headers: { 'content-type': 'application/json', 'x-csrf-token': me.csrfToken }, body: body === undefined ? undefined : JSON.stringify(body) });
+        return { status: r.status, body: await r.text() };
+      },
+      { method, path, body },
+    );
+
+  it('saves Scope with a validated CAGE code', async () => {
+    await signUpInBrowser(page, { name: 'Alice Able', email: uniqueEmail('cmmc-e2e'), password: PASSWORD });
+    await page.getByLabel('Tenant name', { exact: true }).fill(`Acme Machining ${RUN}`);
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await page.waitForURL(/\/assets$/);
+    const firstTenant = () => page.evaluate(async () => ((await (await fetch('/api/v1/me')).json()) as { tenants: { id: string }[] }).tenants[0]?.id ?? '');
+    await expect.poll(firstTenant, { timeout: 10_000 }).not.toBe('');
+    tenantId = await firstTenant();
+
+    await page.getByRole('link', { name: 'CMMC' }).first().click();
+    await page.getByRole('heading', { level: 1, name: /CMMC Level 1/ }).waitFor();
+    await page.getByLabel('CAGE code', { exact: false }).first().fill('12');
+    await page.getByLabel('Company name').fill(`Acme Machining ${RUN} LLC`);
+    await page.getByLabel('Person 1 name').fill('Alice Able');
+    await page.getByLabel('Person 1 e-mail').fill('alice@acme.test');
+    await page.getByLabel('Microsoft 365').check();
+    await page.getByLabel("Official's name").fill('Alice Able');
+    await page.getByLabel("Official's title").fill('President');
+    await page.getByLabel("Official's e-mail").fill('alice@acme.test');
+    await page.getByLabel('Assessment scope').fill('Office network, 2 laptops, Microsoft 365 tenant');
+    await page.getByRole('button', { name: 'Save scope' }).click();
+    await page.getByText('A CAGE code is exactly 5 letters or digits', { exact: false }).first().waitFor();
+    await page.getByLabel('CAGE code', { exact: false }).first().fill(CAGE);
+    await page.getByRole('button', { name: 'Save scope' }).click();
+    // A new profile moves on to the Device check tab.
+    await page.getByRole('button', { name: 'Issue token and scripts' }).waitFor();
+    await page.getByRole('tab', { name: 'Scope' }).click();
+    await page.getByRole('button', { name: 'Save scope' }).waitFor();
+    expect(await scanA11y(page)).toEqual([]);
+    await page.getByRole('tab', { name: 'Device check' }).click();
+  });
+
+  it('issues signed scripts, and /verify-script accepts them (also with CRLF) and rejects a changed byte', async () => {
+    const response = page.waitForResponse((r) => r.url().endsWith('/cmmc/device-token') && r.request().method() === 'POST');
+    await page.getByRole('button', { name: 'Issue token and scripts' }).click();
+    issued = (await (await response).json()) as IssuedTokenDto;
+    await page.getByTestId('issued-scripts').waitFor();
+    expect(await page.getByTestId('device-token').textContent()).toBe(issued.token);
+    const mac = issued.scripts.find((s) => s.os === 'macos')!;
+    await page.getByText(mac.sha256).first().waitFor();
+
+    const verifier = await open();
+    await verifier.goto('/verify-script');
+    await verifier.getByRole('heading', { name: 'Verify a device-check script' }).waitFor();
+    const check = async (name: string, content: string) => {
+      await verifier.locator('input[type="file"]').setInputFiles({ name, mimeType: 'text/plain', buffer: Buffer.from(content, 'utf8') });
+      const result = verifier.getByTestId('verify-result');
+      await result.waitFor();
+      await expect.poll(async () => (await result.textContent()) ?? '').toContain(name);
+      return result.getAttribute('data-valid');
+    };
+    expect(await check('good.sh', mac.content)).toBe('true');
+    const i = mac.content.indexOf('RAMPART_URL=');
+    const tampered = `${mac.content.slice(0, i)}X${mac.content.slice(i + 1)}`;
+    await verifier.locator('input[type="file"]').setInputFiles({ name: 'tampered.sh', mimeType: 'text/plain', buffer: Buffer.from(tampered, 'utf8') });
+    await verifier.locator('[data-testid="verify-result"][data-valid="false"]').waitFor();
+    expect(await check('crlf.ps1', issued.scripts.find((s) => s.os === 'windows')!.content.replace(/\n/g, '\r\n'))).toBe('true');
+    await verifier.getByText('converted to CRLF', { exact: false }).waitFor();
+    await verifier.context().close();
+
+    // A browser whose WebCrypto has no Ed25519: the page falls back to its own implementation.
+    const fallback = await open();
+    await fallback.addInitScript(() => {
+      const original = crypto.subtle.importKey.bind(crypto.subtle);
+      crypto.subtle.importKey = ((format: string, data: unknown, algorithm: { name?: string } | string, ...rest: unknown[]) => {
+        if ((typeof algorithm === 'string' ? algorithm : algorithm.name) === 'Ed25519') return Promise.reject(new DOMException('Algorithm: Unrecognized name', 'NotSupportedError'));
+        return (original as (...a: unknown[]) => Promise<CryptoKey>)(format, data, algorithm, ...rest);
+      }) as typeof crypto.subtle.importKey;
+    });
+    await fallback.goto('/verify-script');
+    const input = fallback.locator('input[type="file"]');
+    await input.setInputFiles({ name: 'fallback-good.sh', mimeType: 'text/plain', buffer: Buffer.from(mac.content, 'utf8') });
+    await fallback.locator('[data-testid="verify-result"][data-valid="true"]').waitFor();
+    await input.setInputFiles({ name: 'fallback-tampered.sh', mimeType: 'text/plain', buffer: Buffer.from(tampered, 'utf8') });
+    await fallback.locator('[data-testid="verify-result"][data-valid="false"]').waitFor();
+    await input.setInputFiles({ name: 'fallback-crlf.sh', mimeType: 'text/plain', buffer: Buffer.from(mac.content.replace(/\n/g, '\r\n'), 'utf8') });
+    await fallback.locator('[data-testid="verify-result"][data-valid="true"]').waitFor();
+    await fallback.context().close();
+  });
+
+  it('shows a device run posted by the script', async () => {
+    const run = await page.request.post('/api/public/compliance/verify', {
+      headers: { authorization: `Bearer ${issued.token}`, 'content-type': 'application/json' },
+      data: { scriptVersion: '1.0.0', os: 'windows', hostname: 'FRONT-DESK-01', osVersion: 'Windows 11 Pro', results: Object.fromEntries(checkIdsFor('windows').map((id) => [id, 'pass'])) },
+    });
+    expect(run.status()).toBe(201);
+    await page.reload();
+    await page.getByRole('tab', { name: 'Device check' }).click();
+    await page.getByText('FRONT-DESK-01').first().waitFor();
+    // The language-model explainer (issue 9's component) sits under the results.
+    await page.getByRole('form', { name: 'Explain device-check results' }).waitFor();
+    // And the evidence review has its own tab.
+    await page.getByRole('tab', { name: 'Evidence review' }).click();
+    await page.getByRole('form', { name: 'Review evidence documents' }).waitFor();
+    expect(await scanA11y(page)).toEqual([]);
+  });
+
+  it('answers attestations, with a not applicable note', async () => {
+    await page.getByRole('tab', { name: 'Attestations' }).click();
+    await page.getByRole('button', { name: /AC\.L1-b\.1\.i Authorized Access Control/ }).click();
+    const item = page.getByTestId('item-ac1.roster');
+    await item.getByText('Yes', { exact: true }).click();
+    await item.getByLabel('Note').fill('Roster kept in SharePoint');
+    await item.getByRole('button', { name: 'Save answer' }).click();
+    await item.getByText('Answered by', { exact: false }).waitFor();
+    // An evidence file attached with the page, then downloadable.
+    await item.locator('input[type="file"]').setInputFiles({ name: 'user-roster.csv', mimeType: 'text/csv', buffer: Buffer.from('Name,Email\nAlice Able,alice@acme.test\n') });
+    const fileLink = item.getByRole('link', { name: 'user-roster.csv' });
+    await fileLink.waitFor();
+    const download = await page.request.get((await fileLink.getAttribute('href'))!);
+    expect(await download.text()).toBe('Name,Email\nAlice Able,alice@acme.test\n');
+    expect(await scanA11y(page)).toEqual([]);
+    for (const i of ATTESTATION_ITEMS) {
+      if (i.id === 'ac1.roster') continue;
+      const body = i.id.startsWith('sc11.') ? { answer: 'not_applicable', note: 'No public-facing systems or guest Wi-Fi' } : { answer: 'yes' };
+      const r = await apiCall('PUT', `/api/v1/tenants/${tenantId}/cmmc/attestations/${i.id}`, body);
+      expect(r.status, r.body).toBe(200);
+    }
+  });
+
+  it('generates the policies, reads one, and approves them', async () => {
+    await page.getByRole('tab', { name: 'Policies' }).click();
+    await page.getByRole('button', { name: 'Generate policies' }).click();
+    const ac = page.getByTestId('policy-access_control');
+    await ac.getByText('Draft', { exact: true }).waitFor();
+    await ac.getByRole('button', { name: 'Read Access Control Policy' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText(`Acme Machining ${RUN} LLC`, { exact: false }).first().waitFor();
+    await dialog.getByText('AC.L1-b.1.iv Control Public Information', { exact: false }).waitFor();
+    await page.keyboard.press('Escape');
+    await ac.getByRole('button', { name: 'Approve Access Control Policy' }).click();
+    await ac.getByText('Approved', { exact: true }).waitFor();
+    const pdf = await page.request.get((await ac.getByRole('link', { name: 'Download Access Control Policy as PDF' }).getAttribute('href'))!);
+    expect(pdf.headers()['content-type']).toBe('application/pdf');
+    expect((await pdf.body()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(await scanA11y(page)).toEqual([]);
+    const list = JSON.parse((await apiCall('GET', `/api/v1/tenants/${tenantId}/cmmc/policies`)).body) as { documents: { latest: { id: string; status: string } }[] };
+    const today = new Date().toISOString().slice(0, 10);
+    for (const d of list.documents) if (d.latest.status === 'draft') expect((await apiCall('POST', `/api/v1/tenants/${tenantId}/cmmc/policies/${d.latest.id}/approve`, { effectiveDate: today })).status).toBe(200);
+  });
+
+  it('scores 15 of 15 and records the SPRS confirmation', async () => {
+    await page.reload();
+    await page.getByRole('tab', { name: 'Score & SPRS' }).click();
+    await expect.poll(async () => page.getByTestId('score-total').textContent(), { timeout: 15_000 }).toBe('15 of 15 MET');
+    await page.getByTestId('score-SC.L1-b.1.xi').getByText('MET (not applicable)').waitFor();
+    const form = page.getByTestId('sprs-form');
+    const record = form.getByRole('button', { name: 'Record SPRS confirmation' });
+    expect(await record.isDisabled()).toBe(true);
+    await form.getByRole('checkbox', { name: /I, the Affirming Official/ }).check();
+    // Scanned before the confirmation: its success notification is the shared component, not this page.
+    expect(await scanA11y(page)).toEqual([]);
+    await record.click();
+    await page.getByText('Compliant', { exact: true }).first().waitFor();
+    await page.getByText('Last SPRS confirmation', { exact: false }).waitFor();
+    // The optional screenshot of the SPRS entry.
+    const png = Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), randomBytes(32)]);
+    await page.locator('input[type="file"][accept=".pdf,.png,.jpg,.jpeg"]').setInputFiles({ name: 'sprs-entry.png', mimeType: 'image/png', buffer: png });
+    await page.getByRole('link', { name: 'sprs-entry.png' }).waitFor();
+    const csv = await page.request.get(`/api/v1/tenants/${tenantId}/cmmc/export/controls.csv`);
+    expect(csv.headers()['content-disposition']).toMatch(/cmmc-controls-\d{8}-\d{6}\.csv/);
+    expect((await csv.text()).split('\r\n').filter((l) => l.includes(',implemented,'))).toHaveLength(15);
+  });
+
+  it('opens a bid-portal handoff link without using it up, and claims it into a prefilled Scope', async () => {
+    // A link as the cmmc_handoff flow stores it (the flow itself is tested in test/integration/cmmc-program.test.ts).
+    const token = randomBytes(32).toString('base64url');
+    await withService(e2e.server.database.db, (tx) =>
+      tx
+        .insertInto('cmmc_handoff_links' as never)
+        .values({ token_hash: createHash('sha256').update(token).digest('hex'), caller: 'bid-portal', payload: JSON.stringify({ cageCode: '4HX77', companyName: 'Handoff Fabrication', contactEmail: 'buyer@handoff.test' }), cage_code: '4HX77', expires_at: new Date(Date.now() + 30 * 60_000) } as never)
+        .execute(),
+    );
+    const buyer = await open({ bypassCSP: true });
+    await signUpInBrowser(buyer, { name: 'Hana Handoff', email: uniqueEmail('cmmc-handoff'), password: PASSWORD });
+    await buyer.getByLabel('Tenant name', { exact: true }).fill(`Handoff Fab ${RUN}`);
+    await buyer.getByRole('button', { name: 'Create tenant' }).click();
+    await buyer.waitForURL(/\/assets$/);
+    await expect.poll(() => buyer.evaluate(async () => ((await (await fetch('/api/v1/me')).json()) as { activeTenantId: string | null }).activeTenantId ?? ''), { timeout: 10_000 }).not.toBe('');
+    await buyer.goto(`/cmmc/start?token=${token}`);
+    await buyer.getByText('Handoff Fabrication', { exact: false }).waitFor();
+    // Opening the page again (as a link previewer would) leaves it usable.
+    await buyer.reload();
+    expect(await scanA11y(buyer)).toEqual([]);
+    await buyer.getByRole('button', { name: /Use this link for/ }).click();
+    await buyer.waitForURL(/\/cmmc$/);
+    await expect.poll(() => buyer.getByLabel('CAGE code', { exact: false }).first().inputValue()).toBe('4HX77');
+    expect(await buyer.getByLabel('Company name').inputValue()).toBe('Handoff Fabrication');
+    expect(await buyer.getByLabel('Person 1 e-mail').inputValue()).toBe('buyer@handoff.test');
+    await buyer.goto(`/cmmc/start?token=${token}`);
+    await buyer.getByText('This link cannot be used').waitFor();
+    await buyer.getByText('already used', { exact: false }).waitFor();
+    await buyer.context().close();
+  });
+
+  it('lets staff filter the CMMC dashboard by tile and search by CAGE code', async () => {
+    // A second company that stays in progress.
+    const other = await open();
+    await signUpInBrowser(other, { name: 'Bob Baker', email: uniqueEmail('cmmc-e2e-b'), password: PASSWORD });
+    await other.getByLabel('Tenant name', { exact: true }).fill(`Beta Parts ${RUN}`);
+    await other.getByRole('button', { name: 'Create tenant' }).click();
+    await other.waitForURL(/\/assets$/);
+    const otherFirst = () => other.evaluate(async () => ((await (await fetch('/api/v1/me')).json()) as { tenants: { id: string }[] }).tenants[0]?.id ?? '');
+    await expect.poll(otherFirst, { timeout: 10_000 }).not.toBe('');
+    const otherTenant = await otherFirst();
+    const otherCage = `8${CAGE.slice(1)}`;
+    const saved = await other.evaluate(
+      async ({ tenant, cage }) => {
+        const me = (await (await fetch('/api/v1/me')).json()) as { csrfToken: string };
+        const r = await fetch(`/api/v1/tenants/${tenant}/cmmc/profile`, { method: 'PUT', headers: { 'content-type': 'application/json', 'x-csrf-token': me.csrfToken }, body: JSON.stringify({ cageCode: cage, companyName: 'Beta Parts Inc', biddingUsers: [{ name: 'Bob', email: 'bob@beta.test' }], mailPlatform: 'google', affirmingOfficial: { name: 'Bob', title: 'CEO', email: 'bob@beta.test' } }) });
+        return r.status;
+      },
+      { tenant: otherTenant, cage: otherCage },
+    );
+    expect(saved).toBe(200);
+    await other.context().close();
+
+    const email = uniqueEmail('cmmcstaff', STAFF_DOMAIN);
+    const out: string[] = [];
+    expect(await runAdmin(['create', '--email', email, '--role', 'staff', '--name', 'Staff'], { config: e2e.server.config, database: e2e.server.database, authSecret: TEST_AUTH_SECRET, io: { out: (l) => out.push(l), err: () => {} } })).toBe(0);
+    const link = /(http\S+reset-password\S+)/.exec(out.join('\n'))![1]!;
+    const staff = await open({ bypassCSP: true });
+    await staff.goto(link.replace(e2e.server.baseUrl, ''));
+    await staff.getByLabel('New password', { exact: true }).fill('staff passphrase 123');
+    await staff.getByLabel('Confirm password', { exact: true }).fill('staff passphrase 123');
+    await staff.getByRole('button', { name: 'Set password' }).click();
+    await expect.poll(() => staff.url()).toContain('/sign-in');
+    await staff.getByLabel('Email', { exact: true }).fill(email);
+    await staff.getByLabel('Password', { exact: true }).fill('staff passphrase 123');
+    await staff.getByRole('button', { name: 'Sign in' }).click();
+    await staff.getByRole('link', { name: 'CMMC dashboard' }).click();
+    await staff.getByRole('heading', { level: 1, name: /CMMC Level 1/ }).waitFor();
+
+    const rows = staff.getByTestId('cmmc-staff-row');
+    const cages = async () => (await rows.locator('td:first-child').allTextContents()).map((s) => s.trim());
+    await staff.getByLabel('Search').fill(CAGE.slice(1));
+    await expect.poll(cages).toEqual([otherCage, CAGE].sort());
+    await staff.getByTestId('tile-compliant').click();
+    await expect.poll(cages).toEqual([CAGE]);
+    await staff.getByTestId('tile-in_progress').click();
+    await expect.poll(cages).toEqual([otherCage]);
+    await staff.getByTestId('tile-devices_pending').click();
+    await expect.poll(cages).toEqual([otherCage]);
+    await staff.getByTestId('tile-all').click();
+    await staff.getByLabel('Search').fill(CAGE);
+    await expect.poll(cages).toEqual([CAGE]);
+    const row = rows.first();
+    await row.getByText('Issued').waitFor();
+    await row.getByText('Compliant').waitFor();
+    expect(await scanA11y(staff)).toEqual([]);
+    // The list as shown, exported in the browser.
+    const [download] = await Promise.all([staff.waitForEvent('download'), staff.getByRole('button', { name: 'Export CSV' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/^cmmc-profiles-\d{8}-\d{6}\.csv$/);
+    const csv = await readFile((await download.path())!, 'utf8');
+    expect(csv.charCodeAt(0)).toBe(0xfeff);
+    const lines = csv.slice(1).trimEnd().split('\r\n');
+    expect(lines[0]).toBe('cage_code,company,status,status_date,renewal_due_date,device_link_issued,device_count,failing_devices,pending_devices,latest_device_check');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(new RegExp(`^${CAGE},Acme Machining ${RUN} LLC,compliant,`));
+    await staff.context().close();
+  });
+});

@@ -1,0 +1,312 @@
+// Staff mesh tools in the browser (issue 8), against loopback peers: a second Rampart instance
+// (the live leg), an HTML page (route not deployed), and the local OpenAI-compatible model
+// server. Non-staff see none of the three pages; staff may ask but not open health or the
+// console; a super-admin runs the sweep (results as they arrive, exported as CSV and JSON),
+// drills into a peer, keeps the window in the URL, sends a console call and retries it with the
+// same id (replayed), and asks a question (model answer, citations checked; a failing model
+// falls back to the offline summary, labelled). Every API answer, page and export is scanned for
+// each configured secret value.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { freePort } from '../../bench/lib.ts';
+import { ensureWebBuilt } from '../../scripts/build-web.ts';
+import { loadConfig } from '../../src/lib/config.ts';
+import { runAdmin } from '../../src/ops/admin-cli.ts';
+import { buildApp, type App } from '../../src/server/app.ts';
+import { createTestApp, openTestDatabase, STAFF_DOMAIN, TEST_AUTH_SECRET, testDeps, uniqueEmail, type TestApp } from '../helpers/app.ts';
+import { startLlmServer, type LlmServer } from '../helpers/llm-server.ts';
+import { closeAllPeers, startPeer } from '../helpers/loopback-peer.ts';
+import { createMemoryMailer } from '../helpers/mailer.ts';
+import { describeBrowser, launchChromium, scanA11y } from './harness.ts';
+import type { Browser } from 'playwright-core';
+
+const RUN = Math.random().toString(36).slice(2, 8);
+const sfx = (n: string) => n.toUpperCase().replace(/[^A-Z0-9]/g, '_');
+const SELF = `e2eself-${RUN}`;
+const LIVE = `e2elive-${RUN}`;
+const HTML = `e2ehtml-${RUN}`;
+const S = (n: string) => `e2e-${n}-${RUN}-s3cret`;
+const LLM_KEY = `sk-e2e-${RUN}-llmkey`;
+const SECRETS = [S('live-to'), S('live-from'), S('html'), LLM_KEY];
+const PASSWORD = 'staff passphrase 123';
+
+describeBrowser('staff mesh tools in the browser', () => {
+  let app: App;
+  let live: TestApp;
+  let llm: LlmServer;
+  let browser: Browser;
+  let baseUrl: string;
+  let cleanupDb: () => Promise<void>;
+  let database: Awaited<ReturnType<typeof openTestDatabase>>['database'];
+  let config: ReturnType<typeof loadConfig>;
+  const seen: { where: string; text: string }[] = [];
+
+  const noSecret = (text: string, where: string) => {
+    for (const s of SECRETS) expect(text.includes(s), `${where} carries a secret`).toBe(false);
+  };
+
+  /** A page in its own context; every API answer it receives is kept for the secret scan. */
+  async function newPage(): Promise<Page> {
+    // CSP bypass only so the test can inject axe; the app itself is unchanged.
+    const context = await browser.newContext({ baseURL: baseUrl, acceptDownloads: true, bypassCSP: true });
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    page.on('response', (r) => {
+      if (!r.url().includes('/api/')) return;
+      void r.text().then(
+        (text) => seen.push({ where: r.url(), text }),
+        () => undefined,
+      );
+    });
+    return page;
+  }
+
+  async function signInStaff(role: 'staff' | 'super_admin', name: string): Promise<Page> {
+    const email = uniqueEmail(`mt-${role}`, STAFF_DOMAIN);
+    const out: string[] = [];
+    const code = await runAdmin(['create', '--email', email, '--role', role, '--name', name], { config, database, authSecret: TEST_AUTH_SECRET, io: { out: (l) => out.push(l), err: () => {} } });
+    expect(code).toBe(0);
+    const link = /(http\S+reset-password\S+)/.exec(out.join('\n'))![1]!;
+    const page = await newPage();
+    await page.goto(link.replace(baseUrl, ''));
+    await page.getByLabel('New password', { exact: true }).fill(PASSWORD);
+    await page.getByLabel('Confirm password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await expect.poll(() => page.url()).toContain('/sign-in');
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'Mesh records' }).waitFor();
+    return page;
+  }
+
+  async function pageText(page: Page, where: string): Promise<void> {
+    noSecret(await page.content(), where);
+  }
+
+  beforeAll(async () => {
+    await ensureWebBuilt({});
+    llm = await startLlmServer();
+    const html = await startPeer((_r, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<!doctype html><html><body>Marketing site</body></html>');
+    });
+    const db = await openTestDatabase();
+    database = db.database;
+    cleanupDb = db.cleanup;
+    const livePort = await freePort();
+    const port = await freePort();
+    baseUrl = `http://127.0.0.1:${port}`;
+    config = loadConfig({
+      DATA_DIR: db.dataDir,
+      PUBLIC_BASE_URL: baseUrl,
+      STAFF_EMAIL_DOMAINS: STAFF_DOMAIN,
+      LOG_LEVEL: 'silent',
+      SVC_SELF_NAME: SELF,
+      [`SVC_PEER_URL_${sfx(LIVE)}`]: `http://127.0.0.1:${livePort}`,
+      [`SVC_SECRET_TO_${sfx(LIVE)}`]: S('live-to'),
+      [`SVC_SECRET_FROM_${sfx(LIVE)}`]: S('live-from'),
+      [`SVC_PEER_URL_${sfx(HTML)}`]: `${html.origin}/`,
+      [`SVC_SECRET_TO_${sfx(HTML)}`]: S('html'),
+      LLM_BASE_URL: llm.url,
+      LLM_API_KEY: LLM_KEY,
+      LLM_MODEL: 'test-model',
+    });
+    app = await buildApp({ ...testDeps(config, database, createMemoryMailer()), signUpPerMinute: 1_000, webDir: join(import.meta.dirname, '../../dist/web'), llmOptions: { connectMs: 3_000, firstTokenMs: 5_000, busyRetries: 0 } });
+    await app.listen({ port, host: '127.0.0.1' });
+    live = await createTestApp({ env: { SVC_SELF_NAME: LIVE, [`SVC_SECRET_FROM_${sfx(SELF)}`]: S('live-to'), [`SVC_PEER_FLOWS_${sfx(SELF)}`]: 'ping,health_check,event_report' }, database });
+    await live.app.listen({ port: livePort, host: '127.0.0.1' });
+    browser = await launchChromium();
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    await live?.app.close();
+    await closeAllPeers();
+    await llm?.close();
+    await cleanupDb?.();
+  });
+
+  it('shows none of the three pages to a signed-in non-staff user', async () => {
+    const page = await newPage();
+    await page.goto('/sign-up');
+    await page.getByLabel('Name', { exact: true }).fill('Plain User');
+    await page.getByLabel('Email', { exact: true }).fill(uniqueEmail('mt-plain'));
+    await page.getByLabel('Password', { exact: true }).fill('correct horse battery staple');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByLabel('Tenant name', { exact: true }).fill('Plain Co');
+    await page.getByRole('button', { name: 'Create tenant' }).click();
+    await expect.poll(() => page.url()).toMatch(/\/assets$/);
+    for (const link of ['Mesh health', 'Mesh console', 'Ask operations']) expect(await page.getByRole('link', { name: link }).count()).toBe(0);
+    for (const path of ['/settings/mesh-health', '/settings/mesh', '/settings/mesh-ask']) {
+      await page.goto(path);
+      await page.getByText('Staff only').first().waitFor();
+      expect(await page.getByRole('button', { name: /Run health sweep|Send with a new request id|^Ask$/ }).count(), path).toBe(0);
+    }
+    for (const url of ['/api/v1/staff/mesh/health?window=24h', '/api/v1/staff/mesh/console/peers', '/api/v1/staff/mesh/ask/answers']) expect((await page.request.get(url)).status(), url).toBe(403);
+    await page.context().close();
+  });
+
+  it('lets staff ask (a failing model falls back to the offline summary, labelled) but not open health or the console', async () => {
+    const page = await signInStaff('staff', 'S');
+    expect(await page.getByRole('link', { name: 'Mesh health' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Mesh console' }).count()).toBe(0);
+    for (const path of ['/settings/mesh-health', '/settings/mesh']) {
+      await page.goto(path);
+      await page.getByText('Super-admins only').first().waitFor();
+    }
+    llm.enqueue({ kind: 'status', status: 402, message: 'no credits' });
+    await page.getByRole('link', { name: 'Ask operations' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Ask operations' }).waitFor();
+    await page.getByRole('textbox', { name: 'Question' }).fill(`Is ${HTML} healthy?`);
+    await page.locator('label').filter({ hasText: /^24 hours$/ }).click();
+    expect(await page.getByRole('radio', { name: '24 hours' }).isChecked()).toBe(true);
+    await page.getByRole('button', { name: 'Ask', exact: true }).click();
+    await page.getByText('Answer complete.').waitFor();
+    await expect.poll(async () => page.getByTestId('answer-source').textContent()).toMatch(/^offline summary \(no language model\): the language model failed/);
+    const answer = page.getByTestId('streamed-answer');
+    expect(await answer.textContent()).toMatch(/^AnswerOffline summary: the language model could not answer/);
+    for (const h of ['Answer', 'Relevant findings', 'Trends', 'Suggested next steps', 'Caveats']) await answer.getByText(h, { exact: true }).waitFor();
+    await page.getByTestId('citation-check').getByText(/all in the evidence/).waitFor();
+    const evidence = page.getByRole('region', { name: 'Evidence', exact: true });
+    await evidence.getByText('E1', { exact: true }).waitFor();
+    await page.getByRole('region', { name: 'Past answers' }).getByText(`Is ${HTML} healthy?`).waitFor();
+    await pageText(page, 'ask page (staff)');
+    await page.context().close();
+  });
+
+  let admin: Page;
+
+  it('runs the health sweep for a super-admin, showing results as they arrive, exporting them, and keeps the window in the URL', async () => {
+    admin = await signInStaff('super_admin', 'A');
+    await admin.getByRole('link', { name: 'Mesh health' }).click();
+    await admin.getByRole('heading', { level: 1, name: 'Mesh health' }).waitFor();
+    await admin.getByRole('button', { name: 'Run health sweep' }).click();
+    await admin.getByText('Sweep finished: 1 of 2 peers OK.').waitFor();
+    const results = admin.getByRole('region', { name: 'Sweep results' });
+    await results.getByText(`OK: pong from ${LIVE}`).waitFor();
+    await results.getByText(/^Route not deployed: HTTP 200/).waitFor();
+    await admin.getByRole('note').filter({ hasText: 'its dispatch route is not deployed' }).waitFor();
+
+    const [csv] = await Promise.all([admin.waitForEvent('download'), admin.getByRole('button', { name: 'Export results as CSV' }).click()]);
+    expect(csv.suggestedFilename()).toMatch(new RegExp(`^${SELF}-mesh-check-results-\\d{8}-\\d{6}\\.csv$`));
+    const csvText = readFileSync((await csv.path())!, 'utf8');
+    expect(csvText.startsWith('\uFEFF')).toBe(true);
+    expect(csvText).toContain(LIVE);
+    noSecret(csvText, 'mesh check CSV');
+    const [json] = await Promise.all([admin.waitForEvent('download'), admin.getByRole('button', { name: 'Export results as JSON' }).click()]);
+    expect(json.suggestedFilename()).toMatch(new RegExp(`^${SELF}-mesh-check-results-\\d{8}-\\d{6}\\.json$`));
+    const doc = JSON.parse(readFileSync((await json.path())!, 'utf8')) as { items: { peer: string; outcome: string }[] };
+    expect(doc.items.map((i) => i.outcome).sort()).toEqual(['ok', 'route_not_deployed']);
+    noSecret(JSON.stringify(doc), 'mesh check JSON');
+
+    // The sweep's pings are in the rollup: the HTML peer fails, with its failure in the drill-down.
+    await admin.locator('label').filter({ hasText: /^Last 30 days$/ }).click();
+    await expect.poll(() => admin.url()).toMatch(/\/settings\/mesh-health\?window=30d$/);
+    await admin.getByRole('button', { name: `Details of ${HTML}` }).click();
+    const dialog = admin.getByRole('dialog', { name: `Mesh health of ${HTML}` });
+    await dialog.getByRole('region', { name: `Recent failures of ${HTML}` }).getByText('route_not_deployed').first().waitFor();
+    await admin.keyboard.press('Escape');
+    await admin.reload();
+    await admin.getByRole('heading', { level: 1, name: 'Mesh health' }).waitFor();
+    await expect.poll(() => admin.getByRole('radio', { name: 'Last 30 days' }).isChecked()).toBe(true);
+    await pageText(admin, 'mesh health page');
+  });
+
+  it('sends a signed console call and retries it with the same id (replayed), showing the stored attempts', async () => {
+    await admin.getByRole('link', { name: 'Mesh console' }).click();
+    await admin.getByRole('heading', { level: 1, name: 'Mesh client console' }).waitFor();
+    await admin.getByRole('region', { name: 'Configured peers' }).getByText(LIVE).waitFor();
+    await admin.getByLabel('Peer', { exact: true }).selectOption(LIVE);
+    await admin.getByLabel('Flow', { exact: true }).selectOption('ping');
+    await admin.getByLabel('Payload (JSON object)').fill(`{"nonce": "n-${RUN}"}`);
+    await admin.getByRole('button', { name: 'Send with a new request id' }).click();
+    const answer = admin.getByRole('region', { name: 'Answer' });
+    await answer.getByText('OK: HTTP 200').waitFor();
+    await answer.getByText(`"self": "${LIVE}"`).waitFor();
+    expect(await answer.getByRole('region', { name: 'Stored outbound attempts' }).locator('tbody tr').count()).toBe(1);
+    // A gated flow: the same id again is answered from the peer's idempotency record.
+    await admin.getByLabel('Flow', { exact: true }).selectOption('event_report');
+    await admin.getByLabel('Payload (JSON object)').fill(`{"kind": "test.console", "severity": "info", "title": "console ${RUN}"}`);
+    await admin.getByRole('button', { name: 'Send with a new request id' }).click();
+    await answer.getByText('event_report to', { exact: false }).waitFor();
+    await answer.getByText('OK: HTTP 200', { exact: true }).waitFor();
+    await admin.getByRole('button', { name: 'Retry with the same id' }).click();
+    await answer.getByText('OK: HTTP 200, replayed from the peer’s idempotency record').waitFor();
+    await answer.getByText('Replayed', { exact: true }).waitFor();
+    await expect.poll(() => answer.getByRole('region', { name: 'Stored outbound attempts' }).locator('tbody tr').count()).toBe(2);
+    await pageText(admin, 'console page');
+  });
+
+  it('asks a question with the model: streamed sections, citations checked, stored and listed', async () => {
+    llm.enqueue({
+      kind: 'stream',
+      delayMs: 30,
+      chunks: ['## Answer\n', `${HTML} is failing [E1].\n\n`, '## Relevant findings\n- Route not deployed [E1][E999]\n\n', '## Trends\n- No notable change [E1]\n\n', '## Suggested next steps\n- Fix the URL [E1]\n\n', '## Caveats\n- One sweep only.\n'],
+    });
+    await admin.getByRole('link', { name: 'Ask operations' }).click();
+    await admin.getByTestId('llm-configured').getByText('Language model configured').waitFor();
+    await admin.getByRole('textbox', { name: 'Question' }).fill(`What is wrong with ${HTML}?`);
+    await admin.getByRole('button', { name: 'Ask', exact: true }).click();
+    await admin.getByText('Answer complete.').waitFor();
+    await expect.poll(async () => admin.getByTestId('answer-source').textContent()).toBe('model: test-model');
+    const text = (await admin.getByTestId('streamed-answer').textContent())!;
+    expect(text).toContain(`${HTML} is failing [E1].`);
+    expect(text).toContain('[E1][E999: no such evidence]');
+    await admin.getByTestId('citation-check').getByText(/cites evidence that does not exist: E999/).waitFor();
+    const history = admin.getByRole('region', { name: 'Past answers' });
+    await history.getByText(`What is wrong with ${HTML}?`).waitFor();
+    await history.getByRole('button', { name: `View the answer to: What is wrong with ${HTML}?` }).click();
+    const dialog = admin.getByRole('dialog', { name: 'Stored answer' });
+    await dialog.getByText('Model: test-model', { exact: false }).waitFor();
+    expect(await dialog.getByTestId('saved-answer').textContent()).toContain('[E999: no such evidence]');
+    await pageText(admin, 'ask page (super-admin)');
+  });
+
+  it('exports the operations log from the Mesh records page as CSV and JSON, without secrets', async () => {
+    await admin.goto('/settings/staff/mesh?tab=outbound');
+    const table = admin.getByRole('region', { name: 'Outbound attempts', exact: true });
+    await table.getByText(HTML).first().waitFor();
+    const [csv] = await Promise.all([admin.waitForEvent('download'), admin.getByRole('button', { name: /^Export CSV of the loaded/ }).click()]);
+    expect(csv.suggestedFilename()).toMatch(new RegExp(`^${SELF}-operations-log-\\d{8}-\\d{6}\\.csv$`));
+    const csvText = readFileSync((await csv.path())!, 'utf8');
+    expect(csvText.startsWith('\uFEFFRecord,Time,Peer,Flow')).toBe(true);
+    expect(csvText).toContain(`outbound,`);
+    noSecret(csvText, 'operations log CSV');
+    const [json] = await Promise.all([admin.waitForEvent('download'), admin.getByRole('button', { name: /^Export JSON of the loaded/ }).click()]);
+    expect(json.suggestedFilename()).toMatch(new RegExp(`^${SELF}-operations-log-\\d{8}-\\d{6}\\.json$`));
+    const doc = JSON.parse(readFileSync((await json.path())!, 'utf8')) as { format: string; source: string; items: { record: string; peer: string }[] };
+    expect(doc).toMatchObject({ format: 'rampart-operations-log', source: SELF });
+    expect(doc.items.some((i) => i.record === 'outbound' && i.peer === HTML)).toBe(true);
+    noSecret(JSON.stringify(doc), 'operations log JSON');
+  });
+
+  it('has no serious accessibility violations and no sideways scrolling on the three pages, on a laptop and a phone', async () => {
+    for (const viewport of [{ width: 1280, height: 800 }, { width: 375, height: 740 }]) {
+      await admin.setViewportSize(viewport);
+      for (const [path, heading] of [
+        ['/settings/mesh-health?window=30d', 'Mesh health'],
+        ['/settings/mesh', 'Mesh client console'],
+        ['/settings/mesh-ask', 'Ask operations'],
+      ] as const) {
+        await admin.goto(path);
+        await admin.getByRole('heading', { level: 1, name: heading }).waitFor();
+        await admin.waitForLoadState('networkidle');
+        expect(await scanA11y(admin), `${path} at ${viewport.width}px`).toEqual([]);
+        const overflow = await admin.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect(overflow, `${path} at ${viewport.width}px`).toBeLessThanOrEqual(0);
+      }
+    }
+    await admin.setViewportSize({ width: 1280, height: 800 });
+  }, 90_000);
+
+  it('carries no configured secret in any API answer the pages received', async () => {
+    await new Promise((r) => setTimeout(r, 200));
+    expect(seen.length).toBeGreaterThan(10);
+    for (const s of seen) noSecret(s.text, s.where);
+    await admin.context().close();
+  });
+});
