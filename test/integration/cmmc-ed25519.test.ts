@@ -10,7 +10,7 @@ function keyPair() {
   return { raw: new Uint8Array(spki.subarray(spki.length - 32)), privateKey };
 }
 
-describe('ed25519Verify (BigInt fallback)', () => {
+describe('ed25519Verify (the @noble/ed25519 fallback)', () => {
   it('accepts signatures made by OpenSSL and refuses changed messages, signatures and keys', async () => {
     for (let i = 0; i < 4; i++) {
       const { raw, privateKey } = keyPair();

@@ -60,7 +60,7 @@ const b64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
 
 /**
  * Checks a script's `# RAMPART-SIGNATURE v1 ed25519` line in this browser with WebCrypto Ed25519
- * (or, where the browser lacks it, the BigInt implementation in ed25519.ts):
+ * (or, where the browser lacks it, @noble/ed25519 through ed25519.ts):
  * the signature covers every byte before that line. A file whose line endings were changed to
  * CRLF (e.g. by a Windows editor or mail client) is checked again with LF endings. Nothing is
  * uploaded; only the public key is fetched.
@@ -79,7 +79,7 @@ export async function verifyScriptInBrowser(bytes: ArrayBuffer, key: SigningKeyD
   if (!/^[A-Za-z0-9+/]{86}==$/.test(sigText)) return { valid: false, reason: 'bad_signature', fileSha256, keyFingerprint, detail: 'The signature line is damaged.' };
   const signature = b64(sigText);
   const rawKey = b64(key.publicKey);
-  // WebCrypto Ed25519 where the browser has it; otherwise the BigInt implementation (ed25519.ts).
+  // WebCrypto Ed25519 where the browser has it; otherwise @noble/ed25519 (ed25519.ts).
   let publicKey: CryptoKey | null = null;
   try {
     publicKey = await subtle.importKey('raw', rawKey, { name: 'Ed25519' }, false, ['verify']);
