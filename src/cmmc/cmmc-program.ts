@@ -421,13 +421,14 @@ export function createCmmcProgram(deps: {
         const d = await c(tx).selectFrom('cmmc_policy_documents').selectAll().where('id', '=', docId).forUpdate().executeTakeFirst();
         if (!d) throw appError('cmmc_policy_not_found', 'No such policy document in this tenant.');
         if (d.status !== 'draft') throw appError('cmmc_policy_not_draft', 'This version is already approved; generate a new draft to change it.');
+        const official = (await requireProfile(tx, tenantId)).affirming_official_name;
         const row = await c(tx)
           .updateTable('cmmc_policy_documents')
           .set({ status: 'approved', approved_by: caller.userId, approved_by_email: caller.email, approved_at: now, effective_date: effectiveDate, next_review_date: addDays(effectiveDate, EXPIRY_DAY), updated_at: now })
           .where('id', '=', d.id)
           .returningAll()
           .executeTakeFirstOrThrow();
-        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'cmmc.policy_approved', targetType: 'cmmc_policy_document', targetId: d.id, details: { kind: d.kind, version: d.version, effectiveDate } }, tx);
+        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'cmmc.policy_approved', targetType: 'cmmc_policy_document', targetId: d.id, details: { kind: d.kind, version: d.version, effectiveDate, forAffirmingOfficial: official } }, tx);
         return policyDto(row);
       });
     },

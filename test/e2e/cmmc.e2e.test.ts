@@ -183,6 +183,7 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await dialog.getByText(`Acme Machining ${RUN} LLC`, { exact: false }).first().waitFor();
     await dialog.getByText('AC.L1-b.1.iv Control Public Information', { exact: false }).waitFor();
     await page.keyboard.press('Escape');
+    await ac.getByRole('checkbox', { name: 'I approve as the Affirming Official, or with their authority: Access Control Policy' }).check();
     await ac.getByRole('button', { name: 'Approve Access Control Policy' }).click();
     await ac.getByText('Approved', { exact: true }).waitFor();
     const pdf = await page.request.get((await ac.getByRole('link', { name: 'Download Access Control Policy as PDF' }).getAttribute('href'))!);
@@ -191,7 +192,7 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     expect(await scanA11y(page)).toEqual([]);
     const list = JSON.parse((await apiCall('GET', `/api/v1/tenants/${tenantId}/cmmc/policies`)).body) as { documents: { latest: { id: string; status: string } }[] };
     const today = new Date().toISOString().slice(0, 10);
-    for (const d of list.documents) if (d.latest.status === 'draft') expect((await apiCall('POST', `/api/v1/tenants/${tenantId}/cmmc/policies/${d.latest.id}/approve`, { effectiveDate: today })).status).toBe(200);
+    for (const d of list.documents) if (d.latest.status === 'draft') expect((await apiCall('POST', `/api/v1/tenants/${tenantId}/cmmc/policies/${d.latest.id}/approve`, { effectiveDate: today, forAffirmingOfficial: true })).status).toBe(200);
   });
 
   it('scores 15 of 15 and records the SPRS confirmation', async () => {

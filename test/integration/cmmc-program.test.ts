@@ -93,7 +93,7 @@ async function answerAll(owner: Client, base: string, except: Record<string, { a
 async function approveAll(owner: Client, base: string, effectiveDate = now.toISOString().slice(0, 10)) {
   expect((await owner.post(`${base}/policies/generate`, {})).statusCode).toBe(200);
   const list = (await owner.get(`${base}/policies`)).json() as { documents: { kind: string; latest: { id: string; status: string } }[] };
-  for (const d of list.documents) if (d.latest.status === 'draft') expect((await owner.post(`${base}/policies/${d.latest.id}/approve`, { effectiveDate })).statusCode).toBe(200);
+  for (const d of list.documents) if (d.latest.status === 'draft') expect((await owner.post(`${base}/policies/${d.latest.id}/approve`, { effectiveDate, forAffirmingOfficial: true })).statusCode).toBe(200);
 }
 
 function multipartFile(name: string, content: Buffer, type: string) {
@@ -252,10 +252,14 @@ describe('policies', () => {
     expect(pdf.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
     expect(pdf.headers['content-disposition']).toContain('access-control-v1.pdf');
 
-    expect((await owner.post(`${base}/policies/${ac.latest.id}/approve`, { effectiveDate: 'tomorrow' })).statusCode).toBe(400);
-    const approved = await owner.post(`${base}/policies/${ac.latest.id}/approve`, { effectiveDate: today() });
+    expect((await owner.post(`${base}/policies/${ac.latest.id}/approve`, { effectiveDate: 'tomorrow', forAffirmingOfficial: true })).statusCode).toBe(400);
+    // Only as (or for) the Affirming Official.
+    const unconfirmed = await owner.post(`${base}/policies/${ac.latest.id}/approve`, { effectiveDate: today() });
+    expect(unconfirmed.statusCode).toBe(400);
+    expect(unconfirmed.json().details.map((d: { path: string }) => d.path)).toContain('body.forAffirmingOfficial');
+    const approved = await owner.post(`${base}/policies/${ac.latest.id}/approve`, { effectiveDate: today(), forAffirmingOfficial: true });
     expect(approved.json()).toMatchObject({ status: 'approved', inForce: true, effectiveDate: today() });
-    expect((await owner.post(`${base}/policies/${ac.latest.id}/approve`, { effectiveDate: today() })).json()).toMatchObject({ error: 'cmmc_policy_not_draft' });
+    expect((await owner.post(`${base}/policies/${ac.latest.id}/approve`, { effectiveDate: today(), forAffirmingOfficial: true })).json()).toMatchObject({ error: 'cmmc_policy_not_draft' });
     // Regenerating keeps the approved version in force and adds a draft v2.
     await owner.post(`${base}/policies/generate`, { kinds: ['access_control'] });
     const after = ((await owner.get(`${base}/policies`)).json() as { documents: { kind: string; latest: { version: number; status: string }; inForce: { version: number } | null }[] }).documents.find((d) => d.kind === 'access_control')!;

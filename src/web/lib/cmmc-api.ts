@@ -137,7 +137,7 @@ export const staffProfilesQuery = (filter: StaffFilter, q: string) =>
 export const answerItem = (tenantId: string, itemId: string, body: { answer: 'yes' | 'no' | 'not_applicable'; note: string | null }) => api(`${base(tenantId)}/attestations/${encodeURIComponent(itemId)}`, { method: 'PUT', body });
 export const deleteCmmcEvidence = (tenantId: string, id: string) => api<void>(`${base(tenantId)}/evidence/${encodeURIComponent(id)}`, { method: 'DELETE' });
 export const generatePolicies = (tenantId: string) => api<{ generated: number }>(`${base(tenantId)}/policies/generate`, { method: 'POST', body: {} });
-export const approvePolicy = (tenantId: string, id: string, effectiveDate: string) => api(`${base(tenantId)}/policies/${encodeURIComponent(id)}/approve`, { method: 'POST', body: { effectiveDate } });
+export const approvePolicy = (tenantId: string, id: string, effectiveDate: string) => api(`${base(tenantId)}/policies/${encodeURIComponent(id)}/approve`, { method: 'POST', body: { effectiveDate, forAffirmingOfficial: true } });
 export const confirmSprs = (tenantId: string, body: { statusDate: string; affirmedInSprsOn: string; scopeDescription: string; cageCodes: string[]; affirm: true; affirmationTextVersion: string }) =>
   api<SprsConfirmationDto>(`${base(tenantId)}/sprs-confirmation`, { method: 'POST', body });
 export const previewHandoff = (token: string) => api<HandoffPreviewDto>(`/api/v1/cmmc/handoff?token=${encodeURIComponent(token)}`);

@@ -1,7 +1,7 @@
 // CMMC → Policies: the Level 1 policy set generated from Scope, read in the app or as PDF, and
 // approved (by an owner or admin, recorded as the approver) with an effective date. Only an
 // approved version in force counts for the score; drafts never do.
-import { Badge, Button, Group, Modal, Paper, Stack, Table, Text, TextInput, Title, Typography } from '@mantine/core';
+import { Badge, Button, Checkbox, Group, Modal, Paper, Stack, Table, Text, TextInput, Title, Typography } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Fragment, useState } from 'react';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
@@ -56,6 +56,7 @@ function ReadModal({ tenantId, id, onClose }: { tenantId: string; id: string; on
 
 function ApproveRow({ tenantId, doc, onDone }: { tenantId: string; doc: Doc; onDone: () => void }) {
   const [date, setDate] = useState(todayIso());
+  const [official, setOfficial] = useState(false);
   const approve = useMutation({
     mutationFn: () => approvePolicy(tenantId, doc.id, date),
     onSuccess: () => {
@@ -67,10 +68,11 @@ function ApproveRow({ tenantId, doc, onDone }: { tenantId: string; doc: Doc; onD
     <Stack gap={4}>
       <Group gap="xs" align="flex-end" wrap="nowrap">
         <TextInput type="date" size="xs" label="Effective date" value={date} onChange={(e) => setDate(e.currentTarget.value)} aria-label={`Effective date of ${doc.title}`} />
-        <Button size="xs" onClick={() => approve.mutate()} loading={approve.isPending} disabled={!date} aria-label={`Approve ${doc.title}`}>
+        <Button size="xs" onClick={() => approve.mutate()} loading={approve.isPending} disabled={!date || !official} aria-label={`Approve ${doc.title}`}>
           Approve
         </Button>
       </Group>
+      <Checkbox size="xs" checked={official} onChange={(e) => setOfficial(e.currentTarget.checked)} label="I approve as the Affirming Official, or with their authority" aria-label={`I approve as the Affirming Official, or with their authority: ${doc.title}`} />
       <ErrorAlert error={approve.error} title="Could not approve" />
     </Stack>
   );
