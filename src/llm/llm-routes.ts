@@ -4,14 +4,15 @@
 //   GET    /api/v1/tenants/:tenantId/llm/explanations                 the caller's own history
 //   GET    /api/v1/tenants/:tenantId/llm/explanations/:explanationId
 //   DELETE /api/v1/tenants/:tenantId/llm/explanations/:explanationId
-//   POST   /api/v1/tenants/:tenantId/llm/evidence-review              multipart `files` (≤8), `notes`, `requirements`? → JSON
+//   POST   /api/v1/tenants/:tenantId/llm/evidence-review              multipart `files` (≤8), `notes`, `requirements`? → JSON, or SSE preliminary/done
 //   POST   /api/v1/tenants/:tenantId/llm/device-check/explain         JSON {pastedOutput?, notes?, hostnames?} → text/event-stream
 // A client that hangs up (the stop button) aborts the upstream model call.
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { appError } from '../lib/errors.ts';
+import { PassThrough } from 'node:stream';
+import { appError, isAppError } from '../lib/errors.ts';
 import type { SessionGuards } from '../server/plugins/session.ts';
 import { clientGone, sendAnswerStream } from './llm-answer.ts';
 import { DEVICE_NOTES_MAX, PASTED_OUTPUT_MAX } from './llm-device-check.ts';
@@ -26,6 +27,7 @@ import {
   llmStatusSchema,
   llmTenantParamsSchema,
   reviewRequirementSchema,
+  type EvidenceReview,
   type ReviewRequirement,
 } from './llm-schemas.ts';
 import { EXPLAIN_MAX_BYTES, type LlmService } from './llm-service.ts';
@@ -171,12 +173,49 @@ export async function registerLlmRoutes(app: FastifyInstance, deps: { guards: Se
           total += data.length;
           files.push({ fileName: cleanFileName(part.filename, files.length), data });
         }
-        try {
-          return await llm.reviewEvidence(req.params.tenantId, caller(s), { files, ...(notes ? { notes } : {}), ...(requirements ? { requirements } : {}) }, signal);
-        } catch (e) {
-          if (e instanceof LlmAbortedError) throw cancelled();
-          throw e;
+        const input = { files, ...(notes ? { notes } : {}), ...(requirements ? { requirements } : {}) };
+        if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
+          try {
+            return await llm.reviewEvidence(req.params.tenantId, caller(s), input, signal);
+          } catch (e) {
+            if (e instanceof LlmAbortedError) throw cancelled();
+            throw e;
+          }
         }
+        // Streamed: the offline review as `preliminary` as soon as the documents are read (when a
+        // model then reviews them), the final review as `done`. Errors before the first event are
+        // plain JSON errors, later ones an `error` event.
+        let preliminary: EvidenceReview | null = null;
+        let firstEvent!: () => void;
+        const first = new Promise<void>((resolve) => (firstEvent = resolve));
+        const work = llm.reviewEvidence(req.params.tenantId, caller(s), input, signal, (review) => {
+          preliminary = review;
+          firstEvent();
+        });
+        await Promise.race([first, work.then(firstEvent, firstEvent)]);
+        if (!preliminary) {
+          try {
+            await work;
+          } catch (e) {
+            if (e instanceof LlmAbortedError || signal.aborted) throw cancelled();
+            throw e;
+          }
+        }
+        const out = new PassThrough();
+        const write = (event: string, data: unknown) => {
+          if (!out.destroyed && !out.writableEnded) out.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+        };
+        if (preliminary) write('preliminary', { review: preliminary });
+        work.then(
+          (review) => write('done', { review }),
+          (e: unknown) => {
+            if (e instanceof LlmAbortedError || signal.aborted) return;
+            const err = isAppError(e) ? e : llmError('llm_unavailable', 'The review could not be completed. Try again in a moment.');
+            if (!isAppError(e)) req.log.error({ errName: (e as Error)?.name, errMessage: (e as Error)?.message }, 'evidence review failed');
+            write('error', { error: err.code, message: err.message });
+          },
+        ).finally(() => out.end());
+        return reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no').send(out as never); // a stream: not serialised by the JSON schema
       },
     );
   });

@@ -184,9 +184,10 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
       caller: Caller,
       input: { files: UploadedFile[]; notes?: string; requirements?: readonly ReviewRequirement[] },
       signal?: AbortSignal,
+      onPreliminary?: (review: EvidenceReview) => void,
     ): Promise<EvidenceReview> {
       await asMember(tenantId, caller, async () => undefined);
-      return reviewDocuments(gateway, input, signal, defaultRequirements, deps.extractLimits);
+      return reviewDocuments(gateway, input, signal, defaultRequirements, deps.extractLimits, onPreliminary);
     },
   };
 }
@@ -198,10 +199,13 @@ export async function reviewDocuments(
   signal?: AbortSignal,
   defaultRequirements: readonly ReviewRequirement[] = CMMC_L1_REQUIREMENTS,
   limits?: ExtractLimits,
+  /** Gets the offline review while the model is still working (the streamed route shows it at once). */
+  onPreliminary?: (review: EvidenceReview) => void,
 ): Promise<EvidenceReview> {
   const requirements = input.requirements ?? defaultRequirements;
   const docs = await extractDocuments(input.files, limits, signal);
   if (!gateway.configured || !docs.some((d) => d.assessable)) return offlineEvidenceReview(docs, requirements);
+  onPreliminary?.(offlineEvidenceReview(docs, requirements, { model: gateway.model }));
   let text: string;
   try {
     text = await gateway.complete({ instructions: REVIEW_INSTRUCTIONS, prompt: reviewPrompt(docs, requirements, input.notes), signal, maxOutputTokens: 4_000 });

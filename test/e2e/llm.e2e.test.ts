@@ -127,6 +127,15 @@ describeBrowser('language-model helpers in the browser', () => {
     await expect.poll(() => row.getByText('Covered').count()).toBe(1);
     await row.getByText('access.pdf (p. 1)').waitFor();
     await page.getByText(/scan\.pdf: No extractable text/).waitFor();
+
+    // A slow model: the offline analysis shows at once as the preliminary review; Stop ends it.
+    llm.enqueue({ kind: 'hang' });
+    await page.getByRole('button', { name: 'Review documents' }).click();
+    await page.getByRole('heading', { name: 'Preliminary review' }).waitFor();
+    await page.getByText('The language model is reviewing the documents; the offline analysis is shown meanwhile…').waitFor();
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByText('Stopped. Nothing was reviewed.').waitFor();
+    expect(await page.getByRole('heading', { name: 'Preliminary review' }).count()).toBe(0);
   });
 
   it('explains device checks on the CMMC page, streamed, with Stop', async () => {

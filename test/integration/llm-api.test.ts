@@ -241,6 +241,24 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     const busy = (await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers)).json() as EvidenceReview;
     expect(busy).toMatchObject({ source: 'offline', fallbackError: { error: 'llm_busy', retryAfterSeconds: 90 } });
     expect(busy.requirements).toHaveLength(15);
+
+    // Streamed (Accept: text/event-stream): the offline review first, then the model's validated one.
+    server.enqueue({ kind: 'json', content: JSON.stringify({ requirements: [{ id: 'R1', verdict: 'Partial', citations: [{ fileName: 'auth.pdf', pages: [1] }], rationale: 'MFA is mentioned once.' }] }) });
+    m = withReqs();
+    const streamed = await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, { ...m.headers, accept: 'text/event-stream' });
+    expect(streamed.statusCode).toBe(200);
+    expect(streamed.headers['content-type']).toMatch(/^text\/event-stream/);
+    const events = parseSse(streamed.body);
+    expect(events.map((e) => e.event)).toEqual(['preliminary', 'done']);
+    expect(events[0]!.data.review).toMatchObject({ source: 'offline', label: 'offline analysis', summary: { covered: 1 } });
+    expect(events[1]!.data.review).toMatchObject({ source: 'model', summary: { covered: 0, partial: 1, missing: 0 } });
+
+    // Without a model answer to wait for (only scanned files), just `done`; an outsider gets a JSON error.
+    const scanned = multipart([{ name: 'files', value: await makeImagePdf(), fileName: 'scan.pdf', type: 'application/pdf' }]);
+    const only = await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, scanned.payload, { ...scanned.headers, accept: 'text/event-stream' });
+    expect(parseSse(only.body).map((e) => e.event)).toEqual(['done']);
+    const outsider = await cast.other.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, scanned.payload, { ...scanned.headers, accept: 'text/event-stream' });
+    expect(outsider.json()).toMatchObject({ error: 'tenant_forbidden' });
   });
 
   it('tells staff only that a model is configured: no model name, address or key', async () => {

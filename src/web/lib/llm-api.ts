@@ -211,17 +211,18 @@ export async function explainDeviceCheck(tenantId: string, input: { pastedOutput
 // ---- evidence review ---------------------------------------------------------------------------
 
 /** Reviews up to 8 documents (PDF, TXT, Markdown) against the default (CMMC Level 1) requirements; nothing is stored. */
-export async function reviewEvidence(tenantId: string, input: { files: File[]; notes?: string }, signal?: AbortSignal): Promise<EvidenceReview> {
+/**
+ * Streams an evidence review: `onPreliminary` gets the offline review as soon as the documents are
+ * read (while a model reviews them); the promise resolves with the final review.
+ */
+export async function reviewEvidence(tenantId: string, input: { files: File[]; notes?: string }, signal?: AbortSignal, onPreliminary?: (review: EvidenceReview) => void): Promise<EvidenceReview> {
   const form = new FormData();
   if (input.notes?.trim()) form.append('notes', input.notes);
   for (const f of input.files) form.append('files', f, f.name);
-  let response: Response;
-  try {
-    response = await fetch(`${base(tenantId)}/evidence-review`, { method: 'POST', body: form, credentials: 'same-origin', headers: { accept: 'application/json', 'x-csrf-token': await csrf() }, signal });
-  } catch (e) {
-    if (e instanceof DOMException && e.name === 'AbortError') throw e;
-    throw new LlmError(0, 'network_error', 'Cannot reach the Rampart server. Check your connection and try again.');
-  }
-  if (!response.ok) throw await errorOf(response);
-  return (await response.json()) as EvidenceReview;
+  const response = await openAnswerStream(`${base(tenantId)}/evidence-review`, form, signal);
+  return readAnswerEvents(response, signal, (event, data) => {
+    const review = data.review as EvidenceReview | undefined;
+    if (event === 'preliminary' && review) onPreliminary?.(review);
+    return event === 'done' ? review : undefined;
+  });
 }

@@ -1,7 +1,8 @@
 // The evidence review, for the CMMC page's Evidence review tab: up to 8 documents (PDF, plain text
 // or Markdown; about 8 MB in all) are checked against the 15 CMMC Level 1 requirements. Each
 // requirement gets Covered, Partial or Missing with the cited file names and pages, the missing
-// documentation and prioritized next steps. Nothing is stored. A Stop button cancels a running
+// documentation and prioritized next steps, streamed: the offline analysis shows as a preliminary
+// review while the model works, then the final review replaces it. Nothing is stored. A Stop button cancels a running
 // review (the model call on the server is aborted). Without a language model, or when the
 // model's verdicts fail validation, the offline analysis answers (labelled).
 //
@@ -45,6 +46,8 @@ export function EvidenceReview({ tenantId, headingLevel = 3 }: EvidenceReviewPro
   const [touched, setTouched] = useState(false);
   const [status, setStatus] = useState<'idle' | 'running' | 'done' | 'stopped' | 'error'>('idle');
   const [result, setResult] = useState<Review | null>(null);
+  // The offline review shown while the model is still reviewing (replaced by the final one).
+  const [preliminary, setPreliminary] = useState<Review | null>(null);
   const [error, setError] = useState<unknown>(null);
   const controller = useRef<AbortController | null>(null);
   const problem = checkEvidenceFiles(files) ?? (notes.length > NOTES_MAX ? `Notes are limited to ${NOTES_MAX} characters.` : null);
@@ -56,9 +59,13 @@ export function EvidenceReview({ tenantId, headingLevel = 3 }: EvidenceReviewPro
     setStatus('running');
     setError(null);
     setResult(null);
-    reviewEvidence(tenantId, { files, notes }, ac.signal).then(
+    setPreliminary(null);
+    reviewEvidence(tenantId, { files, notes }, ac.signal, (p) => {
+      if (controller.current === ac) setPreliminary(p);
+    }).then(
       (r) => {
         if (controller.current !== ac) return;
+        setPreliminary(null);
         setResult(r);
         setStatus('done');
       },
@@ -119,7 +126,7 @@ export function EvidenceReview({ tenantId, headingLevel = 3 }: EvidenceReviewPro
         </Stack>
       </form>
       <Text size="xs" c="dimmed" role="status" aria-live="polite">
-        {running ? 'Reviewing the documents…' : status === 'stopped' ? 'Stopped. Nothing was reviewed.' : status === 'done' ? 'Review complete.' : ''}
+        {running ? (preliminary ? 'The language model is reviewing the documents; the offline analysis is shown meanwhile…' : 'Reading the documents…') : status === 'stopped' ? 'Stopped. Nothing was reviewed.' : status === 'done' ? 'Review complete.' : ''}
       </Text>
       {status === 'error' && (
         <Alert color="red" variant="light" role="alert" title="No review">
@@ -131,19 +138,20 @@ export function EvidenceReview({ tenantId, headingLevel = 3 }: EvidenceReviewPro
           </Group>
         </Alert>
       )}
+      {running && preliminary && <ReviewResult review={preliminary} headingLevel={headingLevel} preliminary />}
       {result && <ReviewResult review={result} headingLevel={headingLevel} />}
     </Stack>
   );
 }
 
-function ReviewResult({ review, headingLevel }: { review: Review; headingLevel: 2 | 3 | 4 }) {
+function ReviewResult({ review, headingLevel, preliminary = false }: { review: Review; headingLevel: 2 | 3 | 4; preliminary?: boolean }) {
   const sub = (headingLevel + 1) as 3 | 4 | 5;
   return (
     <Paper withBorder radius="md" p="md">
       <Stack gap="md">
         <Group gap="xs">
           <Title order={headingLevel} size="h5">
-            Review
+            {preliminary ? 'Preliminary review' : 'Review'}
           </Title>
           <Badge variant="light" color={review.source === 'offline' ? 'gray' : 'blue'} data-testid="review-source">
             {review.source === 'offline' ? review.label : `model: ${review.model ?? 'configured model'}`}
