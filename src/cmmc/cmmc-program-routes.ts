@@ -1,6 +1,6 @@
 // Routes of the CMMC program: attestations and their evidence files, policies (Markdown and PDF),
 // score, SPRS confirmation, exports, the renewal cron hook, handoff links and the staff list.
-import multipart from '@fastify/multipart';
+import multipart, { type Multipart } from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -19,12 +19,27 @@ import {
   sprsConfirmBodySchema,
   staffQuerySchema,
 } from './cmmc-program-schemas.ts';
-import type { CmmcProgram } from './cmmc-program.ts';
+import type { CmmcProgram, EvidenceUpload } from './cmmc-program.ts';
 import { tenantParamsSchema } from './cmmc-schemas.ts';
 import type { PolicyKind } from './cmmc-scoring.ts';
 
 export const RENEWALS_HOOK_PATH = '/api/public/hooks/cmmc-renewals';
 
+
+/** Streams the one file of a multipart body (form field "file") into `handle`; other fields are ignored. */
+async function withOneFile<T>(parts: AsyncIterableIterator<Multipart>, missing: string, handle: (file: EvidenceUpload) => Promise<T>): Promise<T> {
+  let result: { value: T } | null = null;
+  for await (const part of parts) {
+    if (part.type === 'field') continue;
+    if (part.fieldname !== 'file' || result) {
+      part.file.resume();
+      throw appError('validation_failed', 'Send exactly one file, in the form field "file".', { details: [{ path: 'file', message: 'Send exactly one file.' }] });
+    }
+    result = { value: await handle({ fileName: part.filename, stream: part.file, truncated: () => part.file.truncated }) };
+  }
+  if (!result) throw appError('evidence_file_missing', missing);
+  return result.value;
+}
 export async function registerCmmcProgramRoutes(app: FastifyInstance, deps: { guards: SessionGuards; program: CmmcProgram; cronSecret: string | undefined; evidenceMaxBytes: number }): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { guards, program } = deps;
@@ -140,31 +155,13 @@ export async function registerCmmcProgramRoutes(app: FastifyInstance, deps: { gu
     scope.withTypeProvider<ZodTypeProvider>().post(`${base}/attestations/:itemId/evidence`, { schema: { tags, summary: 'Attach an evidence file to an attestation item; owner or admin', params: itemParamsSchema, consumes: ['multipart/form-data'] } }, async (req, reply) => {
       const s = await guards.requireSession(req);
       if (!req.isMultipart()) throw appError('unsupported_media_type', 'Send the file as multipart/form-data in the field "file".');
-      let result: Awaited<ReturnType<CmmcProgram['uploadEvidence']>> | null = null;
-      for await (const part of req.parts()) {
-        if (part.type === 'field') continue;
-        if (part.fieldname !== 'file' || result) {
-          part.file.resume();
-          throw appError('validation_failed', 'Send exactly one file, in the form field "file".', { details: [{ path: 'file', message: 'Send exactly one file.' }] });
-        }
-        result = await program.uploadEvidence(req.params.tenantId, caller(s), req.params.itemId, { fileName: part.filename, stream: part.file, truncated: () => part.file.truncated });
-      }
-      if (!result) throw appError('evidence_file_missing', 'Attach the evidence file in the form field "file".');
+      const result = await withOneFile(req.parts(), 'Attach the evidence file in the form field "file".', (file) => program.uploadEvidence(req.params.tenantId, caller(s), req.params.itemId, file));
       return reply.code(201).send(result);
     });
     scope.withTypeProvider<ZodTypeProvider>().post(`${base}/sprs-confirmation/proof`, { schema: { tags, summary: 'Attach a screenshot or PDF of the SPRS entry to the latest confirmation (PDF, PNG, JPEG); owner or admin', params: tenantParamsSchema, consumes: ['multipart/form-data'] } }, async (req, reply) => {
       const s = await guards.requireSession(req);
       if (!req.isMultipart()) throw appError('unsupported_media_type', 'Send the file as multipart/form-data in the field "file".');
-      let result: Awaited<ReturnType<CmmcProgram['attachSprsProof']>> | null = null;
-      for await (const part of req.parts()) {
-        if (part.type === 'field') continue;
-        if (part.fieldname !== 'file' || result) {
-          part.file.resume();
-          throw appError('validation_failed', 'Send exactly one file, in the form field "file".', { details: [{ path: 'file', message: 'Send exactly one file.' }] });
-        }
-        result = await program.attachSprsProof(req.params.tenantId, caller(s), { fileName: part.filename, stream: part.file, truncated: () => part.file.truncated });
-      }
-      if (!result) throw appError('evidence_file_missing', 'Attach the proof in the form field "file".');
+      const result = await withOneFile(req.parts(), 'Attach the proof in the form field "file".', (file) => program.attachSprsProof(req.params.tenantId, caller(s), file));
       return reply.code(201).send(result);
     });
   });

@@ -3,7 +3,8 @@
 // SPRS confirmation (with cmmc.compliant to the bid and management peers through the outbox), the
 // exports, the daily renewal sweep, the bid peer's cmmc_handoff / cmmc_status flows and the staff
 // dashboard. Members read; owners and admins write.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { sha256Hex } from '../lib/crypto.ts';
 import type { Readable } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
@@ -21,7 +22,7 @@ import { ATTESTATION_ITEMS, FAR_CLAUSE, REQUIREMENTS } from './cmmc-catalogue.ts
 import { CMMC_ADMIN_ROLES, createCmmcAccess } from './cmmc-access.ts';
 import { cmmcErrors } from './cmmc-errors.ts';
 import { generatePolicy, POLICY_TITLES, renderPolicyPdf, type PolicyCompany } from './cmmc-policies.ts';
-import { c, cmmcRepo, type ProfileRow } from './cmmc-repo.ts';
+import { c, cmmcRepo, parseJson, type ProfileRow } from './cmmc-repo.ts';
 import { DEVICE_STALE_DAYS } from './cmmc-schemas.ts';
 import { POLICY_KINDS, scoreAll, type Answer, type PolicyKind, type ScoringDevice } from './cmmc-scoring.ts';
 import { buildZip, type ZipEntry } from './zip-writer.ts';
@@ -44,18 +45,6 @@ const iso = (d: Date | string) => new Date(d).toISOString();
 const dayOf = (d: Date | string | null): string | null => (d === null ? null : typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
 const addDays = (day: string, n: number) => new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
 const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
-const parseJson = <T>(v: unknown, fallback: T): T => {
-  if (v === null || v === undefined) return fallback;
-  if (typeof v === 'string') {
-    try {
-      return JSON.parse(v) as T;
-    } catch {
-      return fallback;
-    }
-  }
-  return v as T;
-};
-const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
 
 /** A CSV cell a spreadsheet would run as a formula (= + - @ tab CR, after any blanks) gets a leading apostrophe. */
 export function csvCell(v: string | number | null | undefined): string {
@@ -497,7 +486,7 @@ export function createCmmcProgram(deps: {
             confirmed_at: now,
             client_address: client.address,
             user_agent: client.userAgent?.slice(0, 500) ?? null,
-            assessment_snapshot_sha256: sha256(snapshotJson),
+            assessment_snapshot_sha256: sha256Hex(snapshotJson),
             assessment_snapshot: snapshotJson,
             next_due: nextDue,
             reminder_at: reminderAt,
@@ -507,9 +496,9 @@ export function createCmmcProgram(deps: {
         await c(tx).updateTable('compliance_profiles').set({ status: 'compliant', status_date: body.statusDate, status_changed_at: now, scope_description: body.scopeDescription, updated_at: now }).where('id', '=', p.id).execute();
         const events = await emit(tx, p, 'cmmc.compliant', { status: 'compliant', statusDate: body.statusDate, renewalDueAt: nextDue });
         await c(tx).insertInto('cmmc_renewal_notices').values({ tenant_id: tenantId, profile_id: p.id, kind: 'compliant', day: t, event_id: events[0] ?? null }).onConflict((oc) => oc.doNothing()).execute();
-        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'cmmc.sprs_confirmed', targetType: 'compliance_handoff', targetId: row.id, details: { statusDate: body.statusDate, affirmedInSprsOn: body.affirmedInSprsOn, cageCodes: body.cageCodes, nextDue, snapshotSha256: sha256(snapshotJson) } }, tx);
+        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'cmmc.sprs_confirmed', targetType: 'compliance_handoff', targetId: row.id, details: { statusDate: body.statusDate, affirmedInSprsOn: body.affirmedInSprsOn, cageCodes: body.cageCodes, nextDue, snapshotSha256: sha256Hex(snapshotJson) } }, tx);
         outbox.nudge();
-        return { confirmationId: row.id, status: 'compliant' as const, statusDate: body.statusDate, nextDue, reminderAt, assessmentSnapshotSha256: sha256(snapshotJson), events: events.length };
+        return { confirmationId: row.id, status: 'compliant' as const, statusDate: body.statusDate, nextDue, reminderAt, assessmentSnapshotSha256: sha256Hex(snapshotJson), events: events.length };
       });
     },
 
@@ -704,7 +693,7 @@ export function createCmmcProgram(deps: {
       const expiresAt = new Date(ctx.now.getTime() + HANDOFF_TTL_MS);
       await c(tx)
         .insertInto('cmmc_handoff_links')
-        .values({ token_hash: sha256(token), caller: ctx.caller.name, request_id: ctx.requestId, payload: JSON.stringify(payload), cage_code: payload.cageCode, created_at: ctx.now, expires_at: expiresAt })
+        .values({ token_hash: sha256Hex(token), caller: ctx.caller.name, request_id: ctx.requestId, payload: JSON.stringify(payload), cage_code: payload.cageCode, created_at: ctx.now, expires_at: expiresAt })
         .execute();
       return { url: `${deps.publicBaseUrl}/cmmc/start?token=${encodeURIComponent(token)}`, expiresAt: expiresAt.toISOString() };
     },
@@ -727,7 +716,7 @@ export function createCmmcProgram(deps: {
 
     /** Shows what a handoff link holds without consuming it (a GET, or a link previewer, must not use it up). */
     async handoffPreview(token: string) {
-      const row = await withService(db, (tx) => c(tx).selectFrom('cmmc_handoff_links').select(['payload', 'expires_at', 'consumed_at']).where('token_hash', '=', sha256(token)).executeTakeFirst());
+      const row = await withService(db, (tx) => c(tx).selectFrom('cmmc_handoff_links').select(['payload', 'expires_at', 'consumed_at']).where('token_hash', '=', sha256Hex(token)).executeTakeFirst());
       if (!row) throw appError('cmmc_handoff_invalid', 'This link is not valid.');
       if (row.consumed_at) throw appError('cmmc_handoff_used', 'This link was already used. Ask for a new one from the bid portal.');
       if (new Date(row.expires_at).getTime() <= clock.now().getTime()) throw appError('cmmc_handoff_expired', 'This link expired (links are valid for 30 minutes). Ask for a new one from the bid portal.');
@@ -739,7 +728,7 @@ export function createCmmcProgram(deps: {
       await asMember(tenantId, caller, true, async () => undefined);
       const now = clock.now();
       return withService(db, async (tx) => {
-        const row = await c(tx).selectFrom('cmmc_handoff_links').selectAll().where('token_hash', '=', sha256(token)).forUpdate().executeTakeFirst();
+        const row = await c(tx).selectFrom('cmmc_handoff_links').selectAll().where('token_hash', '=', sha256Hex(token)).forUpdate().executeTakeFirst();
         if (!row) throw appError('cmmc_handoff_invalid', 'This link is not valid.');
         if (row.consumed_at) throw appError('cmmc_handoff_used', 'This link was already used. Ask for a new one from the bid portal.');
         if (new Date(row.expires_at).getTime() <= now.getTime()) throw appError('cmmc_handoff_expired', 'This link expired (links are valid for 30 minutes). Ask for a new one from the bid portal.');

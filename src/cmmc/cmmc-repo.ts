@@ -10,6 +10,19 @@ type NullableDate = ColumnType<string | null, string | null | undefined, string 
 type Json<T> = ColumnType<T, string, string>;
 type NullableJson<T> = ColumnType<T | null, string | null | undefined, string | null>;
 
+
+/** A json/jsonb column: PGlite and node-postgres give it parsed, a text copy arrives as a string. */
+export const parseJson = <T>(v: unknown, fallback: T): T => {
+  if (v === null || v === undefined) return fallback;
+  if (typeof v === 'string') {
+    try {
+      return JSON.parse(v) as T;
+    } catch {
+      return fallback;
+    }
+  }
+  return v as T;
+};
 export interface DeviceScriptInfo {
   os: 'windows' | 'macos';
   fileName: string;

@@ -2,7 +2,7 @@
 // and the public verify route that receives script results. Members read; owners and admins
 // write. The verify route has no user session: it runs as the service role and finds the profile
 // by the SHA-256 of the bearer token.
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../lib/crypto.ts';
 import type { Kysely } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { DB } from '../db/schema.ts';
@@ -13,7 +13,7 @@ import { randomToken } from '../lib/ids.ts';
 import { DEVICE_CHECKS, type DeviceCheckId, type DeviceOs } from './cmmc-checks.ts';
 import { CMMC_ADMIN_ROLES, createCmmcAccess } from './cmmc-access.ts';
 import { cmmcErrors } from './cmmc-errors.ts';
-import { cmmcRepo, type DeviceScriptInfo, type ProfileRow, type RunRow } from './cmmc-repo.ts';
+import { cmmcRepo, parseJson, type DeviceScriptInfo, type ProfileRow, type RunRow } from './cmmc-repo.ts';
 import {
   DEVICE_STALE_DAYS,
   VERIFY_RUNS_PER_HOUR,
@@ -28,7 +28,7 @@ import {
   verifyBodySchema,
 } from './cmmc-schemas.ts';
 import { generateMacScript, generateWindowsScript, SCRIPT_FILE_NAMES, SCRIPT_VERSION } from './cmmc-scripts.ts';
-import { sha256Hex, type ScriptSigner } from './cmmc-signing.ts';
+import type { ScriptSigner } from './cmmc-signing.ts';
 
 export interface Caller {
   userId: string;
@@ -41,19 +41,8 @@ const TOKEN_RE = /^rcd_[A-Za-z0-9_-]{43}$/;
 const iso = (d: Date | string) => new Date(d).toISOString();
 const day = (d: Date | string | null) => (d === null ? null : typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
 
-export const hashDeviceToken = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
+export const hashDeviceToken = (token: string): string => sha256Hex(token);
 
-const parseJson = <T>(v: unknown, fallback: T): T => {
-  if (v === null || v === undefined) return fallback;
-  if (typeof v === 'string') {
-    try {
-      return JSON.parse(v) as T;
-    } catch {
-      return fallback;
-    }
-  }
-  return v as T;
-};
 
 function toProfileDto(r: ProfileRow): ProfileDto {
   return {

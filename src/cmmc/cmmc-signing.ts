@@ -6,7 +6,8 @@
 //
 // Signed scripts end with `# RAMPART-SIGNATURE v1 ed25519 <base64 signature>`; the signature covers
 // every byte before that line. The service signs only text it generated itself.
-import { createHash, createPrivateKey, createPublicKey, hkdfSync, sign, verify, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, hkdfSync, sign, verify, type KeyObject } from 'node:crypto';
+import { sha256Hex } from '../lib/crypto.ts';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadOrCreateSecret } from '../lib/secrets-file.ts';
@@ -48,7 +49,7 @@ export function signerFromSeed(ikm: string): ScriptSigner {
     algorithm: 'Ed25519',
     publicKey: raw.toString('base64'),
     publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    fingerprint: createHash('sha256').update(raw).digest('hex'),
+    fingerprint: sha256Hex(raw),
   });
   return {
     signScript(body: string): string {
@@ -108,4 +109,3 @@ export function verifySignedScript(text: string, publicKey: KeyObject | string):
   return parts.body.includes('\r\n') && verify(null, Buffer.from(parts.body.replace(/\r\n/g, '\n'), 'utf8'), key, sig);
 }
 
-export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');

@@ -77,9 +77,38 @@ export async function startAnswer(gateway: LlmGateway, input: StartAnswerInput):
   };
 }
 
-/** One server-sent event. */
-export function sseEvent(e: LlmStreamEvent): string {
-  return `event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
+export interface EventStream {
+  /** Writes one event; dropped once the client has gone or the stream ended. */
+  write(event: string, data: unknown): void;
+  /** The `error` event for a failure after the stream began; nothing when the client stopped it. */
+  fail(error: unknown): void;
+  end(): void;
+  /** Answers the request with the stream (text/event-stream). */
+  send(): FastifyReply;
+}
+
+/**
+ * A text/event-stream answer, shared by every streamed route (explainers, evidence review, mesh
+ * ask). `signal` is the client-gone signal: a failure after the client left is not reported.
+ */
+export function createEventStream(req: FastifyRequest, reply: FastifyReply, signal: AbortSignal): EventStream {
+  const out = new PassThrough();
+  const write = (event: string, data: unknown) => {
+    if (!out.destroyed && !out.writableEnded) out.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+  return {
+    write,
+    fail(e) {
+      if (e instanceof LlmAbortedError || signal.aborted) return;
+      const err = isAppError(e) ? e : llmError('llm_unavailable', 'The answer could not be completed. Try again in a moment.');
+      // Name, code and message only: a database error's `detail` can quote the row (the answer).
+      if (!isAppError(e)) req.log.error({ errName: (e as Error)?.name, errCode: (e as { code?: unknown })?.code, errMessage: (e as Error)?.message }, 'streamed answer failed');
+      const after = (err.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
+      write('error', { error: err.code, message: err.message, ...(after !== undefined ? { retryAfterSeconds: after } : {}) });
+    },
+    end: () => out.end(),
+    send: () => reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no').send(out),
+  };
 }
 
 /** An AbortSignal that fires when the client goes away before the answer is complete. */
@@ -105,10 +134,8 @@ export async function sendAnswerStream(req: FastifyRequest, reply: FastifyReply,
     if (e instanceof LlmAbortedError || signal.aborted) throw appError('llm_cancelled', 'The request was cancelled.');
     throw e;
   }
-  const out = new PassThrough();
-  const write = (e: LlmStreamEvent) => {
-    if (!out.destroyed && !out.writableEnded) out.write(sseEvent(e));
-  };
+  const events = createEventStream(req, reply, signal);
+  const write = (e: LlmStreamEvent) => events.write(e.event, e.data);
   void (async () => {
     let text = '';
     try {
@@ -121,16 +148,10 @@ export async function sendAnswerStream(req: FastifyRequest, reply: FastifyReply,
       if (end.fallback) write({ event: 'fallback', data: { source: 'offline', label: OFFLINE_LABEL, reason: end.fallback.reason, text: end.fallback.text } });
       write({ event: 'done', data: { explanationId: end.storedId ?? null, source: end.fallback ? 'offline' : stream.meta.source } });
     } catch (e) {
-      if (!(e instanceof LlmAbortedError) && !signal.aborted) {
-        const err = isAppError(e) ? e : llmError('llm_unavailable', 'The answer could not be completed. Try again in a moment.');
-        // Name, code and message only: a database error's `detail` can quote the row (the answer).
-        if (!isAppError(e)) req.log.error({ errName: (e as Error)?.name, errCode: (e as { code?: unknown })?.code, errMessage: (e as Error)?.message }, 'streamed answer failed');
-        const after = (err.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
-        write({ event: 'error', data: { error: err.code, message: err.message, ...(after !== undefined ? { retryAfterSeconds: after } : {}) } });
-      }
+      events.fail(e);
     } finally {
-      out.end();
+      events.end();
     }
   })();
-  return reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no').send(out);
+  return events.send();
 }

@@ -9,7 +9,7 @@
 // escaped in Markdown).
 // The CMMC files themselves, not src/cmmc/index.ts, so that the CMMC module may import src/llm without a cycle.
 import { DEVICE_CHECKS, isDeviceCheckId, type CheckResult, type DeviceCheck, type DeviceOs } from '../cmmc/cmmc-checks.ts';
-import { cmmcRepo } from '../cmmc/cmmc-repo.ts';
+import { cmmcRepo, parseJson } from '../cmmc/cmmc-repo.ts';
 import { DEVICE_STALE_DAYS } from '../cmmc/cmmc-schemas.ts';
 import type { Tx } from '../db/tenant.ts';
 import { llmError } from './llm-errors.ts';
@@ -48,15 +48,6 @@ export interface DeviceAnalysis {
 export const PASTED_OUTPUT_MAX = 100_000;
 export const DEVICE_NOTES_MAX = 4_000;
 const MAX_OBSERVED = 200;
-
-const parseJson = <T>(v: unknown, fallback: T): T => {
-  if (typeof v !== 'string') return (v ?? fallback) as T;
-  try {
-    return JSON.parse(v) as T;
-  } catch {
-    return fallback;
-  }
-};
 
 /** The latest run per computer of the tenant's CMMC profile (none without a profile). */
 export async function latestDeviceRuns(tx: Tx, tenantId: string): Promise<DeviceRun[]> {

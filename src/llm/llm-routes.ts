@@ -11,10 +11,9 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { PassThrough } from 'node:stream';
-import { appError, isAppError } from '../lib/errors.ts';
+import { appError } from '../lib/errors.ts';
 import type { SessionGuards } from '../server/plugins/session.ts';
-import { clientGone, sendAnswerStream } from './llm-answer.ts';
+import { clientGone, createEventStream, sendAnswerStream } from './llm-answer.ts';
 import { DEVICE_NOTES_MAX, PASTED_OUTPUT_MAX } from './llm-device-check.ts';
 import { llmError } from './llm-errors.ts';
 import { cleanFileName, EXTRACT_LIMITS, type UploadedFile } from './llm-extract.ts';
@@ -201,21 +200,13 @@ export async function registerLlmRoutes(app: FastifyInstance, deps: { guards: Se
             throw e;
           }
         }
-        const out = new PassThrough();
-        const write = (event: string, data: unknown) => {
-          if (!out.destroyed && !out.writableEnded) out.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-        };
-        if (preliminary) write('preliminary', { review: preliminary });
+        const events = createEventStream(req, reply, signal);
+        if (preliminary) events.write('preliminary', { review: preliminary });
         work.then(
-          (review) => write('done', { review }),
-          (e: unknown) => {
-            if (e instanceof LlmAbortedError || signal.aborted) return;
-            const err = isAppError(e) ? e : llmError('llm_unavailable', 'The review could not be completed. Try again in a moment.');
-            if (!isAppError(e)) req.log.error({ errName: (e as Error)?.name, errMessage: (e as Error)?.message }, 'evidence review failed');
-            write('error', { error: err.code, message: err.message });
-          },
-        ).finally(() => out.end());
-        return reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no').send(out as never); // a stream: not serialised by the JSON schema
+          (review) => events.write('done', { review }),
+          (e: unknown) => events.fail(e),
+        ).finally(() => events.end());
+        return events.send();
       },
     );
   });

@@ -6,27 +6,15 @@
 // then `done` (the stored answer's id, the checked markdown, the citation check) or `error`
 // (docs/mesh.md "Staff tools"). Errors before the stream are ordinary JSON errors. A client that
 // hangs up aborts the model call, and nothing is stored.
-import { PassThrough } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AuditService } from '../audit/index.ts';
-import { appError, isAppError } from '../lib/errors.ts';
-import { LlmAbortedError } from '../llm/index.ts';
+import { appError } from '../lib/errors.ts';
+import { clientGone, createEventStream, LlmAbortedError } from '../llm/index.ts';
 import type { SessionGuards } from '../server/plugins/session.ts';
 import { askAnswerDetailSchema, askAnswerListSchema, askAnswerParamsSchema, askBodySchema, type AskStreamEvent } from './mesh-ask-schemas.ts';
 import type { AskStream, MeshAskService } from './mesh-ask-service.ts';
 
-const sse = (e: AskStreamEvent) => `event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
-
-/** An AbortSignal that fires when the client goes away before the answer is complete. */
-function clientGone(req: FastifyRequest, reply: FastifyReply): AbortSignal {
-  const ac = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) ac.abort();
-  });
-  req.raw.once('aborted', () => ac.abort());
-  return ac.signal;
-}
 
 export function registerMeshAskRoutes(app: FastifyInstance, deps: { guards: SessionGuards; ask: MeshAskService; audit: AuditService }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -62,10 +50,8 @@ export function registerMeshAskRoutes(app: FastifyInstance, deps: { guards: Sess
       }
       // The question may carry customer data: its length is audited, not its text.
       await audit.record({ actorUserId: me.user.id, actorEmail: me.user.email, action: 'mesh.ask', targetType: 'mesh', targetId: null, details: { window: req.body.window, questionChars: req.body.question.length, source: stream.meta.source } });
-      const out = new PassThrough();
-      const write = (e: AskStreamEvent) => {
-        if (!out.destroyed && !out.writableEnded) out.write(sse(e));
-      };
+      const events = createEventStream(req, reply, signal);
+      const write = (e: AskStreamEvent) => events.write(e.event, e.data);
       void (async () => {
         let text = '';
         try {
@@ -78,17 +64,12 @@ export function registerMeshAskRoutes(app: FastifyInstance, deps: { guards: Sess
           const done = await stream.finish(text);
           write({ event: 'done', data: { source: stream.meta.source, ...done } });
         } catch (e) {
-          if (!(e instanceof LlmAbortedError) && !signal.aborted) {
-            const err = isAppError(e) ? e : appError('llm_unavailable', 'The answer could not be completed. Try again in a moment.');
-            if (!isAppError(e)) req.log.error({ err: e }, 'mesh ask stream failed');
-            const after = (err.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
-            write({ event: 'error', data: { error: err.code, message: err.message, ...(after !== undefined ? { retryAfterSeconds: after } : {}) } });
-          }
+          events.fail(e);
         } finally {
-          out.end();
+          events.end();
         }
       })();
-      return reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no').send(out);
+      return events.send();
     },
   );
 }
