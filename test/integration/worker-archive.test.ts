@@ -74,8 +74,8 @@ describe('worker archive download', () => {
     expect(Buffer.compare(res.rawPayload, archive)).toBe(0);
 
     // A wrong lease token, and another tenant's worker, get nothing.
-    // (The first character changes: the last one of a base64 token may only carry padding bits.)
-    const wrong = await w.post(`scans/${lease.scanId}/archive`, { leaseToken: `${lease.leaseToken.startsWith('A') ? 'B' : 'A'}${lease.leaseToken.slice(1)}` });
+    // (Another hex digit, not another case: the token is a UUID and 'B…' is the same UUID as 'b…'.)
+    const wrong = await w.post(`scans/${lease.scanId}/archive`, { leaseToken: `${lease.leaseToken.startsWith('0') ? '1' : '0'}${lease.leaseToken.slice(1)}` });
     expect(wrong.statusCode).toBe(409);
     expect(wrong.json().error).toBe('lease_lost');
     const stranger = await other.post(`scans/${lease.scanId}/archive`, { leaseToken: lease.leaseToken });
