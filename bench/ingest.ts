@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import pg from 'pg';
+import { serverNodeFlags } from './lib.ts';
 
 const FINDINGS = Number(process.env.BENCH_FINDINGS ?? 100_000);
 const DBS = (process.env.BENCH_DBS ?? 'pglite,postgres').split(',').map((s) => s.trim()).filter(Boolean);
@@ -186,7 +187,9 @@ async function child(kind: 'pglite' | 'postgres', databaseUrl: string | undefine
 // ---- parent: one child per database --------------------------------------------------------------
 
 async function runChild(kind: string, databaseUrl?: string): Promise<unknown> {
-  const proc = spawn(process.execPath, ['--expose-gc', import.meta.filename, '--child', kind], {
+  // The server's own Node flags (heap sizes), plus BENCH_CHILD_NODE_OPTIONS to compare others.
+  const extra = (process.env.BENCH_CHILD_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
+  const proc = spawn(process.execPath, ['--expose-gc', ...serverNodeFlags(), ...extra, import.meta.filename, '--child', kind], {
     env: { ...process.env, ...(databaseUrl ? { BENCH_CHILD_DATABASE_URL: databaseUrl } : {}) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,11 +1,19 @@
 // Shared pieces of the benchmarks: spawning the real server, waiting for health, statistics.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 
 export const ROOT = join(import.meta.dirname, '..');
 export const MAIN = join(ROOT, 'src/server/main.ts');
+
+/** The Node flags `npm run start:prod` runs the server with (package.json), so benches measure that process. */
+export function serverNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const words = (pkg.scripts['start:prod'] ?? '').split(/\s+/);
+  return words.slice(1).filter((w) => w.startsWith('--'));
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -23,7 +31,7 @@ export interface Server {
 }
 
 export function spawnServer(env: Record<string, string>, port: number): Server {
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [...serverNodeFlags(), MAIN], {
     // BENCH_SERVER_NODE_OPTIONS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the server.
     env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

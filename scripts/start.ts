@@ -3,8 +3,13 @@
 const { ensureWebBuilt } = await import('./build-web.ts');
 await ensureWebBuilt({});
 if (!process.env.DATABASE_URL) {
-  const { ensurePgliteTemplate } = await import('../src/db/pglite-template.ts');
-  if (await ensurePgliteTemplate()) console.log('embedded database template built');
+  const { readPgliteTemplate } = await import('../src/db/pglite-template.ts');
+  if (!readPgliteTemplate()) {
+    const { spawnSync } = await import('node:child_process');
+    const built = spawnSync(process.execPath, [new URL('./build-pglite-template.ts', import.meta.url).pathname], { stdio: 'inherit' });
+    // Without a template the server creates its database the ordinary way (slower, same result).
+    if (built.status !== 0) console.warn('the embedded database template could not be built; creating the database without it');
+  }
 }
 const { main } = await import('../src/server/main.ts');
 await main();

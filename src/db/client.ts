@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect, type DatabaseConnection, type Driver } from 'kysely';
 import pg from 'pg';
 import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
+import { PGLITE_SHARED_BUFFERS_DEFAULT } from '../lib/config.ts';
 import { ThreadedPGlite } from './pglite-thread.ts';
 import type { DB } from './schema.ts';
 import { registerServiceDb } from './tenant.ts';
@@ -118,6 +119,8 @@ export interface OpenDatabaseOptions {
   inMemory?: boolean;
   /** A pre-migrated cluster tarball used when the directory holds no database yet (pglite-template.ts). */
   pgliteTemplate?: () => Blob | null;
+  /** PostgreSQL's shared_buffers for the embedded database (PGLITE_SHARED_BUFFERS). */
+  pgliteSharedBuffers?: string;
 }
 
 // int8 and numeric come back as strings by default; counts and ids here fit in a JS number.
@@ -158,7 +161,12 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     const pgDir = join(dir, 'pg');
     const fresh = !opts.inMemory && !existsSync(join(pgDir, 'PG_VERSION'));
     const template = fresh ? (opts.pgliteTemplate?.() ?? null) : null;
-    const pglite = await ThreadedPGlite.create(opts.inMemory ? undefined : pgDir, template);
+    const pglite = await ThreadedPGlite.create({
+      dir: opts.inMemory ? undefined : pgDir,
+      template,
+      sharedBuffers: opts.pgliteSharedBuffers ?? PGLITE_SHARED_BUFFERS_DEFAULT,
+      initFirst: fresh && !template,
+    });
     // Kysely's driver uses query, transaction, close, ready and closed, which the proxy provides.
     const db = new Kysely<DB>({ dialect: new SerialisedPGliteDialect({ pglite: pglite as unknown as PGliteInstance }) });
     return {

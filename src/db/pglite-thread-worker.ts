@@ -21,6 +21,7 @@ try {
     parsers: { 20: (v: string) => Number.parseInt(v, 10) },
     pgliteWasmModule: init.pgliteWasmModule,
     initdbWasmModule: init.initdbWasmModule,
+    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${init.sharedBuffers}`],
     ...(init.template ? { loadDataDir: new Blob([init.template as Uint8Array<ArrayBuffer>]) } : {}),
   });
   port.postMessage({ id: 0, result: 'ready' } satisfies ThreadReply);

@@ -1,12 +1,50 @@
 // The embedded database runs on its own thread: a slow statement does not stop the event loop,
 // PostgreSQL's error fields reach the caller, transactions commit or roll back as a whole, and a
 // closed instance refuses further calls.
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ThreadedPGlite } from './pglite-thread.ts';
 
 describe('embedded database thread', () => {
+  it('creates a new cluster in a child process, then serves it with the configured page cache', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rampart-thread-'));
+    try {
+      const db = await ThreadedPGlite.create({ dir: join(dir, 'pg'), template: null, sharedBuffers: '8MB', initFirst: true });
+      try {
+        expect(existsSync(join(dir, 'pg', 'PG_VERSION'))).toBe(true);
+        const { rows } = await db.query("select current_setting('shared_buffers') as sb");
+        expect(rows).toEqual([{ sb: '8MB' }]);
+        await db.query('create table kept (id int)');
+      } finally {
+        await db.close();
+      }
+      // Opened again (no initdb): the table is there.
+      const again = await ThreadedPGlite.create({ dir: join(dir, 'pg'), template: null, sharedBuffers: '16MB', initFirst: false });
+      try {
+        expect((await again.query("select to_regclass('kept') is not null as ok")).rows).toEqual([{ ok: true }]);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reports a cluster that cannot be created, with the reason', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rampart-thread-'));
+    try {
+      // A file where the cluster directory should be.
+      writeFileSync(join(dir, 'pg'), 'not a directory');
+      await expect(ThreadedPGlite.create({ dir: join(dir, 'pg'), template: null, sharedBuffers: '16MB', initFirst: true })).rejects.toThrow(/creating the embedded database in .*pg failed \(exit 1\): \S/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps the event loop running during a slow statement', async () => {
-    const db = await ThreadedPGlite.create(undefined, null);
+    const db = await ThreadedPGlite.create({ dir: undefined, template: null, sharedBuffers: '16MB', initFirst: false });
     try {
       let ticks = 0;
       const timer = setInterval(() => (ticks += 1), 10);
@@ -20,7 +58,7 @@ describe('embedded database thread', () => {
   });
 
   it('passes parameters and rows through, with int8 as numbers and PostgreSQL error fields', async () => {
-    const db = await ThreadedPGlite.create(undefined, null);
+    const db = await ThreadedPGlite.create({ dir: undefined, template: null, sharedBuffers: '16MB', initFirst: false });
     try {
       await db.query('create table t (id int8 primary key, at timestamptz, data bytea, doc jsonb)');
       const at = new Date('2026-01-02T03:04:05.678Z');
@@ -37,7 +75,7 @@ describe('embedded database thread', () => {
   });
 
   it('commits or rolls back a transaction as a whole', async () => {
-    const db = await ThreadedPGlite.create(undefined, null);
+    const db = await ThreadedPGlite.create({ dir: undefined, template: null, sharedBuffers: '16MB', initFirst: false });
     try {
       await db.query('create table t (n int)');
       await db.transaction(async (tx) => {

@@ -19,6 +19,15 @@ describe('loadConfig', () => {
     }
   });
 
+  it('takes the embedded database page cache as a PostgreSQL size from 1MB to 4GB', () => {
+    expect(loadConfig({}).PGLITE_SHARED_BUFFERS).toBe('16MB');
+    expect(loadConfig({ PGLITE_SHARED_BUFFERS: ' 256MB ' }).PGLITE_SHARED_BUFFERS).toBe('256MB');
+    expect(loadConfig({ PGLITE_SHARED_BUFFERS: '2048kB' }).PGLITE_SHARED_BUFFERS).toBe('2048kB');
+    for (const bad of ['16', '16mb', '512kB', '5GB', '0MB', '16MB; drop table x', '-1MB']) {
+      expect(() => loadConfig({ PGLITE_SHARED_BUFFERS: bad }), bad).toThrow(/PGLITE_SHARED_BUFFERS/);
+    }
+  });
+
   it('treats empty strings as unset, parses booleans and domain lists', () => {
     const c = loadConfig({ PORT: '', DATABASE_URL: 'postgres://u@h/db', EMBEDDED_WORKER: 'on', STAFF_EMAIL_DOMAINS: ' Rampart.io, ops.rampart.io ,' });
     expect(c).toMatchObject({ PORT: 3000, embedded: false, EMBEDDED_WORKER: true, STAFF_EMAIL_DOMAINS: ['rampart.io', 'ops.rampart.io'] });

@@ -22,6 +22,15 @@ export function peerEnvSuffix(name: string): string {
   return name.toUpperCase().replace(/[^A-Z0-9]/g, '_');
 }
 
+/** 16MB instead of PostgreSQL's 128MB: the embedded database serves one small team's data and every megabyte is resident (see docs/decisions.md, 26). */
+export const PGLITE_SHARED_BUFFERS_DEFAULT = '16MB';
+
+function pgSizeKb(v: string): number {
+  const m = /^(\d+)(kB|MB|GB)$/.exec(v);
+  if (!m) return 0;
+  return Number(m[1]) * { kB: 1, MB: 1024, GB: 1024 * 1024 }[m[2] as 'kB' | 'MB' | 'GB'];
+}
+
 const schema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -34,6 +43,13 @@ const schema = z
       .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
       .optional(),
     DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(200).default(10),
+    /** The embedded database's page cache (PostgreSQL shared_buffers), e.g. 16MB or 256MB. */
+    PGLITE_SHARED_BUFFERS: z
+      .string()
+      .trim()
+      .regex(/^[1-9][0-9]{0,6}(kB|MB|GB)$/, 'must be a size such as 16MB, 512kB or 1GB')
+      .refine((v) => pgSizeKb(v) >= 1024 && pgSizeKb(v) <= 4 * 1024 * 1024, 'must be from 1MB to 4GB')
+      .default(PGLITE_SHARED_BUFFERS_DEFAULT),
     EMBEDDED_WORKER: bool.optional(),
     /** Scans each embedded hosted worker runs at once. */
     EMBEDDED_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),

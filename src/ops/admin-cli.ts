@@ -150,7 +150,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const secrets = resolveSecrets(config, { warn: (m: string) => console.error(`warning: ${m}`) } as never);
   let database: Database;
   try {
-    database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+    database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, pgliteSharedBuffers: config.PGLITE_SHARED_BUFFERS });
   } catch (e) {
     console.error(`${(e as Error).message}`);
     process.exit(1);

@@ -51,6 +51,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     dataDir: config.DATA_DIR,
     poolMax: config.DATABASE_POOL_MAX,
     pgliteTemplate: readPgliteTemplate,
+    pgliteSharedBuffers: config.PGLITE_SHARED_BUFFERS,
   });
   const { applied } = await migrate(database);
   if (applied.length) log.info({ applied }, 'migrations applied');
