@@ -8,10 +8,10 @@ import pg from 'pg';
 export const ROOT = join(import.meta.dirname, '..');
 export const MAIN = join(ROOT, 'src/server/main.ts');
 
-/** The Node flags `npm run start:prod` runs the server with (package.json), so benches measure that process. */
+/** The Node flags `npm start` runs the server with (package.json), so benches measure that process. */
 export function serverNodeFlags(): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const words = (pkg.scripts['start:prod'] ?? '').split(/\s+/);
+  const words = (pkg.scripts.start ?? '').split(/\s+/);
   return words.slice(1).filter((w) => w.startsWith('--'));
 }
 
