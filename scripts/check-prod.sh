@@ -14,7 +14,7 @@ mkdir -p "$work/dist" && cp -r "$root/dist/web" "$work/dist/"
 # (Packages marked devOptional in the lock file, e.g. a test runner a runtime package lists as an
 # optional peer, are still installed by npm; what matters is that nothing else is needed.)
 port=$(( 20000 + RANDOM % 20000 ))
-(cd "$work" && NODE_ENV=production PORT=$port HOST=127.0.0.1 DATA_DIR="$work/data" "$node_bin" src/server/main.ts >"$work/server.log" 2>&1) &
+(cd "$work" && NODE_ENV=production PORT=$port HOST=127.0.0.1 DATA_DIR="$work/data" exec "$node_bin" src/server/main.ts >"$work/server.log" 2>&1) &
 pid=$!
 for _ in $(seq 1 120); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 1; done
 curl -fsS "http://127.0.0.1:$port/healthz"; echo
