@@ -54,19 +54,21 @@ describe('leasing across replicas', () => {
     const leases: { scanId: string; worker: number }[] = [];
     const running = new Map<string, string>(); // assetId → scanId running now
     const overlaps: string[] = [];
-    let idleRounds = 0;
+    // Workers stop once every scan was leased, or after 10 s without any lease. (A count of idle
+    // answers across 20 workers ran out in ~50 ms on a loaded machine while an asset's previous
+    // scan was still being ingested, and one scan was never leased.)
+    let lastLeaseAt = Date.now();
     await Promise.all(
       workers.map(async ({ w }, n) => {
-        while (idleRounds < 40 && leases.length < scanIds.size) {
+        while (Date.now() - lastLeaseAt < 10_000 && leases.length < scanIds.size) {
           const res = await w.post('lease', { kinds: ['port'], waitSeconds: 0 });
           expect(res.statusCode, res.body).toBe(200);
           const lease = res.json().lease as { scanId: string; leaseToken: string } | null;
           if (!lease) {
-            idleRounds += 1;
             await new Promise((r) => setTimeout(r, 25));
             continue;
           }
-          idleRounds = 0;
+          lastLeaseAt = Date.now();
           leases.push({ scanId: lease.scanId, worker: n });
           const assetId = assetOf.get(lease.scanId)!;
           if (running.has(assetId)) overlaps.push(`${assetId}: ${running.get(assetId)} and ${lease.scanId}`);
