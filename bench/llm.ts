@@ -15,11 +15,10 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { crc32, deflateSync } from 'node:zlib';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { ensurePgliteTemplate } from '../src/db/pglite-template.ts';
 import { extractDocuments, EXTRACT_LIMITS, type UploadedFile } from '../src/llm/index.ts';
-import { startLlmServer } from '../test/helpers/llm-server.ts';
+import { encodeGreyscalePng, startLlmServer } from '../test/helpers/llm-server.ts';
 import { freePort, median, msUntilHealthy, round, ROOT, spawnServer } from './lib.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -99,19 +98,7 @@ function noisePng(bytes: number, seed: number): Buffer {
     x >>>= 0;
     rows[i] = i % (width + 1) === 0 ? 0 : x & 0xff;
   }
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(td) >>> 0);
-    return Buffer.concat([len, td, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8;
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(rows, { level: 1 })), chunk('IEND', Buffer.alloc(0))]);
+  return encodeGreyscalePng(width, height, rows, 1);
 }
 
 /**

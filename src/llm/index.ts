@@ -2,7 +2,7 @@
 export { createLlmGateway, LLM_DEFAULTS, LlmAbortedError, type LlmGateway, type LlmGatewayOptions, type LlmPrompt } from './llm-gateway.ts';
 export { createLlmService, reviewDocuments, EXPLAIN_MAX_BYTES, type LlmService, type Caller, type DeviceCheckInput } from './llm-service.ts';
 export { registerLlmRoutes } from './llm-routes.ts';
-export { startAnswer, sendAnswerStream, createEventStream, clientGone, MODEL_LABEL, type AnswerStream, type StartAnswerInput } from './llm-answer.ts';
+export { startAnswer, sendAnswerStream, streamAnswer, createEventStream, clientGone, MODEL_LABEL, type AnswerStream, type StartAnswerInput } from './llm-answer.ts';
 export { checkCitations, citedIds, type CitationCheck } from './llm-citations.ts';
 export { analyzeDeviceRuns, parsePastedOutput, combineRuns, offlineDeviceExplanation, devicePrompt, type DeviceRun, type DeviceAnalysis, type DeviceFinding } from './llm-device-check.ts';
 export { extractDocuments, classify, checkUploadLimits, EXTRACT_LIMITS, type ExtractedDocument, type ExtractLimits, type UploadedFile, type DocumentKind } from './llm-extract.ts';

@@ -121,13 +121,26 @@ export function clientGone(req: FastifyRequest, reply: FastifyReply): AbortSigna
   return ac.signal;
 }
 
+/** What a streamed answer needs: its meta (first event) and its text pieces (`delta` events). */
+interface StreamedAnswer {
+  meta: unknown;
+  chunks: AsyncIterable<string>;
+}
+
 /**
- * Answers with a text/event-stream. `start` gets the client-gone signal; errors it throws (before
- * any text) become ordinary JSON error responses, later ones an `error` event.
+ * Answers with a text/event-stream: `meta`, one `delta` per text piece, then the events `close`
+ * returns for the whole text (none once the client is gone, if it says so). `start` gets the
+ * client-gone signal; errors it throws (before any text) become ordinary JSON error responses,
+ * later ones an `error` event. Every streamed route (explainers, evidence review, mesh ask) uses it.
  */
-export async function sendAnswerStream(req: FastifyRequest, reply: FastifyReply, start: (signal: AbortSignal) => Promise<AnswerStream>): Promise<FastifyReply> {
+export async function streamAnswer<S extends StreamedAnswer>(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  start: (signal: AbortSignal) => Promise<S>,
+  close: (stream: S, text: string, signal: AbortSignal) => Promise<{ event: string; data: unknown }[]>,
+): Promise<FastifyReply> {
   const signal = clientGone(req, reply);
-  let stream: AnswerStream;
+  let stream: S;
   try {
     stream = await start(signal);
   } catch (e) {
@@ -135,18 +148,15 @@ export async function sendAnswerStream(req: FastifyRequest, reply: FastifyReply,
     throw e;
   }
   const events = createEventStream(req, reply, signal);
-  const write = (e: LlmStreamEvent) => events.write(e.event, e.data);
   void (async () => {
     let text = '';
     try {
-      write({ event: 'meta', data: stream.meta });
+      events.write('meta', stream.meta);
       for await (const piece of stream.chunks) {
         text += piece;
-        write({ event: 'delta', data: { text: piece } });
+        events.write('delta', { text: piece });
       }
-      const end = await stream.finish(text);
-      if (end.fallback) write({ event: 'fallback', data: { source: 'offline', label: OFFLINE_LABEL, reason: end.fallback.reason, text: end.fallback.text } });
-      write({ event: 'done', data: { explanationId: end.storedId ?? null, source: end.fallback ? 'offline' : stream.meta.source } });
+      for (const e of await close(stream, text, signal)) events.write(e.event, e.data);
     } catch (e) {
       events.fail(e);
     } finally {
@@ -154,4 +164,15 @@ export async function sendAnswerStream(req: FastifyRequest, reply: FastifyReply,
     }
   })();
   return events.send();
+}
+
+/** streamAnswer for an AnswerStream: its check or fallback, then `done` with the stored copy's id. */
+export function sendAnswerStream(req: FastifyRequest, reply: FastifyReply, start: (signal: AbortSignal) => Promise<AnswerStream>): Promise<FastifyReply> {
+  return streamAnswer(req, reply, start, async (stream, text) => {
+    const end = await stream.finish(text);
+    const out: LlmStreamEvent[] = [];
+    if (end.fallback) out.push({ event: 'fallback', data: { source: 'offline', label: OFFLINE_LABEL, reason: end.fallback.reason, text: end.fallback.text } });
+    out.push({ event: 'done', data: { explanationId: end.storedId ?? null, source: end.fallback ? 'offline' : stream.meta.source } });
+    return out;
+  });
 }

@@ -9,11 +9,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AuditService } from '../audit/index.ts';
-import { appError } from '../lib/errors.ts';
-import { clientGone, createEventStream, LlmAbortedError } from '../llm/index.ts';
+import { streamAnswer } from '../llm/index.ts';
 import type { SessionGuards } from '../server/plugins/session.ts';
 import { askAnswerDetailSchema, askAnswerListSchema, askAnswerParamsSchema, askBodySchema, type AskStreamEvent } from './mesh-ask-schemas.ts';
-import type { AskStream, MeshAskService } from './mesh-ask-service.ts';
+import type { MeshAskService } from './mesh-ask-service.ts';
 
 
 export function registerMeshAskRoutes(app: FastifyInstance, deps: { guards: SessionGuards; ask: MeshAskService; audit: AuditService }): void {
@@ -40,36 +39,21 @@ export function registerMeshAskRoutes(app: FastifyInstance, deps: { guards: Sess
     { schema: { tags, summary: 'Ask a question about the mesh over 24h, 7d or 30d; the answer streams as text/event-stream (staff)', body: askBodySchema } },
     async (req, reply) => {
       const me = await guards.requireStaff(req);
-      const signal = clientGone(req, reply);
-      let stream: AskStream;
-      try {
-        stream = await ask.ask(req.body, { userId: me.user.id }, signal);
-      } catch (e) {
-        if (e instanceof LlmAbortedError || signal.aborted) throw appError('llm_cancelled', 'The request was cancelled.');
-        throw e;
-      }
-      // The question may carry customer data: its length is audited, not its text.
-      await audit.record({ actorUserId: me.user.id, actorEmail: me.user.email, action: 'mesh.ask', targetType: 'mesh', targetId: null, details: { window: req.body.window, questionChars: req.body.question.length, source: stream.meta.source } });
-      const events = createEventStream(req, reply, signal);
-      const write = (e: AskStreamEvent) => events.write(e.event, e.data);
-      void (async () => {
-        let text = '';
-        try {
-          write({ event: 'meta', data: stream.meta });
-          for await (const piece of stream.chunks) {
-            text += piece;
-            write({ event: 'delta', data: { text: piece } });
-          }
-          if (signal.aborted) return;
+      return streamAnswer(
+        req,
+        reply,
+        async (signal) => {
+          const stream = await ask.ask(req.body, { userId: me.user.id }, signal);
+          // The question may carry customer data: its length is audited, not its text.
+          await audit.record({ actorUserId: me.user.id, actorEmail: me.user.email, action: 'mesh.ask', targetType: 'mesh', targetId: null, details: { window: req.body.window, questionChars: req.body.question.length, source: stream.meta.source } });
+          return stream;
+        },
+        async (stream, text, signal): Promise<AskStreamEvent[]> => {
+          if (signal.aborted) return [];
           const done = await stream.finish(text);
-          write({ event: 'done', data: { source: stream.meta.source, ...done } });
-        } catch (e) {
-          events.fail(e);
-        } finally {
-          events.end();
-        }
-      })();
-      return events.send();
+          return [{ event: 'done', data: { source: stream.meta.source, ...done } }];
+        },
+      );
     },
   );
 }

@@ -208,7 +208,11 @@ export async function makeTextPdf(pages: string[]): Promise<Buffer> {
   return Buffer.from(await doc.save());
 }
 
-function png(width: number, height: number): Buffer {
+/**
+ * Encodes 8-bit greyscale rows as a PNG: `rows` holds `height` rows of one filter byte (0) and
+ * `width` pixels. The test PDFs and the LLM bench both build their images with it.
+ */
+export function encodeGreyscalePng(width: number, height: number, rows: Buffer, level = 6): Buffer {
   const chunkOf = (type: string, data: Buffer) => {
     const len = Buffer.alloc(4);
     len.writeUInt32BE(data.length);
@@ -222,9 +226,13 @@ function png(width: number, height: number): Buffer {
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
   ihdr[9] = 0; // greyscale
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunkOf('IHDR', ihdr), chunkOf('IDAT', deflateSync(rows, { level })), chunkOf('IEND', Buffer.alloc(0))]);
+}
+
+function png(width: number, height: number): Buffer {
   const rows = Buffer.alloc((width + 1) * height);
   for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) rows[y * (width + 1) + 1 + x] = (x * 7 + y * 13) & 0xff;
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunkOf('IHDR', ihdr), chunkOf('IDAT', deflateSync(rows)), chunkOf('IEND', Buffer.alloc(0))]);
+  return encodeGreyscalePng(width, height, rows);
 }
 
 /** An image-only PDF (what a scanner produces): pages with a picture and no text. */

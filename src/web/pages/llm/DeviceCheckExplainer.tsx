@@ -8,7 +8,8 @@
 //   hostnames     only these computers' latest runs (e.g. the row's computer); default all
 //   headingLevel  2, 3 or 4 for the answer's heading (default 3)
 // API: POST /api/v1/tenants/:tenantId/llm/device-check/explain (docs/llm.md).
-import { Button, Group, Stack, Textarea } from '@mantine/core';
+import { Button, Group, Stack } from '@mantine/core';
+import { LimitedTextarea } from '../../components/LimitedTextarea.tsx';
 import { useState, type FormEvent } from 'react';
 import { StreamedAnswer, useStreamedAnswer } from '../../components/StreamedAnswer.tsx';
 import { explainDeviceCheck } from '../../lib/llm-api.ts';
@@ -39,28 +40,26 @@ export function DeviceCheckExplainer({ tenantId, hostnames, headingLevel = 3 }: 
     <Stack gap="md">
       <form onSubmit={submit} noValidate aria-label="Explain device-check results">
         <Stack gap="sm" maw={720}>
-          <Textarea
+          <LimitedTextarea
             label="Script output (optional)"
             description="Paste what the device-check script printed, e.g. from a computer that could not send its results. Otherwise the latest run of each computer is explained."
             value={pastedOutput}
-            onChange={(e) => setPastedOutput(e.currentTarget.value)}
-            autosize
+            onValueChange={setPastedOutput}
+            max={PASTED_MAX}
             minRows={3}
             maxRows={12}
             disabled={running}
             styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
-            error={pastedOutput.length > PASTED_MAX ? `At most ${PASTED_MAX.toLocaleString('en-US')} characters.` : null}
           />
-          <Textarea
+          <LimitedTextarea
             label="Notes (optional)"
             description="Context that helps, e.g. the anti-virus you use or computers that are shared."
             value={notes}
-            onChange={(e) => setNotes(e.currentTarget.value)}
-            autosize
+            onValueChange={setNotes}
+            max={NOTES_MAX}
             minRows={2}
             maxRows={6}
             disabled={running}
-            error={notes.length > NOTES_MAX ? `At most ${NOTES_MAX.toLocaleString('en-US')} characters.` : null}
           />
           <Group>
             <Button type="submit" loading={answer.status === 'waiting'} disabled={running || tooLong}>

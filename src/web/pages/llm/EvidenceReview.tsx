@@ -10,9 +10,10 @@
 //   tenantId      the current tenant (required)
 //   headingLevel  2, 3 or 4 for the result's heading (default 3)
 // API: POST /api/v1/tenants/:tenantId/llm/evidence-review (docs/llm.md).
-import { Alert, Badge, Button, FileInput, Group, List, Paper, Stack, Table, Text, Textarea, Title } from '@mantine/core';
+import { Alert, Badge, Button, FileInput, Group, List, Paper, Stack, Table, Text, Title } from '@mantine/core';
 import { useRef, useState, type FormEvent } from 'react';
 import { DataTable } from '../../components/DataTable.tsx';
+import { LimitedTextarea } from '../../components/LimitedTextarea.tsx';
 import { llmErrorMessage, reviewEvidence, type EvidenceReview as Review } from '../../lib/llm-api.ts';
 
 export interface EvidenceReviewProps {
@@ -102,16 +103,15 @@ export function EvidenceReview({ tenantId, headingLevel = 3 }: EvidenceReviewPro
             disabled={running}
             error={touched && problem && problem !== `Notes are limited to ${NOTES_MAX} characters.` ? problem : null}
           />
-          <Textarea
+          <LimitedTextarea
             label="Notes (optional)"
             description="Context for the reviewer; notes are not evidence and are never cited."
             value={notes}
-            onChange={(e) => setNotes(e.currentTarget.value)}
-            autosize
+            onValueChange={setNotes}
+            max={NOTES_MAX}
             minRows={2}
             maxRows={6}
             disabled={running}
-            error={notes.length > NOTES_MAX ? `At most ${NOTES_MAX} characters.` : null}
           />
           <Group>
             <Button type="submit" loading={running} disabled={running}>
