@@ -3,8 +3,8 @@
 const { ensureWebBuilt } = await import('./build-web.ts');
 await ensureWebBuilt({});
 if (!process.env.DATABASE_URL) {
-  const { readPgliteTemplate } = await import('../src/db/pglite-template.ts');
-  if (!readPgliteTemplate()) {
+  const { hasPgliteTemplate } = await import('../src/db/pglite-template.ts');
+  if (!hasPgliteTemplate()) {
     const { spawnSync } = await import('node:child_process');
     const built = spawnSync(process.execPath, [new URL('./build-pglite-template.ts', import.meta.url).pathname], { stdio: 'inherit' });
     // Without a template the server creates its database the ordinary way (slower, same result).

@@ -2,7 +2,7 @@
 // in WASM) takes seconds; loading this tarball takes well under one. The key covers the PGlite
 // version and every migration's checksum, so a stale template is never used: without a matching
 // one, the database is created the ordinary way. It holds schema only, never data or secrets.
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sha256Hex } from '../lib/crypto.ts';
@@ -22,6 +22,11 @@ export function templateKey(): string {
 
 const templateFile = (dir: string) => join(dir, `pglite-template-${templateKey()}.tar.gz`);
 
+/** Whether a template for the current key is cached (without reading it). */
+export function hasPgliteTemplate(dir = TEMPLATE_CACHE_DIR): boolean {
+  return existsSync(templateFile(dir));
+}
+
 /** The template for the current key, or null. */
 export function readPgliteTemplate(dir = TEMPLATE_CACHE_DIR): Blob | null {
   try {
@@ -34,7 +39,7 @@ export function readPgliteTemplate(dir = TEMPLATE_CACHE_DIR): Blob | null {
 /** Builds the template unless one for the current key exists. Returns whether it built. */
 export async function ensurePgliteTemplate(dir = TEMPLATE_CACHE_DIR): Promise<boolean> {
   const file = templateFile(dir);
-  if (readPgliteTemplate(dir)) return false;
+  if (hasPgliteTemplate(dir)) return false;
   const scratch = mkdtempSync(join(tmpdir(), 'rampart-template-'));
   try {
     const database = await openDatabase({ dataDir: scratch, inMemory: true });
