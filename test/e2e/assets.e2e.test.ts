@@ -5,9 +5,8 @@
 // (amber, never "Verified"), and axe scans of the list and detail pages on a laptop and a phone.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runAdmin } from '../../src/ops/admin-cli.ts';
-import { STAFF_DOMAIN, TEST_AUTH_SECRET, uniqueEmail } from '../helpers/app.ts';
-import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e } from './harness.ts';
+import { STAFF_DOMAIN, uniqueEmail } from '../helpers/app.ts';
+import { createAndSignIn, describeBrowser, type E2e, openE2e, scanA11y, signUpInBrowser } from './harness.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const RUN = Math.random().toString(36).slice(2, 8);
@@ -187,24 +186,8 @@ describeBrowser('assets in the browser', () => {
 
   it('lets a super-admin bypass verification (amber, never "Verified") and revoke it, with a reason', async () => {
     const email = uniqueEmail('root', STAFF_DOMAIN);
-    const out: string[] = [];
-    const code = await runAdmin(['create', '--email', email, '--role', 'super_admin'], {
-      config: e2e.server.config,
-      database: e2e.server.database,
-      authSecret: TEST_AUTH_SECRET,
-      io: { out: (l) => out.push(l), err: () => {} },
-    });
-    expect(code).toBe(0);
-    const link = /(http\S+reset-password\S+)/.exec(out.join('\n'))![1]!;
     const staff = await e2e.newPage({ bypassCSP: true });
-    await staff.goto(link.replace(e2e.server.baseUrl, ''));
-    await staff.getByLabel('New password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByLabel('Confirm password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByRole('button', { name: 'Set password' }).click();
-    await expect.poll(() => staff.url()).toContain('/sign-in');
-    await staff.getByLabel('Email', { exact: true }).fill(email);
-    await staff.getByLabel('Password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByRole('button', { name: 'Sign in' }).click();
+    await createAndSignIn(e2e.server, staff, { email, role: 'super_admin' });
     await staff.getByLabel('Tenant name', { exact: true }).fill('Staff Lab');
     await staff.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => staff.url()).toMatch(/\/assets$/);

@@ -10,10 +10,9 @@ import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { ATTESTATION_ITEMS, checkIdsFor, type IssuedTokenDto } from '../../src/cmmc/index.ts';
-import { runAdmin } from '../../src/ops/admin-cli.ts';
-import { STAFF_DOMAIN, TEST_AUTH_SECRET, uniqueEmail } from '../helpers/app.ts';
+import { STAFF_DOMAIN, uniqueEmail } from '../helpers/app.ts';
 import { withService } from '../../src/db/tenant.ts';
-import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e } from './harness.ts';
+import { createAndSignIn, describeBrowser, type E2e, openE2e, scanA11y, signUpInBrowser } from './harness.ts';
 
 const PASSWORD = 'correct horse battery staple';
 // Long flows with 30 s wait limits per step (see open() below).
@@ -272,18 +271,8 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await other.context().close();
 
     const email = uniqueEmail('cmmcstaff', STAFF_DOMAIN);
-    const out: string[] = [];
-    expect(await runAdmin(['create', '--email', email, '--role', 'staff', '--name', 'Staff'], { config: e2e.server.config, database: e2e.server.database, authSecret: TEST_AUTH_SECRET, io: { out: (l) => out.push(l), err: () => {} } })).toBe(0);
-    const link = /(http\S+reset-password\S+)/.exec(out.join('\n'))![1]!;
     const staff = await open({ bypassCSP: true });
-    await staff.goto(link.replace(e2e.server.baseUrl, ''));
-    await staff.getByLabel('New password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByLabel('Confirm password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByRole('button', { name: 'Set password' }).click();
-    await expect.poll(() => staff.url()).toContain('/sign-in');
-    await staff.getByLabel('Email', { exact: true }).fill(email);
-    await staff.getByLabel('Password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByRole('button', { name: 'Sign in' }).click();
+    await createAndSignIn(e2e.server, staff, { email, role: 'staff', name: 'Staff' });
     await staff.getByRole('link', { name: 'CMMC dashboard' }).click();
     await staff.getByRole('heading', { level: 1, name: /CMMC Level 1/ }).waitFor();
 

@@ -5,11 +5,12 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ensureWebBuilt } from '../../scripts/build-web.ts';
 import { loadConfig } from '../../src/lib/config.ts';
 import { buildApp, type App } from '../../src/server/app.ts';
-import { openTestDatabase, STAFF_DOMAIN, testDeps } from '../helpers/app.ts';
+import { runAdmin } from '../../src/ops/admin-cli.ts';
+import { openTestDatabase, STAFF_DOMAIN, TEST_AUTH_SECRET, testDeps } from '../helpers/app.ts';
 import { createMemoryMailer, type MemoryMailer } from '../helpers/mailer.ts';
 import { freePort } from '../../bench/lib.ts';
 
@@ -134,4 +135,35 @@ export async function scanA11y(page: Page): Promise<string[]> {
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+export const STAFF_PASSWORD = 'staff passphrase 123';
+
+/**
+ * Creates a platform user with the admin CLI (`create`, as an operator would) and signs them in
+ * on `page` through the set-password link it prints. Resolves once "Sign in" was pressed.
+ */
+export async function createAndSignIn(
+  server: Pick<E2eServer, 'config' | 'database' | 'baseUrl'>,
+  page: Page,
+  user: { email: string; role: 'staff' | 'super_admin'; name?: string; password?: string },
+): Promise<void> {
+  const out: string[] = [];
+  const code = await runAdmin(['create', '--email', user.email, '--role', user.role, ...(user.name ? ['--name', user.name] : [])], {
+    config: server.config,
+    database: server.database,
+    authSecret: TEST_AUTH_SECRET,
+    io: { out: (l) => out.push(l), err: () => {} },
+  });
+  expect(code).toBe(0);
+  const link = /(http\S+reset-password\S+)/.exec(out.join('\n'))![1]!;
+  const password = user.password ?? STAFF_PASSWORD;
+  await page.goto(link.replace(server.baseUrl, ''));
+  await page.getByLabel('New password', { exact: true }).fill(password);
+  await page.getByLabel('Confirm password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Set password' }).click();
+  await expect.poll(() => page.url()).toContain('/sign-in');
+  await page.getByLabel('Email', { exact: true }).fill(user.email);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
 }

@@ -4,9 +4,8 @@
 // command, without serious accessibility violations.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runAdmin } from '../../src/ops/admin-cli.ts';
-import { STAFF_DOMAIN, TEST_AUTH_SECRET, uniqueEmail } from '../helpers/app.ts';
-import { describeBrowser, openE2e, scanA11y, type E2e } from './harness.ts';
+import { STAFF_DOMAIN, uniqueEmail } from '../helpers/app.ts';
+import { createAndSignIn, describeBrowser, type E2e, openE2e, scanA11y } from './harness.ts';
 
 const RUN = Math.random().toString(36).slice(2, 8);
 const TENANT = `Hosted Co ${RUN}`;
@@ -31,25 +30,9 @@ describeBrowser('staff hosted workers in the browser', () => {
 
   it('a super-admin finds the page in the navigation', async () => {
     const email = uniqueEmail('hostedstaff', STAFF_DOMAIN);
-    const out: string[] = [];
-    const code = await runAdmin(['create', '--email', email, '--role', 'super_admin', '--name', 'Admin'], {
-      config: e2e.server.config,
-      database: e2e.server.database,
-      authSecret: TEST_AUTH_SECRET,
-      io: { out: (l) => out.push(l), err: () => {} },
-    });
-    expect(code).toBe(0);
-    const link = /(http\S+reset-password\S+)/.exec(out.join('\n'))![1]!;
     // CSP bypass only so the test can inject axe; the app itself is unchanged.
     staff = await e2e.newPage({ bypassCSP: true });
-    await staff.goto(link.replace(e2e.server.baseUrl, ''));
-    await staff.getByLabel('New password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByLabel('Confirm password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByRole('button', { name: 'Set password' }).click();
-    await expect.poll(() => staff.url()).toContain('/sign-in');
-    await staff.getByLabel('Email', { exact: true }).fill(email);
-    await staff.getByLabel('Password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByRole('button', { name: 'Sign in' }).click();
+    await createAndSignIn(e2e.server, staff, { email, role: 'super_admin', name: 'Admin' });
     await staff.getByRole('link', { name: 'Hosted workers' }).click();
     await staff.getByRole('heading', { level: 1, name: 'Hosted workers' }).waitFor();
     await expect.poll(() => staff.url()).toMatch(/\/settings\/staff\/workers$/);

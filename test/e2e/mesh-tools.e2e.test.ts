@@ -13,13 +13,12 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freePort } from '../../bench/lib.ts';
 import { ensureWebBuilt } from '../../scripts/build-web.ts';
 import { loadConfig } from '../../src/lib/config.ts';
-import { runAdmin } from '../../src/ops/admin-cli.ts';
 import { buildApp, type App } from '../../src/server/app.ts';
-import { createTestApp, openTestDatabase, STAFF_DOMAIN, TEST_AUTH_SECRET, testDeps, uniqueEmail, type TestApp } from '../helpers/app.ts';
+import { createTestApp, openTestDatabase, STAFF_DOMAIN, testDeps, uniqueEmail, type TestApp } from '../helpers/app.ts';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server.ts';
 import { closeAllPeers, startPeer } from '../helpers/loopback-peer.ts';
 import { createMemoryMailer } from '../helpers/mailer.ts';
-import { describeBrowser, launchChromium, scanA11y } from './harness.ts';
+import { createAndSignIn, describeBrowser, launchChromium, scanA11y } from './harness.ts';
 import type { Browser } from 'playwright-core';
 
 const RUN = Math.random().toString(36).slice(2, 8);
@@ -65,19 +64,8 @@ describeBrowser('staff mesh tools in the browser', () => {
 
   async function signInStaff(role: 'staff' | 'super_admin', name: string): Promise<Page> {
     const email = uniqueEmail(`mt-${role}`, STAFF_DOMAIN);
-    const out: string[] = [];
-    const code = await runAdmin(['create', '--email', email, '--role', role, '--name', name], { config, database, authSecret: TEST_AUTH_SECRET, io: { out: (l) => out.push(l), err: () => {} } });
-    expect(code).toBe(0);
-    const link = /(http\S+reset-password\S+)/.exec(out.join('\n'))![1]!;
     const page = await newPage();
-    await page.goto(link.replace(baseUrl, ''));
-    await page.getByLabel('New password', { exact: true }).fill(PASSWORD);
-    await page.getByLabel('Confirm password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Set password' }).click();
-    await expect.poll(() => page.url()).toContain('/sign-in');
-    await page.getByLabel('Email', { exact: true }).fill(email);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await createAndSignIn({ config, database, baseUrl }, page, { email, role, name, password: PASSWORD });
     await page.getByRole('link', { name: 'Mesh records' }).waitFor();
     return page;
   }

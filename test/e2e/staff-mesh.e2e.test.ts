@@ -4,9 +4,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { withService } from '../../src/db/tenant.ts';
-import { runAdmin } from '../../src/ops/admin-cli.ts';
-import { STAFF_DOMAIN, TEST_AUTH_SECRET, uniqueEmail } from '../helpers/app.ts';
-import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e } from './harness.ts';
+import { STAFF_DOMAIN, uniqueEmail } from '../helpers/app.ts';
+import { createAndSignIn, describeBrowser, type E2e, openE2e, scanA11y, signUpInBrowser } from './harness.ts';
 
 const RUN = Math.random().toString(36).slice(2, 8);
 const PEER = `peer-${RUN}`;
@@ -78,27 +77,11 @@ describeBrowser('staff mesh records in the browser', () => {
 
   it('signs in a staff user who finds the page in the navigation', async () => {
     const email = uniqueEmail('meshstaff', STAFF_DOMAIN);
-    const out: string[] = [];
     // A one-letter avatar: the user menu's accessible name ("User menu") does not contain the
     // avatar's initials, which axe reports (label-content-name-mismatch) for two-letter initials.
-    const code = await runAdmin(['create', '--email', email, '--role', 'staff', '--name', 'Staff'], {
-      config: e2e.server.config,
-      database: e2e.server.database,
-      authSecret: TEST_AUTH_SECRET,
-      io: { out: (l) => out.push(l), err: () => {} },
-    });
-    expect(code).toBe(0);
-    const link = /(http\S+reset-password\S+)/.exec(out.join('\n'))![1]!;
     // CSP bypass only so the test can inject axe; the app itself is unchanged.
     staff = await e2e.newPage({ bypassCSP: true });
-    await staff.goto(link.replace(e2e.server.baseUrl, ''));
-    await staff.getByLabel('New password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByLabel('Confirm password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByRole('button', { name: 'Set password' }).click();
-    await expect.poll(() => staff.url()).toContain('/sign-in');
-    await staff.getByLabel('Email', { exact: true }).fill(email);
-    await staff.getByLabel('Password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByRole('button', { name: 'Sign in' }).click();
+    await createAndSignIn(e2e.server, staff, { email, role: 'staff', name: 'Staff' });
     await staff.getByRole('link', { name: 'Mesh records' }).click();
     await staff.getByRole('heading', { level: 1, name: 'Mesh records' }).waitFor();
     expect(staff.url()).toMatch(/\/settings\/staff\/mesh$/);

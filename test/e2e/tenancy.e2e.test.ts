@@ -2,9 +2,8 @@
 // colleague accepts, each sees what their role allows, and staff pages stay closed to them.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runAdmin } from '../../src/ops/admin-cli.ts';
-import { STAFF_DOMAIN, TEST_AUTH_SECRET, uniqueEmail } from '../helpers/app.ts';
-import { describeBrowser, openE2e, signUpInBrowser, type E2e, type E2eServer } from './harness.ts';
+import { STAFF_DOMAIN, uniqueEmail } from '../helpers/app.ts';
+import { createAndSignIn, describeBrowser, type E2e, type E2eServer, openE2e, signUpInBrowser } from './harness.ts';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -99,24 +98,8 @@ describeBrowser('tenancy in the browser', () => {
 
   it('shows the staff area to a super-admin, with the audit log across tenants', async () => {
     const email = uniqueEmail('root', STAFF_DOMAIN);
-    const out: string[] = [];
-    const code = await runAdmin(['create', '--email', email, '--role', 'super_admin'], {
-      config: server.config,
-      database: server.database,
-      authSecret: TEST_AUTH_SECRET,
-      io: { out: (l) => out.push(l), err: () => {} },
-    });
-    expect(code).toBe(0);
-    const link = /(http\S+reset-password\S+)/.exec(out.join('\n'))![1]!;
     const staff = await newPage();
-    await staff.goto(link.replace(server.baseUrl, ''));
-    await staff.getByLabel('New password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByLabel('Confirm password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByRole('button', { name: 'Set password' }).click();
-    await expect.poll(() => staff.url()).toContain('/sign-in');
-    await staff.getByLabel('Email', { exact: true }).fill(email);
-    await staff.getByLabel('Password', { exact: true }).fill('staff passphrase 123');
-    await staff.getByRole('button', { name: 'Sign in' }).click();
+    await createAndSignIn(server, staff, { email, role: 'super_admin' });
     await staff.getByRole('link', { name: 'Audit log (all tenants)' }).click();
     const log = staff.locator('table');
     await log.getByText('member.joined').first().waitFor();
