@@ -364,7 +364,7 @@ export interface FindingEventsTable {
   tenant_id: string;
   finding_id: string;
   at: Timestamp;
-  event: 'created' | 'fixed' | 'reopened' | 'status_changed' | 'severity_changed' | 'risk_expired';
+  event: 'fixed' | 'reopened' | 'status_changed' | 'severity_changed' | 'risk_expired';
   from_status: string | null;
   to_status: string | null;
   scan_id: string | null;

@@ -13,6 +13,7 @@ import {
   SEVERITIES,
   type BulkStatusBody,
   type FindingDetail,
+  type FindingEvent,
   type FindingFilters,
   type FindingList,
   type FindingSort,
@@ -28,6 +29,8 @@ export interface Caller {
 
 const ADMIN = ['owner', 'admin'];
 const DAY_MS = 86_400_000;
+/** A finding's detail carries its latest events, newest first. */
+const HISTORY_LIMIT = 200;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TS_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
@@ -244,8 +247,37 @@ export function createFindingsService(deps: { db: Kysely<DB>; audit: AuditServic
           .where('tenant_id', '=', tenantId)
           .where('finding_id', '=', findingId)
           .orderBy('id', 'desc')
-          .limit(200)
+          .limit(HISTORY_LIMIT)
           .execute();
+        const history: FindingEvent[] = events.map((e) => ({
+          id: e.id,
+          at: iso(e.at)!,
+          event: e.event,
+          fromStatus: e.from_status,
+          toStatus: e.to_status,
+          scanId: e.scan_id,
+          reason: e.reason,
+          detail: e.detail,
+          actorEmail: e.actor_email,
+        }));
+        // Creation is not stored as an event (decision 27): it is the row's first sighting, shown
+        // once the history reaches back that far. Its severity is the one before the earliest
+        // change, or today's.
+        if (events.length < HISTORY_LIMIT) {
+          const firstChange = events.findLast((e) => e.event === 'severity_changed');
+          const from = (firstChange?.detail as { from?: unknown } | null)?.from;
+          history.push({
+            id: 0,
+            at: iso(r.first_seen_at)!,
+            event: 'created',
+            fromStatus: null,
+            toStatus: 'open',
+            scanId: r.first_scan_id,
+            reason: null,
+            detail: { severity: typeof from === 'string' ? from : r.severity },
+            actorEmail: null,
+          });
+        }
         return {
           finding: {
             ...toSummary(r, now),
@@ -262,17 +294,7 @@ export function createFindingsService(deps: { db: Kysely<DB>; audit: AuditServic
             statusChangedAt: iso(r.status_changed_at),
             statusChangedBy: r.status_changed_by_email,
           },
-          history: events.map((e) => ({
-            id: e.id,
-            at: iso(e.at)!,
-            event: e.event,
-            fromStatus: e.from_status,
-            toStatus: e.to_status,
-            scanId: e.scan_id,
-            reason: e.reason,
-            detail: e.detail,
-            actorEmail: e.actor_email,
-          })),
+          history,
         };
       });
     },

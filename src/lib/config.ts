@@ -50,6 +50,8 @@ const schema = z
       .regex(/^[1-9][0-9]{0,6}(kB|MB|GB)$/, 'must be a size such as 16MB, 512kB or 1GB')
       .refine((v) => pgSizeKb(v) >= 1024 && pgSizeKb(v) <= 4 * 1024 * 1024, 'must be from 1MB to 4GB')
       .default(PGLITE_SHARED_BUFFERS_DEFAULT),
+    /** How often the embedded database checks which tables need vacuum or analyze (src/db/embedded-maintenance.ts); 0 = never. */
+    PGLITE_MAINTENANCE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
     EMBEDDED_WORKER: bool.optional(),
     /** Scans each embedded hosted worker runs at once. */
     EMBEDDED_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),

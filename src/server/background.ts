@@ -1,11 +1,19 @@
 // Periodic work every replica runs: the report ingestion runner, domain-proof re-checks, due scan
-// schedules, expired worker leases, orphaned uploads and remembered worker nonces. All are safe with many replicas (re-checks are idempotent; the tick
+// schedules, expired worker leases, orphaned uploads and remembered worker nonces; on the embedded
+// database, its vacuum and analyze. All are safe with many replicas (re-checks are idempotent; the tick
 // claims each due schedule exactly once; the reapers take rows with SKIP LOCKED).
 import type { Logger } from 'pino';
+import type { Database } from '../db/client.ts';
+import { createEmbeddedMaintenance } from '../db/embedded-maintenance.ts';
 import type { Config } from '../lib/config.ts';
 import type { App } from './app.ts';
 
-export function startBackgroundJobs(app: App, config: Pick<Config, 'SCHEDULE_TICK_SECONDS'>, log: Pick<Logger, 'error'>): () => void {
+export function startBackgroundJobs(
+  app: App,
+  database: Pick<Database, 'db' | 'kind'>,
+  config: Pick<Config, 'SCHEDULE_TICK_SECONDS' | 'PGLITE_MAINTENANCE_SECONDS'>,
+  log: Pick<Logger, 'error' | 'info'>,
+): () => Promise<void> {
   // Queued reports (worker uploads and imports) are read by whichever replica claims them first.
   app.services.ingestion.start();
   // Domain proofs are re-checked daily; this looks for due ones every 15 minutes.
@@ -25,12 +33,17 @@ export function startBackgroundJobs(app: App, config: Pick<Config, 'SCHEDULE_TIC
     void app.services.workerAuth.reapNonces().catch((err: unknown) => log.error({ err }, 'nonce reaper failed'));
   }, 10 * 60_000);
   orphans.unref();
-  return () => {
+  // The embedded database has no autovacuum: this replica (its only one) does that job.
+  const maintenance = database.kind === 'pglite' ? createEmbeddedMaintenance({ db: database.db, intervalMs: config.PGLITE_MAINTENANCE_SECONDS * 1000, log }) : null;
+  maintenance?.start();
+  return async () => {
     // main.ts awaits the runner's stop itself (a report being read is given back first).
     void app.services.ingestion.stop();
     clearInterval(leases);
     clearInterval(orphans);
     clearInterval(recheck);
     if (tick) clearInterval(tick);
+    // A vacuum in progress finishes before the database closes.
+    await maintenance?.stop();
   };
 }

@@ -63,11 +63,11 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const app = await buildApp({ config, database, mailer, authSecret: secrets.authSecret, encryptionKey: Buffer.from(secrets.encryptionKey, 'base64'), previousEncryptionKeys: secrets.previousEncryptionKeys, loggerInstance: log, webDir: resolve('dist/web') });
 
   let closing = false;
-  const stopBackground = startBackgroundJobs(app, config, log);
+  const stopBackground = startBackgroundJobs(app, database, config, log);
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    stopBackground();
+    const backgroundStopped = stopBackground();
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
       log.error('shutdown took longer than 10 s; exiting');
@@ -81,6 +81,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
       // Scans get 5 s to finish, within the 10 s shutdown budget.
       await app.services.hostedWorkers.stop(5_000).catch((err: unknown) => log.error({ err }, 'stopping the embedded hosted workers failed'));
       await app.close();
+      await backgroundStopped.catch((err: unknown) => log.error({ err }, 'stopping the background jobs failed'));
       await database.close();
     } finally {
       clearTimeout(force);

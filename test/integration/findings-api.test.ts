@@ -3,7 +3,7 @@
 // CSV / JSON / SARIF exports, and isolation between tenants.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withTenant } from '../../src/db/tenant.ts';
+import { withService, withTenant } from '../../src/db/tenant.ts';
 import type { Clock } from '../../src/lib/clock.ts';
 import type { NormalizedFindingInput } from '../../src/findings/index.ts';
 import type { FindingDetail, FindingList, FindingSummary } from '../../src/findings/findings-schemas.ts';
@@ -204,7 +204,7 @@ describe('a finding in detail', () => {
     });
     expect(d.finding.evidence).toMatchObject({ summary: 'summary 5', response: 'RESPONSE-BODY-5' });
     expect(JSON.stringify(d)).not.toContain('tok-5-secret');
-    expect(d.history.map((h) => h.event)).toEqual(['created']);
+    expect(d.history).toEqual([{ id: 0, at: d.finding.firstSeenAt, event: 'created', fromStatus: null, toStatus: 'open', scanId: d.finding.firstScanId, reason: null, detail: { severity: d.finding.severity }, actorEmail: null }]);
     const missing = await owner.get(`${base()}/00000000-0000-4000-8000-000000000000`);
     expect([missing.statusCode, missing.json().error]).toEqual([404, 'finding_not_found']);
   });
@@ -375,8 +375,14 @@ describe('tenant isolation', () => {
     // Row-level security holds even for a query that forgets the tenant filter.
     const seen = await withTenant(t.database.db, { tenantId: own }, (tx) => tx.selectFrom('findings').select('id').execute());
     expect(seen).toEqual([]);
+    // The victim's tenant has events (a status change), and none of them are visible from the other tenant.
+    await withService(t.database.db, (tx) =>
+      tx.insertInto('finding_events').values({ tenant_id: tenant, finding_id: victim!.id, event: 'status_changed', from_status: victim!.status, to_status: victim!.status, reason: 'isolation check' }).execute(),
+    );
     const events = await withTenant(t.database.db, { tenantId: own }, (tx) => sql<{ n: number }>`select count(*)::int as n from finding_events`.execute(tx));
     expect(events.rows[0]!.n).toBe(0);
+    const victims = await withTenant(t.database.db, { tenantId: tenant }, (tx) => sql<{ n: number }>`select count(*)::int as n from finding_events`.execute(tx));
+    expect(victims.rows[0]!.n).toBeGreaterThan(0);
     expect(((await owner.get(`${base()}/${victim!.id}`)).json() as FindingDetail).finding.status).toBe(victim!.status);
   });
 });

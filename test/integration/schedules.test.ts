@@ -223,7 +223,7 @@ describe('the built-in ticker', () => {
     const schedule = await createSchedule({ name: 'Ticker', assetId: host, kind: 'port', cron: '*/5 * * * *' });
     now = new Date(new Date(schedule.nextRunAt!).getTime() + 1_000);
     const errors: unknown[] = [];
-    const stop = startBackgroundJobs(t.app, { SCHEDULE_TICK_SECONDS: 1 }, { error: (...a: unknown[]) => errors.push(a) });
+    const stop = startBackgroundJobs(t.app, t.database, { SCHEDULE_TICK_SECONDS: 1, PGLITE_MAINTENANCE_SECONDS: 0 }, { error: (...a: unknown[]) => errors.push(a), info: () => undefined });
     try {
       let history: ScanDto[] = [];
       for (let i = 0; i < 100 && history.length === 0; i++) {
@@ -233,7 +233,7 @@ describe('the built-in ticker', () => {
       expect(history).toHaveLength(1);
       expect(errors).toEqual([]);
     } finally {
-      stop();
+      await stop();
     }
     // Stopped: a later due time passes with no further run.
     await finishAll();
