@@ -5,6 +5,7 @@ import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect, type DatabaseCon
 import pg from 'pg';
 import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
 import { PGLITE_SHARED_BUFFERS_DEFAULT } from '../lib/config.ts';
+import { copyText, type CopyValue } from './copy-text.ts';
 import { ThreadedPGlite } from './pglite-thread.ts';
 import type { DB } from './schema.ts';
 import { registerServiceDb } from './tenant.ts';
@@ -16,6 +17,13 @@ export interface Database {
   readonly kind: DbKind;
   /** The embedded instance, on its own thread (migrations need its multi-statement exec). */
   readonly pglite?: ThreadedPGlite;
+  /**
+   * The embedded database only: appends rows with one COPY (a single round trip to the database
+   * thread, the cheapest insert PostgreSQL has), as the cluster's owner, outside any transaction,
+   * while holding the connection so that no request's transaction is open around it. For
+   * append-only records written by the server itself; table and columns are code, never input.
+   */
+  readonly copyRows?: (table: string, columns: readonly string[], rows: readonly (readonly CopyValue[])[]) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -169,10 +177,13 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     });
     // Kysely's driver uses query, transaction, close, ready and closed, which the proxy provides.
     const db = new Kysely<DB>({ dialect: new SerialisedPGliteDialect({ pglite: pglite as unknown as PGliteInstance }) });
+    const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
     return {
       db,
       kind: 'pglite',
       pglite,
+      copyRows: (table, columns, rows) =>
+        db.connection().execute(() => pglite.copyFrom(`copy ${ident(table)} (${columns.map(ident).join(', ')}) from '/dev/blob'`, copyText(rows))),
       close: async () => {
         try {
           await db.destroy();

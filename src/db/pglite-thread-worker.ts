@@ -37,6 +37,9 @@ port.on('message', (m: ThreadRequest) => {
       if (m.op === 'query') {
         const r = await pglite.query(m.sql, m.params, { rowMode: 'object' });
         result = { rows: r.rows, affectedRows: r.affectedRows };
+      } else if (m.op === 'copy') {
+        await pglite.query(m.sql, [], { blob: new Blob([m.data]) });
+        result = null;
       } else if (m.op === 'exec') {
         await pglite.transaction(async (tx) => {
           for (const script of m.scripts) await tx.exec(script);

@@ -46,6 +46,7 @@ function compiledModules() {
 export type ThreadRequest =
   | { id: number; op: 'query'; sql: string; params: unknown[] }
   | { id: number; op: 'exec'; scripts: string[] }
+  | { id: number; op: 'copy'; sql: string; data: string }
   | { id: number; op: 'dump' }
   | { id: number; op: 'close' };
 export interface ThreadReply {
@@ -179,6 +180,11 @@ export class ThreadedPGlite implements Queryable {
     }
     await this.query('commit');
     return out;
+  }
+
+  /** `COPY … FROM '/dev/blob'` with `data` as the file (COPY text format): one round trip. */
+  copyFrom(sql: string, data: string): Promise<void> {
+    return this.#call<void>({ op: 'copy', sql, data });
   }
 
   /** Multi-statement scripts in one transaction (migrations). */

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { Database } from '../db/client.ts';
 import type { DB } from '../db/schema.ts';
 import { withService } from '../db/tenant.ts';
 import type { Config } from '../lib/config.ts';
@@ -35,7 +36,10 @@ export interface Mesh {
   purge(): Promise<void>;
 }
 
-export function createMesh(app: FastifyInstance, deps: { config: Config; db: Kysely<DB>; dbKind: string; clock: Clock; log: Logger; fetch?: typeof fetch; outboxOptions?: OutboxOptions }): Mesh {
+export function createMesh(
+  app: FastifyInstance,
+  deps: { config: Config; db: Kysely<DB>; dbKind: string; copyRows?: Database['copyRows']; clock: Clock; log: Logger; fetch?: typeof fetch; outboxOptions?: OutboxOptions },
+): Mesh {
   const { config, db, clock, log } = deps;
   const peers = createPeerRegistry(config);
   const client = createMeshClient({ selfName: config.SVC_SELF_NAME, peers, clock, recordAttempt: createOutboundRecorder({ db }), ...(deps.fetch ? { fetch: deps.fetch } : {}) });
@@ -55,7 +59,7 @@ export function createMesh(app: FastifyInstance, deps: { config: Config; db: Kys
   });
   reporter = createReporter({ db, outbox, clock, managementPeer: config.SVC_MANAGEMENT_PEER, log });
   const idempotency = createIdempotencyStore({ db, staleMs: config.SVC_IDEMPOTENCY_STALE_MS });
-  const inbound = createInboundRecorder({ db, log });
+  const inbound = createInboundRecorder({ db, log, ...(deps.copyRows ? { copyRows: deps.copyRows } : {}) });
   const flows = coreFlows({ db, selfName: config.SVC_SELF_NAME, dbKind: deps.dbKind });
 
   const dispatcher = createDispatcher({

@@ -3,6 +3,7 @@
 // crash can lose at most one flush interval of records, never a call's effect.
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { Database } from '../db/client.ts';
 import type { DB } from '../db/schema.ts';
 import { withService } from '../db/tenant.ts';
 import type { OutboundAttempt } from './mesh-client.ts';
@@ -25,11 +26,21 @@ export interface InboundRecorder {
   close(): Promise<void>;
 }
 
-const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n));
+// A text value cannot hold NUL: one in a peer's flow name must not fail the batch it is in.
+const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n).replace(/\0/g, '\uFFFD'));
 
-export function createInboundRecorder(deps: { db: Kysely<DB>; log: Pick<Logger, 'error'>; flushMs?: number; maxBatch?: number }): InboundRecorder {
-  // Small, frequent batches: on the embedded database each insert runs on this thread, so a
-  // short pause every 25 ms hurts tail latency far less than a long one every 200 ms.
+const INBOUND_COLUMNS = ['received_at', 'caller', 'flow', 'status', 'error_code', 'duration_ms', 'request_id', 'verified', 'replayed'] as const;
+
+export function createInboundRecorder(deps: {
+  db: Kysely<DB>;
+  log: Pick<Logger, 'error'>;
+  /** The embedded database's COPY (Database.copyRows): one round trip per flush instead of four. */
+  copyRows?: Database['copyRows'];
+  flushMs?: number;
+  maxBatch?: number;
+}): InboundRecorder {
+  // Small, frequent batches: each flush builds its rows on this thread, so short ones keep the
+  // tail latency low (signed ping p99 5 ms at 25 ms / 250 rows, 9 ms at 200 ms / 5,000).
   const flushMs = deps.flushMs ?? 25;
   const maxBatch = deps.maxBatch ?? 250;
   let buffer: InboundRecord[] = [];
@@ -37,21 +48,31 @@ export function createInboundRecorder(deps: { db: Kysely<DB>; log: Pick<Logger, 
   const timer = setInterval(() => void flush(), flushMs);
   timer.unref();
 
+  // The embedded database: one COPY per flush (a single round trip to its thread, the cheapest
+  // insert it has). PostgreSQL: one statement with one array per column (unnest) rather than a
+  // parameter per value, as the service role.
+  const copyRows = deps.copyRows;
+  const write = (batch: InboundRecord[]): Promise<unknown> => {
+    if (copyRows) {
+      const rows = batch.map((r) => [r.receivedAt.toISOString(), clip(r.caller, 200), clip(r.flow, 100), r.status, r.errorCode, r.durationMs, clip(r.requestId, 200), r.verified, r.replayed]);
+      return copyRows('svc_inbound_events', INBOUND_COLUMNS, rows);
+    }
+    const col = <T>(f: (r: InboundRecord) => T) => batch.map(f);
+    return withService(deps.db, (tx) =>
+      sql`insert into svc_inbound_events (received_at, caller, flow, status, error_code, duration_ms, request_id, verified, replayed)
+          select * from unnest(
+            ${col((r) => r.receivedAt.toISOString())}::timestamptz[], ${col((r) => clip(r.caller, 200))}::text[], ${col((r) => clip(r.flow, 100))}::text[],
+            ${col((r) => r.status)}::int[], ${col((r) => r.errorCode)}::text[], ${col((r) => r.durationMs)}::real[],
+            ${col((r) => clip(r.requestId, 200))}::text[], ${col((r) => r.verified)}::boolean[], ${col((r) => r.replayed)}::boolean[])`.execute(tx),
+    );
+  };
+
   function flush(): Promise<void> {
     if (!buffer.length) return flushing;
     const batch = buffer;
     buffer = [];
-    // One statement with one array per column (unnest) rather than a parameter per value: far less
-    // to parse and bind, which matters on the embedded database, where it runs on this thread.
-    const col = <T>(f: (r: InboundRecord) => T) => batch.map(f);
     flushing = flushing.then(() =>
-      withService(deps.db, (tx) =>
-        sql`insert into svc_inbound_events (received_at, caller, flow, status, error_code, duration_ms, request_id, verified, replayed)
-            select * from unnest(
-              ${col((r) => r.receivedAt.toISOString())}::timestamptz[], ${col((r) => clip(r.caller, 200))}::text[], ${col((r) => clip(r.flow, 100))}::text[],
-              ${col((r) => r.status)}::int[], ${col((r) => r.errorCode)}::text[], ${col((r) => r.durationMs)}::real[],
-              ${col((r) => clip(r.requestId, 200))}::text[], ${col((r) => r.verified)}::boolean[], ${col((r) => r.replayed)}::boolean[])`.execute(tx),
-      ).then(
+      write(batch).then(
         () => undefined,
         (err: unknown) => deps.log.error({ err, lost: batch.length }, 'could not write inbound mesh records'),
       ),

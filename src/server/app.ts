@@ -277,7 +277,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerTenantRoutes(app, { guards, tenants, staff });
   registerStaffRoutes(app, { guards, staff, audit });
   registerMeshRecordsRoutes(app, { guards, records: createMeshRecordsService({ db: database.db }) });
-  mesh = createMesh(app, { config, db: database.db, dbKind: database.kind, clock, log: app.log as unknown as Logger, ...(deps.fetch ? { fetch: deps.fetch } : {}), ...(deps.outboxOptions ? { outboxOptions: deps.outboxOptions } : {}) });
+  mesh = createMesh(app, { config, db: database.db, dbKind: database.kind, ...(database.copyRows ? { copyRows: database.copyRows } : {}), clock, log: app.log as unknown as Logger, ...(deps.fetch ? { fetch: deps.fetch } : {}), ...(deps.outboxOptions ? { outboxOptions: deps.outboxOptions } : {}) });
   {
     // Staff mesh tools (super-admin): health rollup and sweep, client console.
     const records = createMeshRecordsService({ db: database.db });

@@ -306,6 +306,21 @@ describe.each(['inject', 'socket'] as const)('dispatch over %s', (transport) => 
       ]);
     });
 
+    it('records a flow name no text column can hold without losing the calls written with it', async () => {
+      // A NUL in a peer's flow name would fail the whole batch of records it is written with.
+      const ids = [`nul-${uid()}`, `ok-${uid()}`];
+      await Promise.all([call({ flow: 'pi\u0000ng\ttab\\', payload: {} }, { requestId: ids[0] }), call({ flow: 'ping', payload: {} }, { requestId: ids[1] })]);
+      let rows: { request_id: string | null; flow: string | null; error_code: string | null }[] = [];
+      for (let i = 0; i < 50 && rows.length < 2; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        rows = await withService(t.database.db, (tx) => tx.selectFrom('svc_inbound_events').select(['request_id', 'flow', 'error_code']).where('request_id', 'in', ids).orderBy('request_id').execute());
+      }
+      expect(rows).toEqual([
+        { request_id: ids[0], flow: 'pi\uFFFDng\ttab\\', error_code: 'unknown_flow' },
+        { request_id: ids[1], flow: 'ping', error_code: null },
+      ]);
+    });
+
     it('gives the app role no access to mesh records at all', async () => {
       for (const table of ['svc_inbound_events', 'svc_outbound_events', 'svc_idempotency', 'svc_outbox', 'svc_received_events', 'reporter_dedupe']) {
         await expect(withTenant(t.database.db, { tenantId: '00000000-0000-4000-8000-000000000000' }, (tx) => sql.raw(`select 1 from ${table} limit 1`).execute(tx))).rejects.toThrow(/permission denied/);
