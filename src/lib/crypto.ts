@@ -1,6 +1,7 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const sha256Hex = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
+// crypto.hash: one-shot, without a Hash object per call (the mesh hashes every dispatch body).
+export const sha256Hex = (data: string | Uint8Array): string => hash('sha256', data, 'hex');
 
 /** Constant-time string comparison that never throws on length mismatch. */
 export function safeEqual(a: string, b: string): boolean {
