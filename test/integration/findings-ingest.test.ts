@@ -141,6 +141,20 @@ describe('fingerprints', () => {
   });
 });
 
+describe('integrity', () => {
+  it('refuses a finding that names another tenant\'s asset', async () => {
+    const mine = await addAsset();
+    const other = await owner.createTenant('Other Findings Co');
+    const res = await owner.post(`/api/v1/tenants/${other}/assets`, { kind: 'host', target: `other-${RUN}.example.test` });
+    expect(res.statusCode, res.body).toBe(201);
+    const theirs = (res.json() as { asset: { id: string } }).asset.id;
+    const row = (assetId: string) => ({ tenant_id: tenant, asset_id: assetId, scanner: 'port' as const, rule_id: 'r', title: 't', severity: 'info' as const, location_text: 'x', fingerprint: `fp-${assetId}`, scope_key: 'full', first_seen_at: new Date(), last_seen_at: new Date() });
+    // The service role sees every tenant: only the (tenant, asset) foreign key stops this.
+    await expect(withService(t.database.db, (tx) => tx.insertInto('findings').values(row(theirs)).execute())).rejects.toMatchObject({ code: '23503', constraint: 'findings_asset_fkey' });
+    await withService(t.database.db, (tx) => tx.insertInto('findings').values(row(mine)).execute());
+  });
+});
+
 describe('ingesting a scan', () => {
   it('is idempotent: a second ingest of the same scan replays the summary and changes nothing', async () => {
     const asset = await addAsset();
