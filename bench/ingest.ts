@@ -8,7 +8,7 @@
 // set (its schema is migrated; the data is a new tenant). Targets: ≤ 20 s and peak RSS ≤ 400 MB.
 // Prints JSON: per database wall time (ingest only), the report's size, findings, the rate, peak
 // RSS (sampled every 20 ms while ingesting; baselineRssMB is the process before the ingest, which
-// on PGlite is mostly the embedded database itself, ~450 MB; ingestRssMB the difference) and the
+// on PGlite is mostly the embedded database itself, ~280 MB; ingestRssMB the difference) and the
 // time to parse the same file without a database (the parser's share).
 // BENCH_FINDINGS (100000), BENCH_DBS (pglite,postgres), BENCH_BATCH (the runner's default),
 // BENCH_WRITERS (concurrent batch writers; as the server: 2 on PostgreSQL, 1 on PGlite).
