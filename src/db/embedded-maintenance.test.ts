@@ -7,7 +7,7 @@ import { openDatabase, type Database } from './client.ts';
 import { AUTOVACUUM_RULES, createEmbeddedMaintenance, maintenanceFor, type TableActivity } from './embedded-maintenance.ts';
 
 const quiet = { info: () => undefined, error: () => undefined };
-const table = (t: Partial<TableActivity>): TableActivity => ({ table: 't', reltuples: 10_000, deadRows: 0, modifiedSinceAnalyze: 0, insertedSinceVacuum: 0, xidAge: 1_000, ...t });
+const table = (t: Partial<TableActivity>): TableActivity => ({ table: 't', reltuples: 10_000, hasPages: true, deadRows: 0, modifiedSinceAnalyze: 0, insertedSinceVacuum: 0, xidAge: 1_000, ...t });
 
 describe('autovacuum rules', () => {
   it('vacuums past the dead-row, insert or freeze threshold and analyzes past the change threshold', () => {
@@ -19,8 +19,11 @@ describe('autovacuum rules', () => {
     expect(maintenanceFor(table({ modifiedSinceAnalyze: 1_051 }))).toEqual({ action: 'analyze', analyze: true });
     expect(maintenanceFor(table({ modifiedSinceAnalyze: 1_050 }))).toBeNull();
     expect(maintenanceFor(table({ xidAge: AUTOVACUUM_RULES.freezeMaxAge + 1 }))).toEqual({ action: 'vacuum', analyze: false });
-    // Never measured (reltuples -1): the base thresholds alone.
-    expect(maintenanceFor(table({ reltuples: -1, modifiedSinceAnalyze: 51 }))).toEqual({ action: 'analyze', analyze: true });
+    // Never measured (reltuples -1): the base thresholds alone, and data written before the
+    // counters started (a template, a reset) is analyzed once; an empty table needs nothing.
+    expect(maintenanceFor(table({ reltuples: -1, hasPages: false, modifiedSinceAnalyze: 51 }))).toEqual({ action: 'analyze', analyze: true });
+    expect(maintenanceFor(table({ reltuples: -1, hasPages: true }))).toEqual({ action: 'analyze', analyze: true });
+    expect(maintenanceFor(table({ reltuples: -1, hasPages: false }))).toBeNull();
   });
 });
 
@@ -62,6 +65,18 @@ describe('embedded database maintenance', () => {
     expect((await stats()).dead).toBe(2000);
     expect((await maintenance.runOnce()).find((r) => r.table === 'maint_probe')).toMatchObject({ action: 'vacuum', analyzed: true });
     expect(await stats()).toMatchObject({ reltuples: 3000, dead: 0 });
+  });
+
+  it('analyzes data written before its counters started (a template, counters reset)', async () => {
+    const maintenance = createEmbeddedMaintenance({ db: database.db, intervalMs: 0, log: quiet });
+    await sql`create table maint_seeded (id int primary key)`.execute(database.db);
+    await sql`insert into maint_seeded select generate_series(1, 40)`.execute(database.db);
+    await sql`select pg_stat_reset()`.execute(database.db);
+    // 40 rows: below every threshold, but never measured.
+    expect((await maintenance.runOnce()).find((r) => r.table === 'maint_seeded')).toMatchObject({ action: 'analyze' });
+    const { rows } = await sql<{ reltuples: number }>`select reltuples::float8 as reltuples from pg_class where relname = 'maint_seeded'`.execute(database.db);
+    expect(rows[0]!.reltuples).toBe(40);
+    expect((await maintenance.runOnce()).find((r) => r.table === 'maint_seeded')).toBeUndefined();
   });
 
   it('runs on its timer, one run at a time, until stopped', async () => {

@@ -22,8 +22,10 @@ export const AUTOVACUUM_RULES = {
 
 export interface TableActivity {
   table: string;
-  /** Live rows as of the last vacuum or analyze; -1 or 0 when never measured. */
+  /** Live rows as of the last vacuum or analyze; -1 when never measured. */
   reltuples: number;
+  /** The table has data on disk (a never-measured empty table needs nothing). */
+  hasPages: boolean;
   deadRows: number;
   modifiedSinceAnalyze: number;
   insertedSinceVacuum: number;
@@ -35,7 +37,10 @@ export type MaintenanceAction = 'vacuum' | 'analyze';
 /** What autovacuum would do to a table now: vacuum (with analyze when due too), analyze, or nothing. */
 export function maintenanceFor(t: TableActivity, rules = AUTOVACUUM_RULES): { action: MaintenanceAction; analyze: boolean } | null {
   const rows = Math.max(0, t.reltuples);
-  const analyze = t.modifiedSinceAnalyze > rules.analyzeThreshold + rules.analyzeScaleFactor * rows;
+  // Never measured but holding data: rows written before the counters started (a database made
+  // from the template, counters reset by an unclean stop) would otherwise wait for new changes.
+  const unmeasured = t.reltuples < 0 && t.hasPages;
+  const analyze = unmeasured || t.modifiedSinceAnalyze > rules.analyzeThreshold + rules.analyzeScaleFactor * rows;
   const vacuum =
     t.deadRows > rules.vacuumThreshold + rules.vacuumScaleFactor * rows ||
     t.insertedSinceVacuum > rules.insertThreshold + rules.insertScaleFactor * rows ||
@@ -80,7 +85,7 @@ export function createEmbeddedMaintenance(deps: {
     await sql`select pg_stat_force_next_flush()`.execute(db);
     // The connection's own role (the cluster's superuser): maintenance needs the tables' owner.
     const { rows } = await sql<TableActivity>`
-      select s.relname as "table", c.reltuples::float8 as reltuples, s.n_dead_tup::int8 as "deadRows",
+      select s.relname as "table", c.reltuples::float8 as reltuples, pg_relation_size(s.relid) > 0 as "hasPages", s.n_dead_tup::int8 as "deadRows",
              s.n_mod_since_analyze::int8 as "modifiedSinceAnalyze", s.n_ins_since_vacuum::int8 as "insertedSinceVacuum",
              age(c.relfrozenxid)::int8 as "xidAge"
       from pg_stat_user_tables s join pg_class c on c.oid = s.relid
