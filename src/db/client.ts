@@ -1,7 +1,7 @@
 // Database handle for both targets: embedded PGlite in DATA_DIR (default) or a PostgreSQL server.
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect, type DatabaseConnection, type Driver } from 'kysely';
+import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect, sql, type DatabaseConnection, type Driver } from 'kysely';
 import pg from 'pg';
 import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
 import { PGLITE_SHARED_BUFFERS_DEFAULT } from '../lib/config.ts';
@@ -177,13 +177,14 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     });
     // Kysely's driver uses query, transaction, close, ready and closed, which the proxy provides.
     const db = new Kysely<DB>({ dialect: new SerialisedPGliteDialect({ pglite: pglite as unknown as PGliteInstance }) });
-    const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
     return {
       db,
       kind: 'pglite',
       pglite,
-      copyRows: (table, columns, rows) =>
-        db.connection().execute(() => pglite.copyFrom(`copy ${ident(table)} (${columns.map(ident).join(', ')}) from '/dev/blob'`, copyText(rows))),
+      copyRows: (table, columns, rows) => {
+        const statement = sql`copy ${sql.table(table)} (${sql.join(columns.map((c) => sql.id(c)))}) from '/dev/blob'`.compile(db).sql;
+        return db.connection().execute(() => pglite.copyFrom(statement, copyText(rows)));
+      },
       close: async () => {
         try {
           await db.destroy();

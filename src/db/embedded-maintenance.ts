@@ -66,8 +66,6 @@ export interface EmbeddedMaintenance {
   stop(): Promise<void>;
 }
 
-const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
-
 export function createEmbeddedMaintenance(deps: {
   db: Kysely<DB>;
   intervalMs: number;
@@ -102,8 +100,8 @@ export function createEmbeddedMaintenance(deps: {
       const started = now();
       // One statement per table, outside a transaction (VACUUM cannot run in one): requests run
       // between tables; a large table's vacuum holds the single connection while it runs.
-      const statement = due.action === 'vacuum' ? `vacuum ${due.analyze ? '(analyze) ' : ''}${quoteIdent(t.table)}` : `analyze ${quoteIdent(t.table)}`;
-      await sql.raw(statement).execute(db);
+      const table = sql.table(t.table);
+      await (due.action === 'analyze' ? sql`analyze ${table}` : due.analyze ? sql`vacuum (analyze) ${table}` : sql`vacuum ${table}`).execute(db);
       done.push({ table: t.table, action: due.action, analyzed: due.analyze, ms: Math.round(now() - started) });
     }
     if (done.length) log.info({ tables: done }, 'embedded database maintenance');
