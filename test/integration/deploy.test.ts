@@ -5,8 +5,10 @@
 // - deploy/compose.yaml: PostgreSQL, an S3-compatible store, a migration, two replicas behind the
 //   proxy, one worker; every required variable is in .env.example and every Rampart variable is
 //   one the server knows.
-// - deploy/k8s: Deployment with probes on /healthz and /readyz, Service, migration Job, secrets
-//   by reference; the ConfigMap parses with the server's configuration schema.
+// - deploy/k8s: every manifest validates against the Kubernetes API schema (kubernetes-models);
+//   Deployment with probes on /healthz and /readyz, Service, migration Job, secrets by reference;
+//   the ConfigMap parses with the server's configuration schema and names shared S3 storage.
+// - deploy/proxy/nginx.conf: balances over exactly the replicas and replaces X-Forwarded-For.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
@@ -87,6 +89,9 @@ describe('deploy/compose.yaml', () => {
     // The proxy balances over exactly the replicas.
     const nginx = read('deploy/proxy/nginx.conf');
     expect([...nginx.matchAll(/server (rampart-\d):3000/g)].map((m) => m[1])).toEqual(['rampart-1', 'rampart-2']);
+    // TRUST_PROXY=true takes the left-most address: an appended header would let clients pick theirs.
+    expect(s['rampart-1']!.environment).toMatchObject({ TRUST_PROXY: 'true' });
+    expect([...nginx.matchAll(/proxy_set_header\s+X-Forwarded-For\s+([^;]+);/gi)].map((m) => m[1])).toEqual(['$remote_addr']);
   });
 
   it('uses only variables the server knows, shares the secrets between replicas, and lists every required one in .env.example', () => {
@@ -106,6 +111,21 @@ describe('deploy/k8s', () => {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const docs = kustomization.resources.flatMap((f) => parseAllDocuments(read(`deploy/k8s/${f}`)).map((d) => d.toJS() as Record<string, any>));
   const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
+
+  it('validates every manifest against the Kubernetes API schema of its kind', async () => {
+    expect(docs.length).toBeGreaterThanOrEqual(4);
+    for (const d of docs) {
+      const [group, version] = String(d.apiVersion).includes('/') ? String(d.apiVersion).split('/') : ['', String(d.apiVersion)];
+      const mod = (await import(`kubernetes-models/${group ? `${group}/` : ''}${version}/${d.kind}`)) as Record<string, new (o: unknown) => { validate(): void }>;
+      expect(() => new mod[d.kind]!(d).validate(), `${d.kind} ${d.metadata?.name}`).not.toThrow();
+    }
+    // The validation is real: a wrongly typed field of the same Deployment is refused.
+    const [dep] = byKind('Deployment');
+    const broken = structuredClone(dep!);
+    broken.spec.template.spec.containers[0].ports[0].containerPort = 'http';
+    const { Deployment } = await import('kubernetes-models/apps/v1/Deployment');
+    expect(() => new Deployment(broken).validate()).toThrow(/containerPort/);
+  });
 
   it('lists every manifest of the directory in the kustomization', () => {
     const files = readdirSync(join(root, 'deploy/k8s')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
@@ -127,9 +147,17 @@ describe('deploy/k8s', () => {
     expect(job!.spec.template.spec.restartPolicy).toBe('Never');
   });
 
-  it('has a ConfigMap the server accepts (with the secrets it takes from the Secret)', () => {
+  it('has a ConfigMap the server accepts (with the secrets it takes from the Secret), with shared S3 storage', () => {
     const [cm] = byKind('ConfigMap');
     for (const k of Object.keys(cm!.data)) expect(knownVars.has(k), k).toBe(true);
-    expect(() => loadConfig({ ...cm!.data, DATABASE_URL: 'postgres://rampart@db:5432/rampart' })).not.toThrow();
+    // Replicas must share stored files: pod volumes are per replica and lost on restart.
+    for (const k of ['STORAGE_S3_ENDPOINT', 'STORAGE_S3_BUCKET']) expect(cm!.data[k], k).toBeTruthy();
+    const secrets = { DATABASE_URL: 'postgres://rampart@db:5432/rampart', STORAGE_S3_ACCESS_KEY_ID: 'AKIAEXAMPLE', STORAGE_S3_SECRET_ACCESS_KEY: 'example-secret-key' };
+    expect(loadConfig({ ...cm!.data, ...secrets }).STORAGE_S3_BUCKET).toBe(cm!.data.STORAGE_S3_BUCKET);
+    // Without the keys from the Secret the server refuses to start rather than run without shared storage.
+    expect(() => loadConfig({ ...cm!.data, DATABASE_URL: secrets.DATABASE_URL })).toThrow(/STORAGE_S3/);
+    // The Secret's documented contents name the storage keys.
+    const header = read('deploy/k8s/deployment.yaml');
+    for (const k of ['STORAGE_S3_ACCESS_KEY_ID', 'STORAGE_S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'APP_ENCRYPTION_KEY', 'AUTH_SECRET']) expect(header, k).toContain(k);
   });
 });
