@@ -2,16 +2,18 @@
 // src/llm/index.ts) the mesh "ask operations" page:
 //
 //   startAnswer(gateway, {...})  → AnswerStream: the offline text when no model is configured,
-//                                  otherwise the model's stream, awaited up to its first piece so
-//                                  that busy / credits / timeout errors are still plain JSON errors;
-//                                  after the end the model text's citations are checked and an
-//                                  answer citing unknown evidence is replaced by the offline text.
+//                                  otherwise the model's stream, awaited up to its first piece: a
+//                                  model that fails before it (busy, credits, timeouts, 5xx) gets
+//                                  the offline text instead, labelled, with the reason in `meta`
+//                                  (`fallbackReason`, `fallbackError`); after the end the model
+//                                  text's citations are checked and an answer citing unknown
+//                                  evidence is replaced by the offline text.
 //   sendAnswerStream(req, reply, start) → answers the request as text/event-stream (docs/llm.md):
 //                                  `meta`, `delta`s, optionally `fallback`, then `done` or `error`.
 //                                  A client that hangs up (the stop button) aborts the model call.
 import { PassThrough } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { appError, isAppError } from '../lib/errors.ts';
+import { appError, isAppError, type AppError } from '../lib/errors.ts';
 import { checkCitations } from './llm-citations.ts';
 import { llmError } from './llm-errors.ts';
 import { LlmAbortedError, type LlmGateway } from './llm-gateway.ts';
@@ -39,7 +41,7 @@ export interface StartAnswerInput {
   signal?: AbortSignal | undefined;
   maxOutputTokens?: number;
   /** Extra facts for the `meta` event (file name, counts, ...). */
-  meta?: Omit<AnswerMeta, 'source' | 'label' | 'model'>;
+  meta?: Omit<AnswerMeta, 'source' | 'label' | 'model' | 'fallbackReason' | 'fallbackError'>;
   /** Stores the final answer (the explainer's history); returns its id. */
   store?: (answer: { source: 'model' | 'offline'; text: string }) => Promise<string>;
 }
@@ -50,15 +52,32 @@ async function* once(text: string): AsyncGenerator<string, void, undefined> {
 
 export async function startAnswer(gateway: LlmGateway, input: StartAnswerInput): Promise<AnswerStream> {
   const store = input.store;
-  if (!gateway.configured) {
+  const offline = (failure?: AppError): AnswerStream => {
+    const after = (failure?.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
     return {
-      meta: { ...input.meta, source: 'offline', label: OFFLINE_LABEL, model: null },
+      meta: {
+        ...input.meta,
+        source: 'offline',
+        label: OFFLINE_LABEL,
+        model: null,
+        ...(failure ? { fallbackReason: failure.message, fallbackError: { error: failure.code, message: failure.message, ...(after !== undefined ? { retryAfterSeconds: after } : {}) } } : {}),
+      },
       chunks: once(input.offlineText),
       finish: async (text) => ({ storedId: store ? await store({ source: 'offline', text }) : null }),
     };
-  }
+  };
+  if (!gateway.configured) return offline();
   const upstream = gateway.stream({ instructions: input.instructions, prompt: input.prompt, signal: input.signal, ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}) });
-  const first = await upstream.next();
+  let first: IteratorResult<string, void>;
+  try {
+    first = await upstream.next();
+  } catch (e) {
+    if (e instanceof LlmAbortedError || input.signal?.aborted) throw e;
+    // Nothing was streamed yet: the offline analysis answers instead (it needs no model), with
+    // the reason, as the evidence review and the mesh ask do.
+    if (isAppError(e)) return offline(e);
+    throw e;
+  }
   return {
     meta: { ...input.meta, source: 'model', label: MODEL_LABEL, model: gateway.model },
     chunks: (async function* () {

@@ -24,6 +24,10 @@ export type AnswerSource = (typeof ANSWER_SOURCES)[number];
 /** The label every offline result carries, in the API and on the page. */
 export const OFFLINE_LABEL = 'offline analysis';
 
+/** An upstream failure the offline analysis stood in for: its llm_* code, friendly message and wait. */
+export const llmFailureSchema = z.object({ error: z.string(), message: z.string(), retryAfterSeconds: z.number().optional() });
+export type LlmFailure = z.infer<typeof llmFailureSchema>;
+
 export const citationSchema = z.object({ fileName: z.string(), pages: z.array(z.number().int().min(1)) });
 export type Citation = z.infer<typeof citationSchema>;
 
@@ -55,7 +59,7 @@ export const evidenceReviewSchema = z.object({
   /** Why a model answer was not used (invalid output, upstream error), when the offline result stands in. */
   fallbackReason: z.string().nullable(),
   /** The upstream error behind the fallback (llm_busy with retryAfterSeconds, llm_credits_exhausted, ...). */
-  fallbackError: z.object({ error: z.string(), message: z.string(), retryAfterSeconds: z.number().optional() }).optional(),
+  fallbackError: llmFailureSchema.optional(),
   files: z.array(reviewFileSchema),
   requirements: z.array(requirementResultSchema),
   summary: z.object({ covered: z.number(), partial: z.number(), missing: z.number() }),
@@ -94,6 +98,10 @@ export interface AnswerMeta {
   /** "offline analysis" or "model answer". */
   label: string;
   model: string | null;
+  /** Set when the model failed before its first word and the offline analysis answers instead. */
+  fallbackReason?: string;
+  /** That failure (llm_busy with retryAfterSeconds, llm_credits_exhausted, llm_timeout, ...). */
+  fallbackError?: LlmFailure;
   fileName?: string;
   format?: string;
   counts?: SeverityCounts;

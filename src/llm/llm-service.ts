@@ -86,10 +86,10 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
     },
 
     /**
-     * Reads the result file and starts the answer (docs/llm.md). Upstream errors before the first
-     * streamed text (busy, credits, timeouts) are thrown here, so the route answers them as JSON
-     * errors. The finished answer (or the offline text that replaced an invalid one) is stored in
-     * the caller's private history.
+     * Reads the result file and starts the answer (docs/llm.md). A model that fails before its
+     * first streamed text (busy, credits, timeouts) is replaced by the offline analysis, with the
+     * reason in `meta`. The finished answer (or the offline text that replaced a failed or invalid
+     * one) is stored in the caller's private history.
      */
     async explain(tenantId: string, caller: Caller, file: UploadedFile, signal: AbortSignal): Promise<AnswerStream> {
       await asMember(tenantId, caller, async () => undefined);

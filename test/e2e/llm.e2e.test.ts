@@ -99,11 +99,28 @@ describeBrowser('language-model helpers in the browser', () => {
     await page.getByText('No explanations yet.').waitFor();
   });
 
-  it('shows a busy model as a friendly message with the wait', async () => {
+  it('shows a busy model as a friendly message with the wait, and the offline analysis meanwhile', async () => {
     llm.enqueue({ kind: 'status', status: 429, retryAfter: '40' });
     await page.getByRole('button', { name: 'Explain', exact: true }).click();
     await page.getByRole('alert').getByText('The language model is busy. Try again in 40 seconds.').waitFor();
-    await page.getByRole('button', { name: 'Try again' }).waitFor();
+    await page.getByText('Answer complete.').waitFor();
+    await expect.poll(() => page.getByTestId('answer-source').textContent()).toBe('offline analysis');
+    await page.getByTestId('streamed-answer').getByText('Offline analysis', { exact: true }).waitFor();
+    // Try again asks the model again: this time it answers.
+    llm.enqueue({ kind: 'stream', chunks: ['## Summary\n', 'Upgrade openssl first [F1].'] });
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await page.getByTestId('streamed-answer').getByText('Upgrade openssl first [F1].', { exact: true }).waitFor();
+    await page.getByText('Answer complete.').waitFor();
+    expect(await page.getByText('Showing the offline analysis').count()).toBe(0);
+  });
+
+  it('shows exhausted credits as a friendly message, with the offline analysis and no retry', async () => {
+    llm.enqueue({ kind: 'status', status: 402 });
+    await page.getByRole('button', { name: 'Explain', exact: true }).click();
+    await page.getByRole('alert').getByText(/The language model account has run out of credits\. Ask an operator to top it up; the offline analysis still works meanwhile\./).waitFor();
+    await page.getByText('Answer complete.').waitFor();
+    await expect.poll(() => page.getByTestId('answer-source').textContent()).toBe('offline analysis');
+    expect(await page.getByRole('button', { name: 'Try again' }).count()).toBe(0);
   });
 
   it('reviews evidence on the CMMC page: Word refused, scans reported, an invalid model answer replaced', async () => {

@@ -175,20 +175,47 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     expect(saved.json()).toMatchObject({ explanation: { source: 'model', model: 'test-model', answer: '## Summary\nPatch openssl [F1].' } });
   });
 
-  it('answers a busy model with llm_busy and Retry-After, and credits exhausted with its own code', async () => {
+  it('answers with the offline analysis, labelled with the reason, when the model is busy, out of credits, slow or failing', async () => {
+    const history = async () => ((await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).json() as { explanations: ExplanationSummary[] }).explanations;
+    const offlineAnswer = async () => {
+      const res = await explain(cast.owner, cast.tenant, trivy);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
+      const events = parseSse(res.body);
+      expect(events.map((e) => e.event)).toEqual(['meta', 'delta', 'done']);
+      expect(events[0]!.data).toMatchObject({ source: 'offline', label: 'offline analysis', format: 'trivy' });
+      expect(events[1]!.data.text).toMatch(/^\*\*Offline analysis\*\*/);
+      expect(events[2]!.data.source).toBe('offline');
+      // Kept in the history as what the user was shown: the offline analysis.
+      const id = events[2]!.data.explanationId as string;
+      const saved = (await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`)).json() as { explanation: { source: string; answer: string } };
+      expect(saved.explanation).toMatchObject({ source: 'offline', answer: events[1]!.data.text });
+      return events[0]!.data as { fallbackReason: string; fallbackError: { error: string; message: string; retryAfterSeconds?: number } };
+    };
+    const before = (await history()).length;
+
     server.enqueue({ kind: 'status', status: 429, retryAfter: '30' });
-    const busy = await explain(cast.owner, cast.tenant, trivy);
-    expect(busy.statusCode).toBe(503);
-    expect(busy.headers['retry-after']).toBe('30');
-    expect(busy.json()).toMatchObject({ error: 'llm_busy', details: { retryAfterSeconds: 30 } });
+    const busy = await offlineAnswer();
+    expect(busy.fallbackError).toEqual({ error: 'llm_busy', message: 'The language model is busy. Try again in 30 seconds.', retryAfterSeconds: 30 });
+    expect(busy.fallbackReason).toBe('The language model is busy. Try again in 30 seconds.');
+
     server.enqueue({ kind: 'status', status: 402 });
-    const credits = await explain(cast.owner, cast.tenant, trivy);
-    expect(credits.statusCode).toBe(503);
-    expect(credits.json()).toMatchObject({ error: 'llm_credits_exhausted' });
+    const credits = await offlineAnswer();
+    expect(credits.fallbackError).toMatchObject({ error: 'llm_credits_exhausted' });
+    expect(credits.fallbackError.retryAfterSeconds).toBeUndefined();
+    expect(credits.fallbackReason).toMatch(/run out of credits/);
+
     server.enqueue({ kind: 'stream', chunks: ['late'], firstDelayMs: 4_000 });
-    const slow = await explain(cast.owner, cast.tenant, trivy);
-    expect(slow.statusCode).toBe(504);
-    expect(slow.json()).toMatchObject({ error: 'llm_timeout', details: { timeout: 'first_token' } });
+    const slow = await offlineAnswer();
+    expect(slow.fallbackError).toMatchObject({ error: 'llm_timeout' });
+    expect(slow.fallbackReason).toMatch(/too long to start/);
+
+    server.enqueue({ kind: 'status', status: 503, message: 'upstream internal detail' });
+    const broken = await offlineAnswer();
+    expect(broken.fallbackError).toMatchObject({ error: 'llm_unavailable' });
+    expect(JSON.stringify(broken)).not.toContain('upstream internal detail');
+
+    expect((await history()).length).toBe(before + 4);
   });
 
   it('retries a 429 with a short Retry-After and then streams', async () => {

@@ -215,10 +215,19 @@ describe('explainDeviceCheck with a model', () => {
     expect(events[3]!.data).toEqual({ explanationId: null, source: 'offline' });
   });
 
-  it('answers credits exhausted as a JSON error before streaming', async () => {
+  it('answers with the offline analysis and the reason when the model is out of credits or busy', async () => {
     server.enqueue({ kind: 'status', status: 402 });
     const res = await explainDevices(cast.owner, cast.tenant);
-    expect(res.statusCode).toBe(503);
-    expect(res.json()).toMatchObject({ error: 'llm_credits_exhausted' });
+    expect(res.statusCode).toBe(200);
+    const events = parseSse(res.body);
+    expect(events.map((e) => e.event)).toEqual(['meta', 'delta', 'done']);
+    expect(events[0]!.data).toMatchObject({ source: 'offline', label: 'offline analysis', fallbackError: { error: 'llm_credits_exhausted' } });
+    expect(events[0]!.data.fallbackReason).toMatch(/offline analysis still works/);
+    expect(events[1]!.data.text).toMatch(/^\*\*Offline analysis\*\*/);
+    expect(events[2]!.data).toEqual({ explanationId: null, source: 'offline' });
+
+    server.enqueue({ kind: 'status', status: 429, retryAfter: '120' });
+    const busy = parseSse((await explainDevices(cast.owner, cast.tenant)).body);
+    expect(busy[0]!.data).toMatchObject({ source: 'offline', fallbackError: { error: 'llm_busy', retryAfterSeconds: 120 } });
   });
 });

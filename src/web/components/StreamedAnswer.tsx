@@ -11,8 +11,9 @@
 // useStreamedAnswer(opts?)
 //   opts.onDone(result)  called once an answer completed (e.g. refresh a history list)
 //   returns { status, text, meta, error, fallbackReason, start(run), stop(), reset() }
-//     fallbackReason: set when the model's answer cited evidence that does not exist and the
-//     offline analysis replaced it (the component says so)
+//     fallbackReason: set when the offline analysis stands in for the model: its answer cited
+//     evidence that does not exist, or it failed before its first word (busy with the wait,
+//     credits exhausted, timeout); the component says so
 //     status: 'idle' | 'waiting' (sent, no text yet) | 'streaming' | 'done' | 'stopped' | 'error'
 //
 // <StreamedAnswer> props
@@ -65,7 +66,12 @@ export function useStreamedAnswer(opts: { onDone?: (result: StreamResult) => voi
     setFallbackReason(null);
     run(
       {
-        onMeta: (m) => !ac.signal.aborted && setMeta(m),
+        onMeta: (m) => {
+          if (ac.signal.aborted) return;
+          setMeta(m);
+          // The model failed before its first word (busy, credits, timeout): the offline analysis answers.
+          if (m.fallbackReason) setFallbackReason(m.fallbackReason);
+        },
         onDelta: (_piece, all) => {
           if (ac.signal.aborted) return;
           setText(all);
@@ -171,7 +177,15 @@ export function StreamedAnswer({ answer, title = 'Answer', headingLevel = 3, emp
             )}
             {fallbackReason && (
               <Alert color="yellow" variant="light" title="Showing the offline analysis">
-                <Text size="sm">{fallbackReason} The offline analysis below is based only on the data.</Text>
+                <Group justify="space-between" align="center">
+                  <Text size="sm">{fallbackReason} The offline analysis below is based only on the data.</Text>
+                  {/* A busy or slow model may answer later; exhausted credits will not come back by retrying. */}
+                  {onRetry && !running && meta?.fallbackError && meta.fallbackError.error !== 'llm_credits_exhausted' && (
+                    <Button size="xs" variant="default" onClick={onRetry}>
+                      Try again
+                    </Button>
+                  )}
+                </Group>
               </Alert>
             )}
             {text && (

@@ -3,8 +3,10 @@
 // its private history, and the evidence review.
 //
 // streamLlm(path, form, handlers, signal): POSTs multipart form data with the CSRF header and
-// reads the server-sent events: `meta` once, `delta` pieces, optionally `fallback` (the model's
-// text failed validation; the offline analysis replaces it), then `done` or `error`. Errors before
+// reads the server-sent events: `meta` once (with `fallbackReason` / `fallbackError` when the
+// model failed before its first word and the offline analysis answers instead), `delta` pieces,
+// optionally `fallback` (the model's text failed validation; the offline analysis replaces it),
+// then `done` or `error`. Errors before
 // the stream starts are JSON answers; both kinds become a thrown LlmError (an ApiError with
 // `retryAfterSeconds` when the model was busy). Aborting `signal` (the stop button) closes the
 // connection, which aborts the model call on the server; the promise then rejects with an
@@ -43,7 +45,7 @@ export interface StreamResult {
   meta: StreamMeta | null;
   text: string;
   done: StreamDone;
-  /** Set when the offline analysis replaced the model's answer. */
+  /** Set when the offline analysis replaced the model's answer, or stood in for a failed model. */
   fallbackReason?: string | null;
 }
 
@@ -144,6 +146,8 @@ export async function streamLlm(path: string, body: FormData | string, handlers:
   return readAnswerEvents(response, signal, (event, data): StreamResult | undefined => {
     if (event === 'meta') {
       meta = data as unknown as StreamMeta;
+      // The model failed before its first word: the offline analysis answers, with the reason.
+      if (meta.fallbackReason) fallbackReason = meta.fallbackReason;
       handlers.onMeta?.(meta);
     } else if (event === 'fallback') {
       const f = data as unknown as StreamFallback;
