@@ -10,7 +10,9 @@
 // - 4 relay callers post notices for the management peer (a real HTTP peer on loopback) that
 //   refuses every third notice twice, so those go through the transactional outbox;
 // - every 2 s ten schedules are made due and the cron tick is sent to every live replica at once;
-// - 4 readers list scans.
+//   each schedule must be dispatched exactly once per tick round;
+// - 4 readers: two tenant members list scans, two staff members page the mesh records and the
+//   audit log (staff routes: verified e-mail in STAFF_EMAIL_DOMAINS plus a platform role).
 // Optionally one replica is killed (SIGKILL) part-way. After `seconds` the feeders stop, the
 // queue and the outbox drain, and the invariants are checked from the database and the peer.
 import { randomBytes } from 'node:crypto';
@@ -37,6 +39,7 @@ const CALLER = 'loadgen';
 const MANAGEMENT = 'mgmt';
 const RELAY_SECRET = 'scale-relay-secret-0123456789';
 const SCHEDULES = 10;
+const STAFF_DOMAIN = 'staff.scale.test';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface LoadFigures {
@@ -50,7 +53,11 @@ interface LoadFigures {
   relay: { lost: number; queuedForOutbox: number };
   outbox: Record<string, number>;
   ticks: number;
-  scansPerSchedule: { max: number };
+  scansPerSchedule: { min: number };
+  /** (schedule, tick round) pairs dispatched more than once, and scheduled scans made outside any round */
+  scheduleRoundDuplicates: number;
+  scheduledOutsideRounds: number;
+  reads: { tenant: number; staff: number; errors: number };
 }
 
 interface Proxy {
@@ -190,6 +197,7 @@ export async function runMixedLoad(o: MixedLoadOptions) {
     [`SVC_SECRET_TO_${MANAGEMENT.toUpperCase()}`]: randomBytes(32).toString('hex'),
     [`SVC_SECRET_FROM_${CALLER.toUpperCase()}`]: meshSecret,
     [`SVC_PEER_FLOWS_${CALLER.toUpperCase()}`]: 'ping,event_report',
+    STAFF_EMAIL_DOMAINS: STAFF_DOMAIN,
     LOG_LEVEL: 'error',
     ...o.env,
   };
@@ -206,6 +214,14 @@ export async function runMixedLoad(o: MixedLoadOptions) {
   const up = await fetch(`${base}/api/auth/sign-up/email`, { method: 'POST', headers: { 'content-type': 'application/json', origin: base }, body: JSON.stringify({ email, name: 'Scale', password: 'scale bench password 1' }) });
   if (!up.ok) throw new Error(`sign-up: ${up.status} ${await up.text()}`);
   const cookie = up.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  // A staff member: signed up like anyone, then verified and granted the role as an operator
+  // would (admin CLI); the grant is read on every staff request, so no new session is needed.
+  const staffEmail = `staff-${tag}@${STAFF_DOMAIN}`;
+  const staffUp = await fetch(`${base}/api/auth/sign-up/email`, { method: 'POST', headers: { 'content-type': 'application/json', origin: base }, body: JSON.stringify({ email: staffEmail, name: 'Staff', password: 'scale bench password 2' }) });
+  if (!staffUp.ok) throw new Error(`staff sign-up: ${staffUp.status} ${await staffUp.text()}`);
+  const staffCookie = staffUp.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  await db.query(`update "user" set "emailVerified" = true where email = $1`, [staffEmail]);
+  await db.query(`insert into platform_roles (user_id, role) select id, 'staff' from "user" where email = $1`, [staffEmail]);
   const csrf = ((await (await fetch(`${base}/api/v1/me`, { headers: { cookie } })).json()) as { csrfToken: string }).csrfToken;
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${base}${path}`, { method, headers: { origin: base, cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' }, ...(method === 'GET' ? {} : { body: JSON.stringify(body ?? {}) }) });
@@ -234,7 +250,10 @@ export async function runMixedLoad(o: MixedLoadOptions) {
 
   // Load. Every lane tolerates a failed request (a replica may die under it) and goes on.
   let stop = false;
-  const counts = { meshOk: 0, meshReplayed: 0, meshOther: 0, relayed: 0, relayQueued: 0, relayErrors: 0, reads: 0, readErrors: 0, queued: 0, ticks: 0, pgPeak: 0 };
+  const counts = { meshOk: 0, meshReplayed: 0, meshOther: 0, relayed: 0, relayQueued: 0, relayErrors: 0, reads: 0, staffReads: 0, readErrors: 0, queued: 0, ticks: 0, pgPeak: 0 };
+  /** Database-clock bounds of each tick round: from before the schedules were made due to after every replica answered. */
+  const rounds: { from: Date; to: Date }[] = [];
+  const dbNow = async () => (await db.query<{ t: Date }>('select clock_timestamp() as t')).rows[0]!.t;
   const relayIds: string[] = [];
   const feeder = (async () => {
     let i = 0;
@@ -303,6 +322,7 @@ export async function runMixedLoad(o: MixedLoadOptions) {
     while (!stop) {
       // Millisecond precision, as the server writes it: the tick claims a schedule by comparing
       // next_run_at with the JavaScript Date it read.
+      const from = await dbNow();
       await db.query(`update scan_schedules set next_run_at = date_trunc('milliseconds', now()) - interval '1 second' where tenant_id = $1`, [tenantId]);
       await Promise.all(
         [...live].map((s) =>
@@ -311,15 +331,25 @@ export async function runMixedLoad(o: MixedLoadOptions) {
             .catch(() => undefined),
         ),
       );
+      rounds.push({ from, to: await dbNow() });
       counts.ticks += 1;
       await sleep(2_000);
     }
   })();
-  const readers = Array.from({ length: 4 }, async () => {
+  const staffPaths = ['/api/v1/staff/mesh/received-events?limit=50', '/api/v1/staff/mesh/outbox?limit=50', '/api/v1/staff/audit-log?limit=50'];
+  const readers = Array.from({ length: 4 }, async (_, lane) => {
+    let n = 0;
     while (!stop) {
       try {
-        await call('GET', `${t}/scans?limit=50`);
-        counts.reads += 1;
+        if (lane < 2) {
+          await call('GET', `${t}/scans?limit=50`);
+          counts.reads += 1;
+        } else {
+          const res = await fetch(`${base}${staffPaths[n++ % staffPaths.length]}`, { headers: { cookie: staffCookie } });
+          const text = await res.text();
+          if (!res.ok) throw new Error(`staff read: ${res.status} ${text}`);
+          counts.staffReads += 1;
+        }
       } catch {
         counts.readErrors += 1;
         await sleep(50);
@@ -375,6 +405,16 @@ export async function runMixedLoad(o: MixedLoadOptions) {
   const uploads = await one(`select count(*)::int as twice from (select scan_id from report_uploads where tenant_id = $1 and status = 'finalized' group by scan_id having count(*) > 1) x`);
   const ingests = await one(`select count(*)::int as twice from (select scan_id from report_ingestions where tenant_id = $1 group by scan_id having count(*) > 1) x`);
   const perSchedule = (await db.query<{ n: number }>(`select count(s.id)::int as n from scan_schedules sc left join scans s on s.schedule_id = sc.id where sc.tenant_id = $1 group by sc.id`, [tenantId])).rows.map((r) => r.n);
+  // Each scheduled scan belongs to the tick round whose window holds its creation time.
+  const scheduled = (await db.query<{ schedule_id: string; created_at: Date }>(`select schedule_id, created_at from scans where tenant_id = $1 and schedule_id is not null`, [tenantId])).rows;
+  const perRound = new Map<string, number>();
+  let scheduledOutsideRounds = 0;
+  for (const s of scheduled) {
+    const r = rounds.findIndex((w) => s.created_at >= w.from && s.created_at <= w.to);
+    if (r < 0) scheduledOutsideRounds += 1;
+    else perRound.set(`${s.schedule_id}/${r}`, (perRound.get(`${s.schedule_id}/${r}`) ?? 0) + 1);
+  }
+  const scheduleRoundDuplicates = [...perRound.values()].filter((n) => n > 1).length;
   const received = await one(`select count(*)::int as rows, count(distinct request_id)::int as distinct_ids from svc_received_events where caller = $1`, [CALLER]);
   const outbox = await one(`select count(*)::int as total, count(*) filter (where status = 'delivered')::int as delivered, count(*) filter (where status = 'failed')::int as failed,
       count(*) filter (where status = 'pending')::int as pending from svc_outbox where peer = $1`, [MANAGEMENT]);
@@ -401,8 +441,8 @@ export async function runMixedLoad(o: MixedLoadOptions) {
     scansSucceededPerSecond: rate(scansInWindow),
     meshCallsPerSecond: rate(counts.meshOk + counts.meshReplayed),
     relaysPerSecond: rate(counts.relayed),
-    readsPerSecond: rate(counts.reads),
-    operationsPerSecond: rate(scansInWindow + counts.meshOk + counts.meshReplayed + counts.relayed + counts.reads),
+    readsPerSecond: rate(counts.reads + counts.staffReads),
+    operationsPerSecond: rate(scansInWindow + counts.meshOk + counts.meshReplayed + counts.relayed + counts.reads + counts.staffReads),
     pgConnectionsPeak: counts.pgPeak,
     scans,
     scansFinalizedTwice: uploads.twice ?? 0,
@@ -413,7 +453,9 @@ export async function runMixedLoad(o: MixedLoadOptions) {
     outbox,
     ticks: counts.ticks,
     scansPerSchedule: { min: Math.min(...perSchedule), max: Math.max(...perSchedule) },
-    readErrors: counts.readErrors,
+    scheduleRoundDuplicates,
+    scheduledOutsideRounds,
+    reads: { tenant: counts.reads, staff: counts.staffReads, errors: counts.readErrors },
   };
   return { ...result, violations: violationsOf(result) };
 }
@@ -432,7 +474,11 @@ function violationsOf(r: LoadFigures): string[] {
   if (r.relay.lost) v.push(`${at}: ${r.relay.lost} accepted relay notices never reached the management peer`);
   if (r.outbox.pending || r.outbox.failed) v.push(`${at}: outbox rows pending ${r.outbox.pending}, failed ${r.outbox.failed}`);
   if (r.relay.queuedForOutbox === 0) v.push(`${at}: no relay notice went through the outbox (the load did not exercise it)`);
-  // Each tick round makes every schedule due once: more scans than rounds is a duplicate dispatch.
-  if (r.scansPerSchedule.max > r.ticks) v.push(`${at}: a schedule dispatched ${r.scansPerSchedule.max} times in ${r.ticks} tick rounds`);
+  // Each tick round makes every schedule due once: a second scan of a schedule in one round is a
+  // duplicate dispatch; a schedule never dispatched means the ticks did nothing.
+  if (r.scheduleRoundDuplicates) v.push(`${at}: ${r.scheduleRoundDuplicates} (schedule, tick round) pairs dispatched more than once`);
+  if (r.scheduledOutsideRounds) v.push(`${at}: ${r.scheduledOutsideRounds} scheduled scans created outside any tick round`);
+  if (r.ticks > 0 && r.scansPerSchedule.min < 1) v.push(`${at}: a schedule was never dispatched in ${r.ticks} tick rounds`);
+  if (r.reads.tenant === 0 || r.reads.staff === 0) v.push(`${at}: the readers did not read (tenant ${r.reads.tenant}, staff ${r.reads.staff})`);
   return v;
 }
