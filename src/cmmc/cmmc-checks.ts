@@ -1,4 +1,4 @@
-// Device checks: what the read-only Windows (PowerShell) and macOS (bash/zsh) scripts look at, per
+// Device checks: what the read-only Windows (PowerShell) and macOS (bash) scripts look at, per
 // research/compliance.md §3. Each result is tri-state: pass, fail or unknown (could not be read,
 // e.g. needs admin rights); unknown blocks MET until re-run or attested. This table is also the
 // knowledge base the device-check explainer uses (imported from src/cmmc/index.ts).
@@ -28,10 +28,21 @@ export interface DeviceCheck {
   recheck: string;
   /** Why a result can come back unknown. */
   unknownWhen: string;
+  /**
+   * The one case where the script cannot read this setting for a known, stated reason and an
+   * attestation item (answered yes) stands in as the evidence. Only an `unknown` result that
+   * carries exactly this reason code is settled by it; a fail, or an unknown without the
+   * reason, never is.
+   */
+  attestable?: { reason: UnknownReason; itemId: string; explanation: string };
 }
 
+/** Reason codes a script may attach to an `unknown` result (verify body `reasons`). */
+export type UnknownReason = 'third_party_av';
+export const UNKNOWN_REASONS: readonly UnknownReason[] = ['third_party_av'];
+
 const RERUN_WIN = 'Run the Windows device-check script again (right-click PowerShell, "Run as administrator" gives the most complete results); the new run replaces this computer\'s previous result.';
-const RERUN_MAC = 'Run the macOS device-check script again in Terminal (`zsh rampart-cmmc-check-macos.sh`; `sudo` gives the most complete results); the new run replaces this Mac\'s previous result.';
+const RERUN_MAC = 'Run the macOS device-check script again in Terminal (`bash rampart-cmmc-check-macos.sh`; `sudo bash rampart-cmmc-check-macos.sh` gives the most complete results); the new run replaces this Mac\'s previous result.';
 
 const checks = {
   'win.av_enabled': {
@@ -80,7 +91,12 @@ const checks = {
     meaning: 'Periodic scans are performed at the defined frequency.',
     fix: 'Run a quick scan (Windows Security → Virus & threat protection → Quick scan) and keep the scheduled scan enabled.',
     recheck: RERUN_WIN,
-    unknownWhen: 'A third-party product is active, so Defender scan ages are not available; attest the scan frequency instead.',
+    unknownWhen: 'Defender cannot be queried, or a third-party anti-malware product is on: Windows does not expose its scan history, so the script reports unknown with the reason third_party_av and the attestation "scan frequency is written down" (answered yes) stands in for this check on that computer.',
+    attestable: {
+      reason: 'third_party_av',
+      itemId: 'si15.frequency',
+      explanation: 'A third-party anti-malware product is on and Windows does not expose its scan history; answer yes to the scan-frequency item (si15.frequency) once the product\'s scheduled scan is set to that frequency.',
+    },
   },
   'win.firewall_enabled': {
     os: 'windows',
@@ -159,8 +175,8 @@ const checks = {
     title: 'Daily user is not an administrator',
     requirementIds: ['AC.L1-b.1.ii'],
     supporting: false,
-    commands: ['Get-LocalGroupMember -SID S-1-5-32-544', 'whoami /groups'],
-    passWhen: 'The user running the script is not in the local Administrators group, and the group has at most 2 enabled members.',
+    commands: ['Get-LocalGroupMember -SID S-1-5-32-544', '(Get-CimInstance Win32_ComputerSystem).UserName'],
+    passWhen: 'The person signed in at the console (not the account PowerShell was elevated with, so "Run as administrator" is fine) is not a direct member of the local Administrators group, and the group has at most 2 enabled members.',
     meaning: 'People do day-to-day work with a standard account, so their access is limited to what their role needs.',
     fix: 'Create a separate administrator account, then in Settings → Accounts → Family & other users change the daily account type to Standard User.',
     recheck: RERUN_WIN,
@@ -196,9 +212,9 @@ const checks = {
     requirementIds: ['IA.L1-b.1.vi'],
     supporting: false,
     commands: ['net accounts', '([ADSI]"WinNT://$env:COMPUTERNAME").MinPasswordLength'],
-    passWhen: 'The minimum password length is 8 or more (or the computer signs in through Microsoft Entra / a domain with its own policy).',
+    passWhen: 'The minimum password length of this computer\'s local account policy (what `net accounts` shows) is 8 or more. Only that policy is read: a Microsoft Entra or domain password policy is not, and local accounts follow the local policy even on a joined computer.',
     meaning: 'Accounts are protected by passwords that are not trivially short.',
-    fix: 'Run `net accounts /minpwlen:12` as administrator, or set the policy in your Microsoft 365 / domain settings.',
+    fix: 'Run `net accounts /minpwlen:12` as administrator (on computers joined to Microsoft Entra or a domain too: their local accounts use it), or push the same setting through your domain or Intune policy.',
     recheck: RERUN_WIN,
     unknownWhen: 'The policy cannot be read.',
   },

@@ -52,6 +52,85 @@ describe('CMMC Level 1 scoring (no partial credit)', () => {
     expect(s.requirements.find((r) => !r.implemented)!.requirementId).toBe('AC.L1-b.1.iii');
   });
 
+  describe('not applicable items never hide device checks', () => {
+    const xivNa = () => new Map([...yesToAll(), ['si14.auto_update', { answer: 'not_applicable' as Answer, note: 'We say it does not apply.' }]]);
+    it('SI.L1-b.1.xiv with every item N/A while a required Windows AV check fails → NOT MET', () => {
+      const r = scoreRequirement(req('SI.L1-b.1.xiv'), full({ answers: xivNa(), devices: [win({ results: { ...allPass('windows'), 'win.av_signatures_current': 'fail' } })] }));
+      expect(r.status).toBe('NOT_MET');
+      expect(r.implemented).toBe(false);
+      expect(r.failingChecks).toEqual([{ hostname: 'PC-1', checkId: 'win.av_signatures_current', result: 'fail' }]);
+    });
+    it('… and while it is unknown → NOT MET', () => {
+      const r = scoreRequirement(req('SI.L1-b.1.xiv'), full({ answers: xivNa(), devices: [mac(), win({ results: { ...allPass('windows'), 'win.av_signatures_current': 'unknown' } })] }));
+      expect(r.status).toBe('NOT_MET');
+      expect(r.failingChecks.map((f) => f.result)).toEqual(['unknown']);
+    });
+    it('… and with no device run at all → NOT MET', () => {
+      const r = scoreRequirement(req('SI.L1-b.1.xiv'), full({ answers: xivNa(), devices: [] }));
+      expect(r.status).toBe('NOT_MET');
+      expect(r.needsDeviceRun).toBe(true);
+    });
+    it('… and with a pending device → NOT MET', () => {
+      const r = scoreRequirement(req('SI.L1-b.1.xiv'), full({ answers: xivNa(), devices: [win(), mac({ pending: true })] }));
+      expect(r.status).toBe('NOT_MET');
+      expect(r.pendingDevices).toEqual(['mac-1']);
+    });
+    it('… and with passing devices it is MET (checked devices show it applies), never NA', () => {
+      const r = scoreRequirement(req('SI.L1-b.1.xiv'), full({ answers: xivNa() }));
+      expect(r.status).toBe('MET');
+      expect(r.naJustification).toBeNull();
+    });
+  });
+
+  describe('third-party anti-malware: scan recency is attested (SI.L1-b.1.xv)', () => {
+    const thirdParty = (result: 'unknown' | 'fail' = 'unknown', reason: string | null = 'third_party_av', checkId = 'win.scan_recent') =>
+      win({ results: { ...allPass('windows'), [checkId]: result }, ...(reason ? { reasons: { [checkId]: reason } } : {}) });
+    const withFrequency = (answer: Answer, note: string | null = null) => new Map([...yesToAll(), ['si15.frequency', { answer, note }]]);
+
+    it('unknown with reason third_party_av and si15.frequency answered yes → MET, listed as attested', () => {
+      const r = scoreRequirement(req('SI.L1-b.1.xv'), full({ devices: [thirdParty(), mac()] }));
+      expect(r.status).toBe('MET');
+      expect(r.failingChecks).toEqual([]);
+      expect(r.attestedChecks).toEqual([{ hostname: 'PC-1', checkId: 'win.scan_recent', reason: 'third_party_av', itemId: 'si15.frequency' }]);
+    });
+    it('a Windows PC with third-party AV reaches 15/15', () => {
+      expect(scoreAll(full({ devices: [thirdParty(), mac()] })).met).toBe(15);
+    });
+    it('si15.frequency answered no → NOT MET, naming the item that would settle it', () => {
+      const r = scoreRequirement(req('SI.L1-b.1.xv'), full({ devices: [thirdParty()], answers: withFrequency('no') }));
+      expect(r.status).toBe('NOT_MET');
+      expect(r.failingChecks).toEqual([{ hostname: 'PC-1', checkId: 'win.scan_recent', result: 'unknown', reason: 'third_party_av', attestItem: 'si15.frequency' }]);
+    });
+    it('si15.frequency not applicable (with a note) does not settle it → NOT MET', () => {
+      const r = scoreRequirement(req('SI.L1-b.1.xv'), full({ devices: [thirdParty()], answers: withFrequency('not_applicable', 'n/a') }));
+      expect(r.status).toBe('NOT_MET');
+      expect(r.attestedChecks).toEqual([]);
+    });
+    it('si15.frequency unanswered → NOT MET', () => {
+      const r = scoreRequirement(req('SI.L1-b.1.xv'), full({ devices: [thirdParty()], answers: new Map([...yesToAll()].filter(([k]) => k !== 'si15.frequency')) }));
+      expect(r.status).toBe('NOT_MET');
+      expect(r.failingChecks).toHaveLength(1);
+    });
+    it('a real fail is never overridden by the attestation (even with the reason) → NOT MET', () => {
+      const r = scoreRequirement(req('SI.L1-b.1.xv'), full({ devices: [thirdParty('fail')] }));
+      expect(r.status).toBe('NOT_MET');
+      expect(r.failingChecks[0]).toMatchObject({ checkId: 'win.scan_recent', result: 'fail' });
+    });
+    it('an unknown without the reason (Defender unreadable) is not overridden → NOT MET', () => {
+      const r = scoreRequirement(req('SI.L1-b.1.xv'), full({ devices: [thirdParty('unknown', null)] }));
+      expect(r.status).toBe('NOT_MET');
+      expect(r.attestedChecks).toEqual([]);
+    });
+    it('an unknown reason code is not accepted → NOT MET', () => {
+      expect(scoreRequirement(req('SI.L1-b.1.xv'), full({ devices: [thirdParty('unknown', 'made_up')] })).status).toBe('NOT_MET');
+    });
+    it('the reason settles only the check it is defined for (real-time protection unknown stays NOT MET)', () => {
+      const r = scoreRequirement(req('SI.L1-b.1.xv'), full({ devices: [thirdParty('unknown', 'third_party_av', 'win.realtime_protection')] }));
+      expect(r.status).toBe('NOT_MET');
+      expect(r.failingChecks[0]).toMatchObject({ checkId: 'win.realtime_protection', result: 'unknown' });
+    });
+  });
+
   it('requires only the checks of the device OS and never the supporting ones', () => {
     for (const r of REQUIREMENTS) for (const os of ['windows', 'macos'] as const) for (const id of requiredChecks(r, os)) expect(id.startsWith(os === 'windows' ? 'win.' : 'mac.')).toBe(true);
     expect(requiredChecks(req('MP.L1-b.1.vii'), 'windows')).toEqual([]);

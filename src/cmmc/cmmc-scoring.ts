@@ -6,6 +6,13 @@
 // - when its objectives name required device checks: at least one device with a current run, and
 //   every required check of that device's OS passing on every device. A fail, an unknown (or a
 //   missing result) or a device whose latest run is older than 30 days (pending) makes it NOT MET.
+//   This holds whatever the attestation answers are: items answered not applicable never hide a
+//   failing or unknown device check (a requirement whose devices are checked is never NA).
+// The one exception is a check with an `attestable` rule (cmmc-checks.ts): an unknown result that
+// carries that rule's reason code (the script saw a third-party anti-malware product whose scan
+// history Windows does not expose) is settled by that attestation item answered yes, and listed
+// under attestedChecks. A fail, or an unknown without the reason, is never settled that way.
+// Retired computers are not passed in (the caller leaves them out).
 // Supporting checks (e.g. disk encryption for media disposal) are shown, never required.
 import { REQUIREMENTS, type Requirement } from './cmmc-catalogue.ts';
 import { DEVICE_CHECKS, type DeviceCheckId, type DeviceOs } from './cmmc-checks.ts';
@@ -39,6 +46,8 @@ export interface ScoringDevice {
   hostname: string;
   os: DeviceOs;
   results: Record<string, 'pass' | 'fail' | 'unknown'>;
+  /** Reason codes the script gave for unknown results (`{"win.scan_recent": "third_party_av"}`). */
+  reasons?: Record<string, string>;
   /** The latest run is older than 30 days. */
   pending: boolean;
 }
@@ -59,7 +68,10 @@ export interface RequirementScore {
   noItems: string[];
   /** Not applicable without a note. */
   unjustifiedNa: string[];
-  failingChecks: { hostname: string; checkId: string; result: 'fail' | 'unknown' }[];
+  /** `attestItem`: the script could not read it for a stated reason; this item answered yes would settle it. */
+  failingChecks: { hostname: string; checkId: string; result: 'fail' | 'unknown'; reason?: string; attestItem?: string }[];
+  /** Unknown results settled by their attestation item (see the header). */
+  attestedChecks: { hostname: string; checkId: string; reason: string; itemId: string }[];
   pendingDevices: string[];
   /** Required device checks exist but no device sent a current run. */
   needsDeviceRun: boolean;
@@ -101,10 +113,12 @@ export function scoreRequirement(r: Requirement, input: ScoringInput): Requireme
   const allNa = naCount === r.items.length && unjustifiedNa.length === 0;
 
   const failingChecks: RequirementScore['failingChecks'] = [];
+  const attestedChecks: RequirementScore['attestedChecks'] = [];
   const pendingDevices: string[] = [];
   const needsChecks = requiredChecks(r, 'windows').length + requiredChecks(r, 'macos').length > 0;
   let currentDevices = 0;
-  if (needsChecks && !allNa) {
+  // Device checks count whatever the answers: not applicable items never hide a failing device.
+  if (needsChecks) {
     for (const d of input.devices) {
       if (d.pending) {
         pendingDevices.push(d.hostname);
@@ -113,16 +127,25 @@ export function scoreRequirement(r: Requirement, input: ScoringInput): Requireme
       currentDevices += 1;
       for (const id of requiredChecks(r, d.os)) {
         const res = d.results[id] ?? 'unknown';
-        if (res !== 'pass') failingChecks.push({ hostname: d.hostname, checkId: id, result: res });
+        if (res === 'pass') continue;
+        const alt = DEVICE_CHECKS[id].attestable;
+        const reason = d.reasons?.[id];
+        if (res === 'unknown' && alt && reason === alt.reason) {
+          if (input.answers.get(alt.itemId)?.answer === 'yes') attestedChecks.push({ hostname: d.hostname, checkId: id, reason, itemId: alt.itemId });
+          else failingChecks.push({ hostname: d.hostname, checkId: id, result: res, reason, attestItem: alt.itemId });
+          continue;
+        }
+        failingChecks.push({ hostname: d.hostname, checkId: id, result: res, ...(reason ? { reason } : {}) });
       }
     }
   }
-  const needsDeviceRun = needsChecks && !allNa && currentDevices === 0;
+  const needsDeviceRun = needsChecks && currentDevices === 0;
   const policy = DOMAIN_POLICY[r.domain];
   const missingPolicy = input.approvedPolicies.has(policy) ? null : policy;
 
   const failing = missingItems.length + noItems.length + unjustifiedNa.length + failingChecks.length + pendingDevices.length > 0 || needsDeviceRun || missingPolicy !== null;
-  const status: RequirementStatus = failing ? 'NOT_MET' : allNa ? 'NA' : 'MET';
+  // NA only when nothing on the devices evidences the requirement: checked devices show it applies.
+  const status: RequirementStatus = failing ? 'NOT_MET' : allNa && !needsChecks ? 'NA' : 'MET';
   return {
     requirementId: r.id,
     status,
@@ -131,6 +154,7 @@ export function scoreRequirement(r: Requirement, input: ScoringInput): Requireme
     noItems,
     unjustifiedNa,
     failingChecks,
+    attestedChecks,
     pendingDevices,
     needsDeviceRun,
     missingPolicy,
