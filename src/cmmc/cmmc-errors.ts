@@ -13,6 +13,8 @@ export const cmmcErrors = {
     }),
   signingUnavailable: (): AppError =>
     appError('cmmc_signing_unavailable', 'Device-check scripts cannot be signed: CMMC_SCRIPT_SIGNING_SEED is not configured on this server. Ask the operator to set it.'),
+  deviceNotFound: (hostname: string): AppError => appError('cmmc_device_not_found', `No device-check results from a computer named "${hostname.slice(0, 253)}" in this profile.`),
+  deviceRetireConflict: (message: string): AppError => appError('cmmc_device_retire_conflict', message),
   forbidden: (): AppError => appError('tenant_forbidden', 'Changing the CMMC profile or issuing device-check scripts needs the owner or admin role in this tenant.'),
   notMember: (): AppError => appError('tenant_forbidden', 'You are not a member of this tenant.'),
 };

@@ -120,7 +120,7 @@ export function createCmmcProgram(deps: {
     }
   }
 
-  /** Everything scoring needs, read in the caller's transaction (tenant or service role). */
+  /** Everything scoring needs, read in the caller's transaction (tenant or service role). Retired computers are left out. */
   async function loadState(tx: Tx, p: ProfileRow) {
     const now = clock.now();
     const runs = await cmmcRepo.latestRunsPerHost(tx, p.id);
@@ -128,6 +128,7 @@ export function createCmmcProgram(deps: {
       hostname: r.hostname,
       os: r.os,
       results: parseJson(r.results, {}),
+      reasons: parseJson<Record<string, string>>(r.reasons, {}),
       pending: now.getTime() - new Date(r.received_at).getTime() > DEVICE_STALE_DAYS * DAY_MS,
       receivedAt: iso(r.received_at),
     }));
@@ -745,14 +746,14 @@ export function createCmmcProgram(deps: {
       const staleBefore = new Date(clock.now().getTime() - DEVICE_STALE_DAYS * DAY_MS);
       const renewBy = addDays(t, 30 - EXPIRY_DAY);
       // One statement: the latest run per hostname (an index-only scan of endpoint_audit_runs_host_idx),
-      // device counts per profile, the tiles over every profile, and the page. The CTEs are
+      // device counts per profile (a computer whose latest run is retired is not counted), the tiles over every profile, and the page. The CTEs are
       // materialized so each runs once (inlined, a selective search made the planner repeat the
       // device aggregate per profile).
       const like = opts.q ? `%${opts.q.replace(/[\\%_]/g, (m) => `\\${m}`)}%` : null;
       return withService(db, async (tx) => {
         const { rows } = await sql<StaffRow & { tiles: unknown }>`
           with latest as materialized (
-            select distinct on (profile_id, lower(hostname)) profile_id, received_at, failing
+            select distinct on (profile_id, lower(hostname)) profile_id, received_at, failing, retired_at
               from endpoint_audit_runs
              order by profile_id, lower(hostname), received_at desc
           ), dev as materialized (
@@ -760,7 +761,7 @@ export function createCmmcProgram(deps: {
                    count(*) filter (where received_at < ${staleBefore})::int as pending_devices,
                    count(*) filter (where failing and received_at >= ${staleBefore})::int as failing_devices,
                    max(received_at) as latest_run_at
-              from latest group by profile_id
+              from latest where retired_at is null group by profile_id
           ), base as materialized (
             select p.id, p.tenant_id, p.cage_code, p.company_name, p.status, p.status_date, p.updated_at,
                    p.device_token_hash is not null as device_link_issued,

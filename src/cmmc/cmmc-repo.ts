@@ -70,6 +70,13 @@ export interface EndpointAuditRunsTable {
   script_version: string;
   client_address: string | null;
   received_at: Timestamp;
+  /** Reason codes of unknown results (migration 0022). */
+  reasons: ColumnType<Record<string, string>, string | undefined, string>;
+  /** Set on the hostname's latest run when an owner or admin retires the computer. */
+  retired_at: NullableTimestamp;
+  retired_by: string | null;
+  retired_by_email: string | null;
+  retired_note: string | null;
 }
 
 export interface AttestationsTable {
@@ -251,17 +258,32 @@ export const cmmcRepo = {
     return { count: Number(r.count), oldest: r.oldest ? new Date(r.oldest as unknown as Date | string) : null };
   },
 
+  /** Marks (or, with null, clears) the retire columns of one run; RLS keeps it to the tenant. */
+  setRunRetired(q: Q, runId: string, v: { at: Date; by: string; byEmail: string; note: string | null } | null): Promise<RunRow> {
+    return c(q)
+      .updateTable('endpoint_audit_runs')
+      .set(v ? { retired_at: v.at, retired_by: v.by, retired_by_email: v.byEmail, retired_note: v.note } : { retired_at: null, retired_by: null, retired_by_email: null, retired_note: null })
+      .where('id', '=', runId)
+      .returning(['id', 'tenant_id', 'profile_id', 'hostname', 'os', 'os_version', 'results', 'details', 'script_version', 'client_address', 'received_at', 'reasons', 'retired_at', 'retired_by', 'retired_by_email', 'retired_note'])
+      .executeTakeFirstOrThrow() as Promise<RunRow>;
+  },
+
   insertRun(q: Q, v: Insertable<EndpointAuditRunsTable>) {
     return c(q).insertInto('endpoint_audit_runs').values(v).returning(['id', 'received_at']).executeTakeFirstOrThrow();
   },
 
-  /** The latest run per hostname (case-insensitive) of a profile, newest first. */
-  async latestRunsPerHost(q: Q, profileId: string): Promise<RunRow[]> {
+  /**
+   * The latest run per hostname (case-insensitive) of a profile, newest first. A computer whose
+   * latest run is retired is left out unless includeRetired (the Device check tab lists it to
+   * un-retire it); scoring, exports and the explainer never see it.
+   */
+  async latestRunsPerHost(q: Q, profileId: string, opts: { includeRetired?: boolean } = {}): Promise<RunRow[]> {
     const { rows } = await sql<RunRow>`
-      select distinct on (lower(hostname)) id, tenant_id, profile_id, hostname, os, os_version, results, details, script_version, client_address, received_at
+      select distinct on (lower(hostname)) id, tenant_id, profile_id, hostname, os, os_version, results, details, script_version, client_address, received_at,
+             reasons, retired_at, retired_by, retired_by_email, retired_note
         from endpoint_audit_runs
        where profile_id = ${profileId}::uuid
        order by lower(hostname), received_at desc, id desc`.execute(q);
-    return rows.sort((a, b) => new Date(b.received_at).getTime() - new Date(a.received_at).getTime());
+    return rows.filter((r) => opts.includeRetired || r.retired_at === null).sort((a, b) => new Date(b.received_at).getTime() - new Date(a.received_at).getTime());
   },
 };

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { SessionGuards } from '../server/plugins/session.ts';
-import { deviceListSchema, issuedTokenSchema, profileBodySchema, profileResponseSchema, signingKeySchema, tenantParamsSchema, VERIFY_BODY_LIMIT, verifyResponseSchema } from './cmmc-schemas.ts';
+import { deviceListSchema, deviceSchema, retireBodySchema, unretireBodySchema, issuedTokenSchema, profileBodySchema, profileResponseSchema, signingKeySchema, tenantParamsSchema, VERIFY_BODY_LIMIT, verifyResponseSchema } from './cmmc-schemas.ts';
 import type { CmmcService } from './cmmc-service.ts';
 
 export const VERIFY_ROUTE = '/api/public/compliance/verify';
@@ -40,6 +40,18 @@ export function registerCmmcRoutes(app: FastifyInstance, deps: { guards: Session
     const s = await guards.requireSession(req);
     return cmmc.listDevices(req.params.tenantId, caller(s));
   });
+
+  r.post(
+    `${base}/devices/retire`,
+    { schema: { tags, summary: 'Retire a computer (replaced or gone): scoring, exports and the staff dashboard leave it out until it sends a new run; owner or admin, audited', params: tenantParamsSchema, body: retireBodySchema, response: { 200: deviceSchema } } },
+    async (req) => cmmc.setDeviceRetired(req.params.tenantId, caller(await guards.requireSession(req)), req.body.hostname, true, req.body.note),
+  );
+
+  r.post(
+    `${base}/devices/unretire`,
+    { schema: { tags, summary: 'Un-retire a computer: its latest run counts again (pending when older than 30 days); owner or admin, audited', params: tenantParamsSchema, body: unretireBodySchema, response: { 200: deviceSchema } } },
+    async (req) => cmmc.setDeviceRetired(req.params.tenantId, caller(await guards.requireSession(req)), req.body.hostname, false, null),
+  );
 
   // Public: the device-check scripts post here with `Authorization: Bearer <device token>`. The
   // body is validated after the token (docs/cmmc.md), so it has no route schema.

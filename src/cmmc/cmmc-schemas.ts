@@ -1,6 +1,6 @@
 // Request and response shapes of the CMMC API, shared with the web app (type-only imports there).
 import { z } from 'zod';
-import { checkIdsFor, type DeviceOs } from './cmmc-checks.ts';
+import { checkIdsFor, DEVICE_CHECKS, UNKNOWN_REASONS, type DeviceOs } from './cmmc-checks.ts';
 
 /** Device-check runs a profile may send per hour (spec "Limits"). */
 export const VERIFY_RUNS_PER_HOUR = 30;
@@ -109,15 +109,39 @@ export type IssuedTokenDto = z.infer<typeof issuedTokenSchema>;
 const checkResultSchema = z.enum(['pass', 'fail', 'unknown']);
 const detailSchema = z.string().max(1000, 'At most 1000 characters.');
 
+const reasonSchema = z.enum(UNKNOWN_REASONS as [string, ...string[]]);
+
 function resultsFor(os: DeviceOs) {
   const ids = checkIdsFor(os);
+  // Only checks with an attestable rule take a reason code (today: win.scan_recent).
+  const reasonIds = ids.filter((id) => DEVICE_CHECKS[id].attestable);
   return {
     results: z
       .strictObject(Object.fromEntries(ids.map((id) => [id, checkResultSchema.optional()])) as Record<string, z.ZodOptional<typeof checkResultSchema>>)
       .refine((r) => Object.values(r).some((v) => v !== undefined), 'At least one check result.'),
     details: z.strictObject(Object.fromEntries(ids.map((id) => [id, detailSchema.optional()])) as Record<string, z.ZodOptional<typeof detailSchema>>).optional(),
+    /** Why a result is unknown, when the script knows (`{"win.scan_recent": "third_party_av"}`). */
+    reasons: z.strictObject(Object.fromEntries(reasonIds.map((id) => [id, reasonSchema.optional()])) as Record<string, z.ZodOptional<typeof reasonSchema>>).optional(),
   };
 }
+
+/** A reason code goes with an unknown result only, and must be the one the check's rule names. */
+function reasonsMatchResults(v: { results: Record<string, string | undefined>; reasons?: Record<string, string | undefined> | undefined }, ctx: z.RefinementCtx) {
+  for (const [id, reason] of Object.entries(v.reasons ?? {})) {
+    if (reason === undefined) continue;
+    if (v.results[id] !== 'unknown') ctx.addIssue({ code: 'custom', path: ['reasons', id], message: 'A reason code is only sent with an unknown result.' });
+    else if (DEVICE_CHECKS[id as keyof typeof DEVICE_CHECKS]?.attestable?.reason !== reason) ctx.addIssue({ code: 'custom', path: ['reasons', id], message: `Not a reason code of ${id}.` });
+  }
+}
+
+/**
+ * A computer name as the scripts send it (macOS: `scutil --get ComputerName`, e.g. "MacBook Pro
+ * (2)" or "Smith & Sons, Front Desk"): starts with a letter or digit, then letters, digits, spaces
+ * and . _ ' - ( ) & , + # ! @. No control characters, quotes, backslashes, slashes or angle
+ * brackets. The scripts replace anything else with "-" before sending.
+ */
+export const HOSTNAME_RE = /^[\p{L}\p{N}][\p{L}\p{N} ._'()&,+#!@-]*$/u;
+export const HOSTNAME_MESSAGE = "Starts with a letter or digit; then letters, digits, spaces and . _ ' - ( ) & , + # ! @ only.";
 
 const runCommon = {
   scriptVersion: z.string().regex(/^\d{1,3}\.\d{1,3}\.\d{1,3}$/, 'A version such as 1.0.0.'),
@@ -126,14 +150,14 @@ const runCommon = {
     .trim()
     .min(1, 'Required.')
     .max(253, 'At most 253 characters.')
-    .regex(/^[\p{L}\p{N}][\p{L}\p{N} ._'-]*$/u, 'Letters, digits, spaces, dots, dashes, underscores and apostrophes only.'),
+    .regex(HOSTNAME_RE, HOSTNAME_MESSAGE),
   osVersion: z.string().max(200, 'At most 200 characters.').nullish(),
 };
 
 /** What a device-check script posts to POST /api/public/compliance/verify. */
 export const verifyBodySchema = z.discriminatedUnion('os', [
-  z.strictObject({ os: z.literal('windows'), ...runCommon, ...resultsFor('windows') }),
-  z.strictObject({ os: z.literal('macos'), ...runCommon, ...resultsFor('macos') }),
+  z.strictObject({ os: z.literal('windows'), ...runCommon, ...resultsFor('windows') }).superRefine(reasonsMatchResults),
+  z.strictObject({ os: z.literal('macos'), ...runCommon, ...resultsFor('macos') }).superRefine(reasonsMatchResults),
 ]);
 export type VerifyBody = z.infer<typeof verifyBodySchema>;
 
@@ -158,6 +182,10 @@ export const deviceSchema = z.object({
   summary: z.object({ pass: z.number(), fail: z.number(), unknown: z.number() }),
   results: z.record(z.string(), checkResultSchema),
   details: z.record(z.string(), z.string()),
+  /** Reason codes of unknown results (e.g. third_party_av), with what they mean for scoring. */
+  reasons: z.record(z.string(), z.object({ code: z.string(), explanation: z.string(), attestItem: z.string() })),
+  /** Retired computers are listed (to un-retire them) but never counted. */
+  retired: z.object({ at: z.string(), byEmail: z.string().nullable(), note: z.string().nullable() }).nullable(),
 });
 export type DeviceDto = z.infer<typeof deviceSchema>;
 
@@ -169,3 +197,17 @@ export const deviceListSchema = z.object({
 export type DeviceListDto = z.infer<typeof deviceListSchema>;
 
 export const tenantParamsSchema = z.object({ tenantId: z.uuid() });
+
+/** POST .../cmmc/devices/retire and .../unretire: the computer by its hostname (case-insensitive). */
+export const retireBodySchema = z
+  .object({
+    hostname: z.string().trim().min(1, 'Required.').max(253, 'At most 253 characters.'),
+    note: z
+      .string()
+      .trim()
+      .max(500, 'At most 500 characters.')
+      .nullish()
+      .transform((v) => (v ? v : null)),
+  })
+  .strict();
+export const unretireBodySchema = z.object({ hostname: z.string().trim().min(1, 'Required.').max(253, 'At most 253 characters.') }).strict();

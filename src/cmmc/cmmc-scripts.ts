@@ -1,11 +1,11 @@
-// Generators of the read-only device-check scripts (Windows PowerShell 5.1+, macOS bash/zsh).
+// Generators of the read-only device-check scripts (Windows PowerShell 5.1+, macOS bash).
 // Each script reads settings (never changes them), prints a pass / fail / unknown line per check,
 // and POSTs the results as JSON to POST /api/public/compliance/verify with the profile's bearer
 // token. The token and the public base URL are embedded; the caller signs the text
 // (cmmc-signing.ts), so the scripts are pure ASCII with LF line endings.
 import { checkIdsFor, type DeviceOs } from './cmmc-checks.ts';
 
-export const SCRIPT_VERSION = '1.0.0';
+export const SCRIPT_VERSION = '1.1.0';
 export const VERIFY_PATH = '/api/public/compliance/verify';
 
 export interface ScriptInput {
@@ -83,8 +83,14 @@ to_epoch() {
   date -j -u -f '%Y-%m-%d %H:%M:%S %z' "$1" +%s 2>/dev/null || date -u -d "$1" +%s 2>/dev/null
 }
 
-HOST=$(scutil --get ComputerName 2>/dev/null)
-[ -n "$HOST" ] || HOST=$(hostname 2>/dev/null)
+# The computer name as sent: printable ASCII letters, digits, spaces and . _ ' - ( ) & , + # ! @
+# (characters that are not ASCII, e.g. a typographic apostrophe, are dropped; other ASCII ones
+# become -), starting with a letter or digit, at most 200 characters. The server accepts this set.
+safe_host() {
+  printf '%s' "$1" | tr '\\n\\t\\r' '   ' | tr -cd ' -~' | tr -c "A-Za-z0-9 ._'()&,+#!@-" '-' | sed -e 's/^[^A-Za-z0-9]*//' | cut -c1-200 | sed -e 's/ *$//'
+}
+HOST=$(safe_host "$(scutil --get ComputerName 2>/dev/null)")
+[ -n "$HOST" ] || HOST=$(safe_host "$(hostname 2>/dev/null)")
 [ -n "$HOST" ] || HOST='unknown-mac'
 OSVER=$(sw_vers -productVersion 2>/dev/null)
 ME=\${SUDO_USER:-$(id -un 2>/dev/null)}
@@ -261,7 +267,7 @@ if have systemsetup; then
 else record mac.remote_login unknown 'systemsetup not found'; fi
 
 echo
-BODY="{\\"scriptVersion\\":\\"$SCRIPT_VERSION\\",\\"os\\":\\"macos\\",\\"hostname\\":\\"$(clean "$HOST" | cut -c1-200)\\",\\"osVersion\\":\\"$(clean "$OSVER")\\",\\"results\\":{$RESULTS},\\"details\\":{$DETAILS}}"
+BODY="{\\"scriptVersion\\":\\"$SCRIPT_VERSION\\",\\"os\\":\\"macos\\",\\"hostname\\":\\"$(clean "$HOST")\\",\\"osVersion\\":\\"$(clean "$OSVER")\\",\\"results\\":{$RESULTS},\\"details\\":{$DETAILS}}"
 
 if ! have curl; then echo 'curl not found: cannot send the results.'; exit 2; fi
 tmp=$(mktemp -d "\${TMPDIR:-/tmp}/rampart-cmmc.XXXXXX") || exit 2
@@ -285,7 +291,8 @@ export function generateWindowsScript(input: ScriptInput): string {
 # Version ${SCRIPT_VERSION}, generated ${input.generatedAt.toISOString()} for CAGE ${asciiOnly(input.cageCode)}.
 #
 # Before running it, check this file's signature at ${asciiOnly(verifyUrl)}
-# Run in PowerShell (as administrator for the most complete results):
+# Run in PowerShell (as administrator for the most complete results; the administrator check
+# looks at the person signed in to this computer, not at the account that elevated PowerShell):
 #   powershell -NoProfile -ExecutionPolicy Bypass -File .\\${SCRIPT_FILE_NAMES.windows}
 # It reads security settings, prints pass / fail / unknown per check, and sends the results
 # (with this computer's name and Windows version) to Rampart. Keep this file private: it holds
@@ -298,6 +305,8 @@ $ScriptVersion = '${SCRIPT_VERSION}'
 $ErrorActionPreference = 'Stop'
 $Results = [ordered]@{}
 $Details = [ordered]@{}
+# Reason codes of unknown results the script can explain (only third_party_av for win.scan_recent).
+$Reasons = [ordered]@{}
 
 function Write-Check([string]$Id, [string]$Status, [string]$Detail) {
   $d = ($Detail -replace '[^\\x20-\\x7e]', ' ')
@@ -318,7 +327,11 @@ function Get-RegValue([string]$Path, [string]$Name) {
 }
 
 $os = Get-CimInstance Win32_OperatingSystem
-$HostName = $env:COMPUTERNAME
+# The computer name as sent: printable ASCII letters, digits, spaces and . _ ' - ( ) & , + # ! @
+# (anything else becomes -), starting with a letter or digit, at most 200 characters.
+$HostName = (($env:COMPUTERNAME -replace '[^A-Za-z0-9 ._''()&,+#!@-]', '-') -replace '^[^A-Za-z0-9]+', '').Trim()
+if ($HostName.Length -gt 200) { $HostName = $HostName.Substring(0, 200).Trim() }
+if (-not $HostName) { $HostName = 'unknown-pc' }
 $OsVersion = "$($os.Caption) $($os.Version)"
 Write-Host "Rampart CMMC device check $ScriptVersion on $HostName ($OsVersion)"
 Write-Host ''
@@ -363,7 +376,13 @@ Invoke-Check 'win.realtime_protection' {
 
 # 'win.scan_recent'
 Invoke-Check 'win.scan_recent' {
-  if ($thirdParty.Count -gt 0 -or -not $mp) { Write-Check 'win.scan_recent' 'unknown' 'scan history of this anti-malware product is not readable; attest the scan frequency' }
+  if ($thirdParty.Count -gt 0) {
+    # Windows does not expose a third-party product's scan history: say so with a reason code, so
+    # the scan-frequency attestation (si15.frequency) can stand in for this computer.
+    Write-Check 'win.scan_recent' 'unknown' ('third-party anti-malware on (' + (($thirdParty | ForEach-Object { $_.displayName }) -join ', ') + '): its scan history is not readable; answer the scan-frequency attestation (si15.frequency)')
+    $Reasons['win.scan_recent'] = 'third_party_av'
+  }
+  elseif (-not $mp) { Write-Check 'win.scan_recent' 'unknown' 'Defender scan history not readable' }
   else {
     $age = [Math]::Min([int]$mp.QuickScanAge, [int]$mp.FullScanAge)
     if ($age -le 7 -and -not $mp.QuickScanOverdue) { Write-Check 'win.scan_recent' 'pass' "last scan $age days ago" }
@@ -441,15 +460,17 @@ Invoke-Check 'win.screen_lock' {
 # 'win.local_admins'
 Invoke-Check 'win.local_admins' {
   $members = @(Get-LocalGroupMember -SID 'S-1-5-32-544')
-  $me = [Security.Principal.WindowsIdentity]::GetCurrent()
-  $isAdmin = (New-Object Security.Principal.WindowsPrincipal($me)).IsInRole([Security.Principal.WindowsBuiltInRole]::Administrator)
-  $inGroup = @($members | Where-Object { $_.SID -eq $me.User }).Count -gt 0
+  # The daily user is the person signed in at the console, not the account PowerShell was elevated
+  # with ("Run as administrator" with an admin's credentials keeps the console user).
+  $console = (Get-CimInstance Win32_ComputerSystem).UserName
+  if ($console) { $daily = $console; $dailySid = (New-Object Security.Principal.NTAccount($console)).Translate([Security.Principal.SecurityIdentifier]) }
+  else { $me = [Security.Principal.WindowsIdentity]::GetCurrent(); $daily = $me.Name; $dailySid = $me.User }
+  $inGroup = @($members | Where-Object { $_.SID -eq $dailySid }).Count -gt 0
   $enabled = @($members | Where-Object { $_.PrincipalSource -ne 'Local' -or (Get-LocalUser -SID $_.SID -ErrorAction SilentlyContinue).Enabled })
   $names = ($members | ForEach-Object { $_.Name }) -join ', '
-  if ($inGroup -and -not $isAdmin) { Write-Check 'win.local_admins' 'fail' "$($me.Name) is in Administrators (admins: $names)" }
-  elseif ($inGroup) { Write-Check 'win.local_admins' 'fail' "$($me.Name) runs as an administrator; run the script from the daily account (admins: $names)" }
+  if ($inGroup) { Write-Check 'win.local_admins' 'fail' "signed-in user $daily is in Administrators (admins: $names)" }
   elseif ($enabled.Count -gt 2) { Write-Check 'win.local_admins' 'fail' "$($enabled.Count) administrators: $names" }
-  else { Write-Check 'win.local_admins' 'pass' "admins: $names" }
+  else { Write-Check 'win.local_admins' 'pass' "signed-in user $daily is not an administrator (admins: $names)" }
 }
 
 # 'win.guest_disabled'
@@ -499,7 +520,7 @@ Invoke-Check 'win.rdp_disabled' {
 }
 
 Write-Host ''
-$payload = [ordered]@{ scriptVersion = $ScriptVersion; os = 'windows'; hostname = $HostName; osVersion = $OsVersion; results = $Results; details = $Details }
+$payload = [ordered]@{ scriptVersion = $ScriptVersion; os = 'windows'; hostname = $HostName; osVersion = $OsVersion; results = $Results; details = $Details; reasons = $Reasons }
 $body = $payload | ConvertTo-Json -Depth 4 -Compress
 try {
   [Net.ServicePointManager]::SecurityProtocol = [Net.ServicePointManager]::SecurityProtocol -bor [Net.SecurityProtocolType]::Tls12

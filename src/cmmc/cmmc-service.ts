@@ -10,7 +10,7 @@ import { withService } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError } from '../lib/errors.ts';
 import { randomToken } from '../lib/ids.ts';
-import { DEVICE_CHECKS, type DeviceCheckId, type DeviceOs } from './cmmc-checks.ts';
+import { DEVICE_CHECKS, isDeviceCheckId, type DeviceCheckId, type DeviceOs } from './cmmc-checks.ts';
 import { CMMC_ADMIN_ROLES, createCmmcAccess } from './cmmc-access.ts';
 import { cmmcErrors } from './cmmc-errors.ts';
 import { cmmcRepo, parseJson, type DeviceScriptInfo, type ProfileRow, type RunRow } from './cmmc-repo.ts';
@@ -99,6 +99,11 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
 
   function toDevice(r: RunRow, now: Date): DeviceDto {
     const results = parseJson<Record<string, 'pass' | 'fail' | 'unknown'>>(r.results, {});
+    const reasons: DeviceDto['reasons'] = {};
+    for (const [id, code] of Object.entries(parseJson<Record<string, string>>(r.reasons, {}))) {
+      const rule = isDeviceCheckId(id) ? DEVICE_CHECKS[id].attestable : undefined;
+      if (rule && rule.reason === code) reasons[id] = { code, explanation: rule.explanation, attestItem: rule.itemId };
+    }
     return {
       hostname: r.hostname,
       os: r.os,
@@ -110,6 +115,8 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
       summary: summarise(results),
       results,
       details: parseJson(r.details, {}),
+      reasons,
+      retired: r.retired_at ? { at: iso(r.retired_at), byEmail: r.retired_by_email, note: r.retired_note } : null,
     };
   }
 
@@ -191,17 +198,39 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
       });
     },
 
-    /** The latest run per hostname; a run older than DEVICE_STALE_DAYS is pending. */
+    /** The latest run per hostname (retired computers included, marked); a run older than DEVICE_STALE_DAYS is pending. */
     listDevices(tenantId: string, caller: Caller): Promise<DeviceListDto> {
       const now = clock.now();
       return asMember(tenantId, caller, false, async (tx) => {
         const p = await requireProfile(tx, tenantId);
-        const runs = await cmmcRepo.latestRunsPerHost(tx, p.id);
+        const runs = await cmmcRepo.latestRunsPerHost(tx, p.id, { includeRetired: true });
         return {
           devices: runs.map((r) => toDevice(r, now)),
           checks: Object.values(DEVICE_CHECKS).map((c) => ({ id: c.id, os: c.os, title: c.title, requirementIds: [...c.requirementIds], supporting: c.supporting })),
           staleDays: DEVICE_STALE_DAYS,
         };
+      });
+    },
+
+    /**
+     * Retires a computer (owner or admin): its latest run is marked, and scoring, exports and the
+     * staff dashboard leave it out. A later run from the same hostname counts again (it is a new,
+     * unmarked row); unretire clears the mark. Audited.
+     */
+    setDeviceRetired(tenantId: string, caller: Caller, hostname: string, retire: boolean, note: string | null): Promise<DeviceDto> {
+      const now = clock.now();
+      return asMember(tenantId, caller, true, async (tx) => {
+        const p = await requireProfile(tx, tenantId);
+        const latest = (await cmmcRepo.latestRunsPerHost(tx, p.id, { includeRetired: true })).find((r) => r.hostname.toLowerCase() === hostname.toLowerCase());
+        if (!latest) throw cmmcErrors.deviceNotFound(hostname);
+        if (retire && latest.retired_at) throw cmmcErrors.deviceRetireConflict('This computer is already retired.');
+        if (!retire && !latest.retired_at) throw cmmcErrors.deviceRetireConflict('This computer is not retired.');
+        const row = await cmmcRepo.setRunRetired(tx, latest.id, retire ? { at: now, by: caller.userId, byEmail: caller.email, note } : null);
+        await audit.record(
+          { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: retire ? 'cmmc.device_retired' : 'cmmc.device_unretired', targetType: 'endpoint_audit_run', targetId: latest.id, details: { hostname: latest.hostname, os: latest.os, lastRunAt: iso(latest.received_at), ...(retire && note ? { note } : {}) } },
+          tx,
+        );
+        return toDevice(row, now);
       });
     },
 
@@ -230,6 +259,8 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
         for (const [id, v] of Object.entries(body.results)) if (v) results[id] = v;
         const details: Record<string, string> = {};
         for (const [id, v] of Object.entries(body.details ?? {})) if (typeof v === 'string' && v.length) details[id] = v;
+        const reasons: Record<string, string> = {};
+        for (const [id, v] of Object.entries(body.reasons ?? {})) if (typeof v === 'string') reasons[id] = v;
         const row = await cmmcRepo.insertRun(tx, {
           tenant_id: profile.tenant_id,
           profile_id: profile.id,
@@ -238,6 +269,7 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
           os_version: body.osVersion ?? null,
           results: JSON.stringify(results),
           details: JSON.stringify(details),
+          reasons: JSON.stringify(reasons),
           script_version: body.scriptVersion,
           client_address: clientAddress,
           received_at: now,

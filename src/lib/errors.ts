@@ -134,6 +134,9 @@ export const ERROR_STATUS = {
   cmmc_handoff_invalid: 404,
   cmmc_handoff_used: 410,
   cmmc_handoff_expired: 410,
+  cmmc_device_not_found: 404,
+  cmmc_device_retire_conflict: 409,
+  cmmc_not_affirming_official: 403,
   // cron hooks and relay
   Unauthorized: 401,
   management_peer_not_configured: 503,

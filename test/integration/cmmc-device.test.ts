@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../bench/lib.ts';
-import { checkIdsFor, lazySigner, SIGNATURE_PREFIX, verifySignedScript, type DeviceListDto, type IssuedTokenDto, type ProfileResponse } from '../../src/cmmc/index.ts';
+import { checkIdsFor, DEVICE_CHECKS, lazySigner, SCRIPT_VERSION, SIGNATURE_PREFIX, verifySignedScript, type DeviceListDto, type IssuedTokenDto, type ProfileResponse } from '../../src/cmmc/index.ts';
 import { withService } from '../../src/db/tenant.ts';
 import { isAppError } from '../../src/lib/errors.ts';
 import { createTestApp, uniqueEmail, type TestApp } from '../helpers/app.ts';
@@ -252,6 +252,16 @@ describe('signed scripts', () => {
     expect(ps).toContain(`$RampartUrl = '${baseUrl}/api/public/compliance/verify'`);
     expect(ps).toMatch(/Invoke-RestMethod -Method Post -Uri \$RampartUrl -Headers @\{ Authorization = "Bearer \$RampartToken" \} -ContentType 'application\/json'/);
     expect(ps).toMatch(/os = 'windows'/);
+    // Third-party anti-malware: scan recency is unknown with the reason code, sent in "reasons".
+    expect(ps).toContain("$Reasons['win.scan_recent'] = 'third_party_av'");
+    expect(ps).toMatch(/results = \$Results; details = \$Details; reasons = \$Reasons \}/);
+    // The administrator check looks at the signed-in console user, so "Run as administrator" (which
+    // the header recommends) does not fail it by itself.
+    expect(ps).toContain('(Get-CimInstance Win32_ComputerSystem).UserName');
+    expect(ps).not.toMatch(/IsInRole|runs as an administrator/);
+    expect(ps).toMatch(/as administrator for the most complete results; the administrator check\n# looks at the person signed in/);
+    // The computer name is reduced to the set the server accepts.
+    expect(ps).toContain(`-replace '[^A-Za-z0-9 ._''()&,+#!@-]', '-'`);
     // Read only: no cmdlet that changes settings.
     expect(ps).not.toMatch(/\b(Set-|Enable-|Disable-|New-ItemProperty|Remove-|Stop-|Start-Service|Restart-)/);
     // Balanced braces and parentheses (a cheap syntax sanity check without pwsh).
@@ -272,6 +282,10 @@ describe('signed scripts', () => {
     expect(spawnSync('bash', ['-n', file], { encoding: 'utf8' }).stderr).toBe('');
     expect(spawnSync('bash', ['-n', file]).status).toBe(0);
     expect(spawnSync('sh', ['-n', file]).status).toBe(0);
+    // It is a bash script and says so everywhere (no zsh instructions).
+    expect(sh.startsWith('#!/bin/bash\n')).toBe(true);
+    expect(sh).not.toMatch(/zsh/);
+    expect(Object.values(DEVICE_CHECKS).filter((c) => c.os === 'macos').every((c) => !c.recheck.includes('zsh') && c.recheck.includes('bash rampart-cmmc-check-macos.sh'))).toBe(true);
   });
 
   it('the macOS script runs against stub macOS commands and real curl, and the server stores its results', async () => {
@@ -283,7 +297,9 @@ describe('signed scripts', () => {
       chmodSync(join(stubs, name), 0o755);
     };
     stub('sw_vers', `[ "$1" = -productVersion ] && echo 14.5`);
-    stub('scutil', `[ "$2" = ComputerName ] && echo "Alice's MacBook Pro"`);
+    // A real-world ComputerName: curly quotes and an en dash (not ASCII: dropped), a slash (becomes
+    // -), parentheses, an ampersand and commas (kept; the server accepts them).
+    stub('scutil', `[ "$2" = ComputerName ] && echo "\u201cAlice\u2019s\u201d MacBook Pro (2) / Smith & Sons, Inc."`);
     stub('fdesetup', 'echo "FileVault is On."');
     stub('spctl', 'echo "assessments enabled"');
     stub('csrutil', 'echo "System Integrity Protection status: disabled."');
@@ -328,9 +344,9 @@ esac`,
     expect(run.stdout).toMatch(/Results sent to Rampart \(2 failing checks\)/);
 
     const devices = (await owner.get(`${base}/devices`)).json() as DeviceListDto;
-    const mac = devices.devices.find((d) => d.hostname === "Alice's MacBook Pro");
-    expect(mac, JSON.stringify(devices.devices)).toBeDefined();
-    expect(mac).toMatchObject({ os: 'macos', osVersion: '14.5', scriptVersion: '1.0.0', pending: false });
+    const mac = devices.devices.find((d) => d.hostname === 'Alices MacBook Pro (2) - Smith & Sons, Inc.');
+    expect(mac, JSON.stringify(devices.devices.map((d) => d.hostname))).toBeDefined();
+    expect(mac).toMatchObject({ os: 'macos', osVersion: '14.5', scriptVersion: SCRIPT_VERSION, pending: false, retired: null, reasons: {} });
     expect(Object.keys(mac!.results).sort()).toEqual(checkIdsFor('macos').sort());
     expect(mac!.results).toEqual({
       'mac.filevault': 'pass',
@@ -395,6 +411,14 @@ describe('POST /api/public/compliance/verify', () => {
       expect(res.statusCode, JSON.stringify(b).slice(0, 80)).toBe(400);
       expect(res.json()).toMatchObject({ error: 'validation_failed' });
     }
+    // Hostnames: the printable set macOS computer names use is accepted; quotes, slashes, angle
+    // brackets and control characters are not.
+    for (const h of ['MacBook Pro (2)', 'Smith & Sons, Inc. #3', "Bob's iMac!", 'PC+1@front']) expect((await verifyPost(token, winRun(h))).statusCode, h).toBe(201);
+    for (const h of ['a<b', 'say "hi"', 'a/b', 'a\\b', '(leading)', 'tab\there']) {
+      const res = await verifyPost(token, winRun(h));
+      expect(res.statusCode, h).toBe(400);
+      expect((res.json() as { details: { path: string }[] }).details.map((d) => d.path)).toContain('body.hostname');
+    }
     const big = await t.app.inject({ method: 'POST', url: '/api/public/compliance/verify', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, payload: JSON.stringify({ ...winRun(), pad: 'x'.repeat(70_000) }) });
     expect(big.statusCode).toBe(413);
     const text = await t.app.inject({ method: 'POST', url: '/api/public/compliance/verify', headers: { 'content-type': 'text/plain', authorization: `Bearer ${token}` }, payload: 'hello' });
@@ -428,6 +452,31 @@ describe('POST /api/public/compliance/verify', () => {
     } finally {
       await second.app.close();
     }
+  });
+
+  it('accepts the third_party_av reason only with an unknown win.scan_recent result, and explains it in the device list', async () => {
+    const { owner, base } = await cast('cmmc-verify-reasons');
+    const { token } = await setUpProfile(owner, base);
+    const unknownScan = { ...Object.fromEntries(checkIdsFor('windows').map((id) => [id, 'pass'])), 'win.scan_recent': 'unknown' };
+    for (const [label, body, path] of [
+      ['reason with a pass', winRun('PC-R', { reasons: { 'win.scan_recent': 'third_party_av' } }), 'body.reasons.win.scan_recent'],
+      ['reason code unknown to the catalogue', winRun('PC-R', { results: unknownScan, reasons: { 'win.scan_recent': 'snoozed' } }), 'body.reasons.win.scan_recent'],
+      ['reason on a check without a rule', winRun('PC-R', { results: { ...unknownScan, 'win.firewall_enabled': 'unknown' }, reasons: { 'win.firewall_enabled': 'third_party_av' } }), 'body.reasons.win.firewall_enabled'],
+    ] as const) {
+      const res = await verifyPost(token, body);
+      expect(res.statusCode, label).toBe(400);
+      expect((res.json() as { details: { path: string }[] }).details.map((d) => d.path), label).toContain(path);
+    }
+    const macReason = await verifyPost(token, { scriptVersion: '1.1.0', os: 'macos', hostname: 'mac-r', results: { 'mac.filevault': 'unknown' }, reasons: { 'mac.filevault': 'third_party_av' } });
+    expect(macReason.statusCode).toBe(400);
+    expect((await verifyPost(token, winRun('PC-R', { results: unknownScan, reasons: { 'win.scan_recent': 'third_party_av' } }))).statusCode).toBe(201);
+    const dev = ((await owner.get(`${base}/devices`)).json() as DeviceListDto).devices.find((d) => d.hostname === 'PC-R')!;
+    expect(dev.results['win.scan_recent']).toBe('unknown');
+    expect(dev.reasons['win.scan_recent']).toMatchObject({ code: 'third_party_av', attestItem: 'si15.frequency' });
+    expect(dev.reasons['win.scan_recent']!.explanation).toMatch(/third-party anti-malware/i);
+    // An older script's plain unknown (no reason) carries no explanation.
+    expect((await verifyPost(token, winRun('PC-OLD', { results: unknownScan }))).statusCode).toBe(201);
+    expect(((await owner.get(`${base}/devices`)).json() as DeviceListDto).devices.find((d) => d.hostname === 'PC-OLD')!.reasons).toEqual({});
   });
 
   it('lists the latest run per hostname and flags runs older than 30 days as pending', async () => {
