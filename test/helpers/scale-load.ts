@@ -40,6 +40,7 @@ const MANAGEMENT = 'mgmt';
 const RELAY_SECRET = 'scale-relay-secret-0123456789';
 const SCHEDULES = 10;
 const STAFF_DOMAIN = 'staff.scale.test';
+const HARNESS_APP = 'rampart-scale-harness';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface LoadFigures {
@@ -167,7 +168,8 @@ export async function runMixedLoad(o: MixedLoadOptions) {
   await admin.query(`create database ${dbName}`);
   const dbUrl = new URL(pgAdminUrl);
   dbUrl.pathname = `/${dbName}`;
-  const db = new pg.Pool({ connectionString: dbUrl.toString(), max: 4 });
+  // Named, so the connection figure counts the servers' connections only.
+  const db = new pg.Pool({ connectionString: dbUrl.toString(), max: 4, application_name: HARNESS_APP });
   db.on('error', () => undefined); // idle clients dropped with the database at the end
   const s3 = await startS3Server();
   const peer = await startManagementPeer();
@@ -358,7 +360,7 @@ export async function runMixedLoad(o: MixedLoadOptions) {
   });
   const sampler = (async () => {
     while (!stop) {
-      const { rows } = await admin.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = $1`, [dbName]);
+      const { rows } = await admin.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = $1 and application_name <> $2`, [dbName, HARNESS_APP]);
       counts.pgPeak = Math.max(counts.pgPeak, rows[0]!.n);
       await sleep(500);
     }
