@@ -59,7 +59,6 @@ export async function startAnswer(gateway: LlmGateway, input: StartAnswerInput):
         ...input.meta,
         source: 'offline',
         label: OFFLINE_LABEL,
-        model: null,
         ...(failure ? { fallbackReason: failure.message, fallbackError: { error: failure.code, message: failure.message, ...(after !== undefined ? { retryAfterSeconds: after } : {}) } } : {}),
       },
       chunks: once(input.offlineText),
@@ -79,7 +78,7 @@ export async function startAnswer(gateway: LlmGateway, input: StartAnswerInput):
     throw e;
   }
   return {
-    meta: { ...input.meta, source: 'model', label: MODEL_LABEL, model: gateway.model },
+    meta: { ...input.meta, source: 'model', label: MODEL_LABEL },
     chunks: (async function* () {
       if (first.done) return;
       yield first.value;

@@ -63,7 +63,7 @@ export const fileSummary = (d: ExtractedDocument): EvidenceReview['files'][numbe
 
 /** Missing documentation, next steps and the summary, from per-requirement results (offline and validated model results alike). */
 export function completeReview(
-  base: Pick<EvidenceReview, 'source' | 'label' | 'model' | 'fallbackReason'>,
+  base: Pick<EvidenceReview, 'source' | 'label' | 'fallbackReason'>,
   docs: readonly ExtractedDocument[],
   results: RequirementResult[],
 ): EvidenceReview {
@@ -88,7 +88,7 @@ export function completeReview(
 }
 
 /** The offline review, labelled "offline analysis". */
-export function offlineEvidenceReview(docs: readonly ExtractedDocument[], requirements: readonly ReviewRequirement[], opts: { fallbackReason?: string | null; model?: string | null } = {}): EvidenceReview {
+export function offlineEvidenceReview(docs: readonly ExtractedDocument[], requirements: readonly ReviewRequirement[], opts: { fallbackReason?: string | null } = {}): EvidenceReview {
   const hits = findPhraseHits(docs, requirements);
   const results: RequirementResult[] = requirements.map((r) => {
     const h = hits.get(r.id) ?? [];
@@ -103,5 +103,5 @@ export function offlineEvidenceReview(docs: readonly ExtractedDocument[], requir
       missingDocumentation: verdict === 'Covered' ? [] : r.documentation,
     };
   });
-  return completeReview({ source: 'offline', label: OFFLINE_LABEL, model: opts.model ?? null, fallbackReason: opts.fallbackReason ?? null }, docs, results);
+  return completeReview({ source: 'offline', label: OFFLINE_LABEL, fallbackReason: opts.fallbackReason ?? null }, docs, results);
 }

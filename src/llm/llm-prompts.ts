@@ -175,6 +175,6 @@ export function validateModelReview(text: string, docs: readonly ExtractedDocume
   return { ok: true, results };
 }
 
-export function modelReview(model: string, docs: readonly ExtractedDocument[], results: RequirementResult[]): EvidenceReview {
-  return completeReview({ source: 'model', label: 'model review (validated against the documents)', model, fallbackReason: null }, docs, results);
+export function modelReview(docs: readonly ExtractedDocument[], results: RequirementResult[]): EvidenceReview {
+  return completeReview({ source: 'model', label: 'model review (validated against the documents)', fallbackReason: null }, docs, results);
 }

@@ -1,5 +1,5 @@
 // Routes of the language-model helpers (docs/llm.md):
-//   GET    /api/v1/staff/llm/status                                  staff: {configured, model?}
+//   GET    /api/v1/staff/llm/status                                  staff: {configured} (never the model, URL or key)
 //   POST   /api/v1/tenants/:tenantId/llm/explain                      multipart `file` → text/event-stream
 //   GET    /api/v1/tenants/:tenantId/llm/explanations                 the caller's own history
 //   GET    /api/v1/tenants/:tenantId/llm/explanations/:explanationId
@@ -65,7 +65,7 @@ export async function registerLlmRoutes(app: FastifyInstance, deps: { guards: Se
   const caller = (s: { user: { id: string; email: string } }) => ({ userId: s.user.id, email: s.user.email });
   const r = app.withTypeProvider<ZodTypeProvider>();
 
-  r.get('/api/v1/staff/llm/status', { schema: { tags, summary: 'Whether a language model is configured, and its name (never the key); staff', response: { 200: llmStatusSchema } } }, async (req) => {
+  r.get('/api/v1/staff/llm/status', { schema: { tags, summary: 'Whether a language model is configured (never its name, address or key); staff', response: { 200: llmStatusSchema } } }, async (req) => {
     await guards.requireStaff(req);
     return llm.status();
   });

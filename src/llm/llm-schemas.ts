@@ -53,9 +53,8 @@ export type RequirementResult = z.infer<typeof requirementResultSchema>;
 
 export const evidenceReviewSchema = z.object({
   source: z.enum(ANSWER_SOURCES),
-  /** "offline analysis" or "model review". */
+  /** "offline analysis" or "model review …". The model's name is never given (only staff learn whether one is configured). */
   label: z.string(),
-  model: z.string().nullable(),
   /** Why a model answer was not used (invalid output, upstream error), when the offline result stands in. */
   fallbackReason: z.string().nullable(),
   /** The upstream error behind the fallback (llm_busy with retryAfterSeconds, llm_credits_exhausted, ...). */
@@ -75,8 +74,8 @@ export const explanationSummarySchema = z.object({
   id: z.uuid(),
   fileName: z.string(),
   format: z.string(),
+  /** Who wrote the answer: the configured model or the offline analysis (never the model's name). */
   source: z.enum(ANSWER_SOURCES),
-  model: z.string().nullable(),
   counts: severityCountsSchema,
   createdAt: z.string(),
 });
@@ -97,7 +96,11 @@ export interface AnswerMeta {
   source: AnswerSource;
   /** "offline analysis" or "model answer". */
   label: string;
-  model: string | null;
+  /**
+   * The helpers' answers never name the model (spec: staff see only whether one is configured);
+   * only the staff mesh ask stream, whose stored answers keep the model, fills it in.
+   */
+  model?: string | null;
   /** Set when the model failed before its first word and the offline analysis answers instead. */
   fallbackReason?: string;
   /** That failure (llm_busy with retryAfterSeconds, llm_credits_exhausted, llm_timeout, ...). */

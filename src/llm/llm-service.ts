@@ -25,6 +25,7 @@ export interface LlmExplanationsTable {
   file_name: string;
   format: string;
   source: 'model' | 'offline';
+  /** The model that wrote it, for operators reading the database; never in an answer or page. */
   model: string | null;
   counts: SeverityCounts;
   answer: string;
@@ -53,8 +54,8 @@ const MAX_ANSWER_CHARS = 200_000;
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 
-function summaryOf(r: Selectable<LlmExplanationsTable>): ExplanationSummary {
-  return { id: r.id, fileName: r.file_name, format: r.format, source: r.source, model: r.model, counts: r.counts, createdAt: iso(r.created_at) };
+function summaryOf(r: Omit<Selectable<LlmExplanationsTable>, 'model' | 'answer'>): ExplanationSummary {
+  return { id: r.id, fileName: r.file_name, format: r.format, source: r.source, counts: r.counts, createdAt: iso(r.created_at) };
 }
 
 export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; clock: Clock; requirements?: readonly ReviewRequirement[]; extractLimits?: ExtractLimits }) {
@@ -148,14 +149,14 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
       return asMember(tenantId, caller, async (tx) => {
         const rows = await tx
           .selectFrom('llm_explanations')
-          .select(['id', 'tenant_id', 'user_id', 'file_name', 'format', 'source', 'model', 'counts', 'created_at'])
+          .select(['id', 'tenant_id', 'user_id', 'file_name', 'format', 'source', 'counts', 'created_at'])
           .where('tenant_id', '=', tenantId)
           .where('user_id', '=', caller.userId)
           .orderBy('created_at', 'desc')
           .orderBy('id', 'desc')
           .limit(HISTORY_LIMIT)
           .execute();
-        return { explanations: rows.map((r) => summaryOf({ ...r, answer: '' })) };
+        return { explanations: rows.map(summaryOf) };
       });
     },
 
@@ -205,20 +206,20 @@ export async function reviewDocuments(
   const requirements = input.requirements ?? defaultRequirements;
   const docs = await extractDocuments(input.files, limits, signal);
   if (!gateway.configured || !docs.some((d) => d.assessable)) return offlineEvidenceReview(docs, requirements);
-  onPreliminary?.(offlineEvidenceReview(docs, requirements, { model: gateway.model }));
+  onPreliminary?.(offlineEvidenceReview(docs, requirements));
   let text: string;
   try {
     text = await gateway.complete({ instructions: REVIEW_INSTRUCTIONS, prompt: reviewPrompt(docs, requirements, input.notes), signal, maxOutputTokens: 4_000 });
   } catch (e) {
     if (e instanceof LlmAbortedError) throw e;
     if (!isAppError(e)) throw e;
-    const review = offlineEvidenceReview(docs, requirements, { fallbackReason: e.message, model: gateway.model });
+    const review = offlineEvidenceReview(docs, requirements, { fallbackReason: e.message });
     const after = (e.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
     return { ...review, fallbackError: { error: e.code, message: e.message, ...(after !== undefined ? { retryAfterSeconds: after } : {}) } };
   }
   const v = validateModelReview(text, docs, requirements);
-  if (!v.ok) return offlineEvidenceReview(docs, requirements, { fallbackReason: `The model's answer was not used: ${v.reason}.`, model: gateway.model });
-  return modelReview(gateway.model!, docs, v.results);
+  if (!v.ok) return offlineEvidenceReview(docs, requirements, { fallbackReason: `The model's answer was not used: ${v.reason}.` });
+  return modelReview(docs, v.results);
 }
 
 export type LlmService = ReturnType<typeof createLlmService>;

@@ -38,7 +38,8 @@ describe('language-model helpers without a model (offline analysis)', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
     const events = parseSse(res.body);
-    expect(events[0]).toMatchObject({ event: 'meta', data: { source: 'offline', label: 'offline analysis', model: null, format: 'trivy', fileName: 'trivy-image.json' } });
+    expect(events[0]).toMatchObject({ event: 'meta', data: { source: 'offline', label: 'offline analysis', format: 'trivy', fileName: 'trivy-image.json' } });
+    expect(events[0]!.data).not.toHaveProperty('model');
     const text = events.filter((e) => e.event === 'delta').map((e) => e.data.text).join('');
     expect(text).toMatch(/^\*\*Offline analysis\*\*/);
     const done = events.at(-1)!;
@@ -160,7 +161,10 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     expect(res.statusCode).toBe(200);
     const events = parseSse(res.body);
     expect(events.map((e) => e.event)).toEqual(['meta', 'delta', 'delta', 'delta', 'done']);
-    expect(events[0]!.data).toMatchObject({ source: 'model', model: 'test-model', format: 'trivy' });
+    expect(events[0]!.data).toMatchObject({ source: 'model', label: 'model answer', format: 'trivy' });
+    // Tenant users learn that a model answered, never which one (LLM_MODEL).
+    expect(events[0]!.data).not.toHaveProperty('model');
+    expect(res.body).not.toContain('test-model');
     expect(events.filter((e) => e.event === 'delta').map((e) => e.data.text).join('')).toBe('## Summary\nPatch openssl [F1].');
     const req = server.requests[n]!;
     const prompt = promptText(req);
@@ -172,7 +176,9 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     expect(res.body).not.toContain(KEY);
     const id = events.at(-1)!.data.explanationId as string;
     const saved = await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`);
-    expect(saved.json()).toMatchObject({ explanation: { source: 'model', model: 'test-model', answer: '## Summary\nPatch openssl [F1].' } });
+    expect(saved.json()).toMatchObject({ explanation: { source: 'model', answer: '## Summary\nPatch openssl [F1].' } });
+    expect(saved.body).not.toContain('test-model');
+    expect((await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).body).not.toContain('test-model');
   });
 
   it('answers with the offline analysis, labelled with the reason, when the model is busy, out of credits, slow or failing', async () => {
@@ -253,8 +259,11 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     };
     server.enqueue({ kind: 'json', content: JSON.stringify({ requirements: [{ id: 'R1', verdict: 'Covered', citations: [{ fileName: 'auth.pdf', pages: [1] }], rationale: 'Passwords and MFA are defined.' }] }) });
     let m = withReqs();
-    const good = (await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers)).json() as EvidenceReview;
-    expect(good).toMatchObject({ source: 'model', model: 'test-model', fallbackReason: null, summary: { covered: 1, partial: 0, missing: 0 } });
+    const goodRes = await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers);
+    expect(goodRes.body).not.toContain('test-model');
+    const good = goodRes.json() as EvidenceReview;
+    expect(good).toMatchObject({ source: 'model', label: 'model review (validated against the documents)', fallbackReason: null, summary: { covered: 1, partial: 0, missing: 0 } });
+    expect(good).not.toHaveProperty('model');
     expect(good.requirements[0]!.rationale).toBe('Passwords and MFA are defined.');
 
     server.enqueue({ kind: 'json', content: 'Everything looks fine to me!' });

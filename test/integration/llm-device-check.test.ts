@@ -197,7 +197,8 @@ describe('explainDeviceCheck with a model', () => {
     const res = await explainDevices(cast.owner, cast.tenant, { notes: 'We use Bitdefender.' });
     const events = parseSse(res.body);
     expect(events.map((e) => e.event)).toEqual(['meta', 'delta', 'delta', 'delta', 'done']);
-    expect(events[0]!.data).toMatchObject({ source: 'model', model: 'test-model' });
+    expect(events[0]!.data).toMatchObject({ source: 'model', label: 'model answer' });
+    expect(res.body).not.toContain('test-model');
     expect(events.at(-1)!.data).toEqual({ explanationId: null, source: 'model' });
     const prompt = promptText(server.requests[n]!);
     expect(prompt).toContain('<<<UNTRUSTED_DATA kind="device-checks"');

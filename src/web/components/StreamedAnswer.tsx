@@ -1,5 +1,5 @@
 // A streamed language-model answer: the text (Markdown, rendered safely) as it arrives, a Stop button while it streams, the
-// source label ("offline analysis" or the model's name), and friendly errors (busy with the wait,
+// source label ("offline analysis" or "model answer"), and friendly errors (busy with the wait,
 // credits exhausted, timeouts). Reusable by any page that streams an answer (result-file
 // explainer, CMMC evidence review, mesh "ask operations").
 //
@@ -151,7 +151,8 @@ export function StreamedAnswer({ answer, title = 'Answer', headingLevel = 3, emp
             </Title>
             {meta && (
               <Badge variant="light" color={meta.source === 'offline' ? 'gray' : 'blue'} data-testid="answer-source">
-                {meta.source === 'offline' ? meta.label : `model: ${meta.model ?? 'configured model'}`}
+                {/* The label ("offline analysis", "model answer"); only the staff mesh ask names its model. */}
+                {meta.source === 'model' && meta.model ? `model: ${meta.model}` : meta.label}
               </Badge>
             )}
           </Group>

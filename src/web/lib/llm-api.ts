@@ -153,7 +153,7 @@ export async function streamLlm(path: string, body: FormData | string, handlers:
       const f = data as unknown as StreamFallback;
       text = f.text;
       fallbackReason = f.reason;
-      meta = { ...(meta ?? { model: null }), source: 'offline', label: f.label };
+      meta = { ...meta, source: 'offline', label: f.label };
       handlers.onFallback?.(f, meta);
     } else if (event === 'delta') {
       const piece = String(data.text ?? '');

@@ -154,7 +154,7 @@ function ReviewResult({ review, headingLevel, preliminary = false }: { review: R
             {preliminary ? 'Preliminary review' : 'Review'}
           </Title>
           <Badge variant="light" color={review.source === 'offline' ? 'gray' : 'blue'} data-testid="review-source">
-            {review.source === 'offline' ? review.label : `model: ${review.model ?? 'configured model'}`}
+            {review.label}
           </Badge>
           <Text size="sm" c="dimmed">
             {review.summary.covered} covered · {review.summary.partial} partial · {review.summary.missing} missing

@@ -116,7 +116,7 @@ export function ExplainResultPage() {
                     <Text size="sm">{countsLine(e)}</Text>
                   </Table.Td>
                   <Table.Td>
-                    <Text size="sm">{e.source === 'offline' ? 'Offline analysis' : (e.model ?? 'Language model')}</Text>
+                    <Text size="sm">{e.source === 'offline' ? 'Offline analysis' : 'Language model'}</Text>
                   </Table.Td>
                   <Table.Td>
                     <Text size="sm">{formatDateTime(e.createdAt)}</Text>
@@ -154,7 +154,7 @@ function ExplanationModal({ tenantId, id, onClose, onDelete, deleting }: { tenan
       ) : (
         <Stack gap="sm">
           <Text size="xs" c="dimmed">
-            {q.data.source === 'offline' ? 'Offline analysis' : `Model: ${q.data.model ?? 'language model'}`} · {formatDateTime(q.data.createdAt)} · {countsLine(q.data)}
+            {q.data.source === 'offline' ? 'Offline analysis' : 'Language model'} · {formatDateTime(q.data.createdAt)} · {countsLine(q.data)}
           </Text>
           <MarkdownText text={q.data.answer} testId="saved-answer" />
           <Group justify="flex-end">
