@@ -4,12 +4,16 @@
 //   package the server imports is a runtime dependency (so `npm ci --omit=dev` is enough).
 // - deploy/compose.yaml: PostgreSQL, an S3-compatible store, a migration, two replicas behind the
 //   proxy, one worker; every required variable is in .env.example and every Rampart variable is
-//   one the server knows.
+//   one the server knows; `docker-compose config` (Compose v1 from Debian, which validates
+//   against the compose-spec JSON schema and checks references without a container engine)
+//   accepts it with .env.example's variables filled in.
 // - deploy/k8s: every manifest validates against the Kubernetes API schema (kubernetes-models);
 //   Deployment with probes on /healthz and /readyz, Service, migration Job, secrets by reference;
 //   the ConfigMap parses with the server's configuration schema and names shared S3 storage.
 // - deploy/proxy/nginx.conf: balances over exactly the replicas and replaces X-Forwarded-For.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
@@ -102,6 +106,44 @@ describe('deploy/compose.yaml', () => {
     const example = read('deploy/.env.example');
     const required = [...read('deploy/compose.yaml').matchAll(/\$\{([A-Z_]+):\?/g)].map((m) => m[1]!);
     for (const k of new Set(required)) expect(example, k).toMatch(new RegExp(`^${k}=`, 'm'));
+  });
+});
+
+/** Debian's docker-compose 1.29 (.ci/run installs it); its validation needs no container engine. */
+const composeV1 = spawnSync('docker-compose', ['version'], { encoding: 'utf8' }).status === 0;
+
+describe.skipIf(!composeV1)('deploy/compose.yaml with docker-compose config', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rampart-compose-'));
+  // Every variable of .env.example given a value, as an operator's deploy/.env would.
+  const envFile = join(dir, '.env');
+  writeFileSync(envFile, read('deploy/.env.example').replace(/^([A-Z_]+)=$/gm, '$1=example-value'));
+  // Compose v1's schema predates the top-level `name` (compose-spec 2022); everything else is checked.
+  const composeText = read('deploy/compose.yaml').replace(/^name: .*$/m, '');
+  const check = (text: string) => {
+    const file = join(dir, 'compose.yaml');
+    writeFileSync(file, text);
+    return spawnSync('docker-compose', ['-f', file, '--env-file', envFile, 'config', '-q'], { encoding: 'utf8' });
+  };
+
+  it('accepts the file, and refuses an unknown option or a reference to a missing service', () => {
+    try {
+      const ok = check(composeText);
+      expect(ok.stderr).toBe('');
+      expect(ok.status).toBe(0);
+      const unknown = check(composeText.replace(/^(\s+)restart: /m, '$1restrat: '));
+      expect(unknown.status).not.toBe(0);
+      expect(unknown.stderr).toContain("Unsupported config option");
+      const dangling = check(composeText.replace(/(\n\s+depends_on:\n)/, '$1      nonexistent: { condition: service_started }\n'));
+      expect(dangling.status).not.toBe(0);
+      expect(dangling.stderr).toContain("depends on service 'nonexistent' which is undefined");
+      // Without a required secret the file does not even resolve.
+      writeFileSync(envFile, read('deploy/.env.example'));
+      const missing = check(composeText);
+      expect(missing.status).not.toBe(0);
+      expect(missing.stderr).toMatch(/set [A-Z_]+/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
