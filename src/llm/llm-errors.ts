@@ -39,6 +39,8 @@ export function retryAfterSeconds(headers: Record<string, string> | undefined, n
   const v = lower['retry-after']?.trim();
   if (!v) return undefined;
   if (/^\d+(\.\d+)?$/.test(v)) return Math.max(0, Math.ceil(Number(v)));
+  // Otherwise only an HTTP date ("Thu, 26 Nov 2026 10:01:30 GMT"); Date.parse would also take "-5" as a year.
+  if (!/^[A-Za-z]{3,9},? .*\d{2}:\d{2}:\d{2}/.test(v)) return undefined;
   const at = Date.parse(v);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }

@@ -1,9 +1,11 @@
 // The language-model helpers in the browser, with a local OpenAI-compatible model server. The
 // result-file explainer: the answer streams in piece by piece, Stop closes the connection (the
 // model request is aborted, nothing is saved), a complete answer lands in the private history,
-// can be viewed and deleted, a busy model is a friendly message. On the CMMC page: the evidence
-// review (Word refused in the browser, a scan reported, an invalid model answer replaced by the
-// offline analysis) and the device-check explainer (streamed with Stop).
+// can be viewed and deleted, a busy model or exhausted credits are friendly messages above the
+// offline analysis; the Findings and Import results pages lead to the explainer. On the CMMC
+// page: the evidence review (Word refused in the browser, a scan reported, an invalid model answer
+// replaced by the offline analysis, Stop aborting the model request) and the device-check
+// explainer (streamed with Stop).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -126,6 +128,21 @@ describeBrowser('language-model helpers in the browser', () => {
     expect(await page.getByRole('button', { name: 'Try again' }).count()).toBe(0);
   });
 
+  it('opens the explainer from the Findings and Import results pages', async () => {
+    for (const [nav, heading] of [
+      ['Findings', 'Findings'],
+      ['Import results', 'Import results'],
+    ] as const) {
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: nav, exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+      // The page's own button, not the navigation entry of the same name.
+      await page.getByRole('main').getByRole('link', { name: 'Explain a result file', exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Explain a result file' }).waitFor();
+      expect(new URL(page.url()).pathname).toBe('/explain-results');
+      await page.getByRole('button', { name: 'Explain', exact: true }).waitFor();
+    }
+  });
+
   it('reviews evidence on the CMMC page: Word refused, scans reported, an invalid model answer replaced', async () => {
     await page.getByRole('link', { name: 'CMMC', exact: true }).click();
     await page.getByRole('tab', { name: 'Evidence review' }).click();
@@ -148,14 +165,19 @@ describeBrowser('language-model helpers in the browser', () => {
     await row.getByText('access.pdf (p. 1)').waitFor();
     await page.getByText(/scan\.pdf: No extractable text/).waitFor();
 
-    // A slow model: the offline analysis shows at once as the preliminary review; Stop ends it.
-    llm.enqueue({ kind: 'hang' });
+    // A slow model: the offline analysis shows at once as the preliminary review; Stop ends it,
+    // and the model request with it (the local model server sees the platform hang up).
+    const slow = llm.requests.length;
+    llm.enqueue({ kind: 'json', content: '{}', delayMs: 60_000 });
     await page.getByRole('button', { name: 'Review documents' }).click();
     await page.getByRole('heading', { name: 'Preliminary review' }).waitFor();
     await page.getByText('The language model is reviewing the documents; the offline analysis is shown meanwhile…').waitFor();
+    await expect.poll(() => llm.requests.length).toBe(slow + 1);
     await page.getByRole('button', { name: 'Stop' }).click();
     await page.getByText('Stopped. Nothing was reviewed.').waitFor();
     expect(await page.getByRole('heading', { name: 'Preliminary review' }).count()).toBe(0);
+    await llm.closed(slow);
+    expect(llm.requests[slow]!.closedEarly).toBe(true);
   });
 
   it('explains device checks on the CMMC page, streamed, with Stop', async () => {

@@ -11,10 +11,14 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 export type LlmScript =
   /** An SSE stream of content pieces; `firstDelayMs` before the first, `delayMs` between the rest; `cutAfter` drops the connection after that many. */
   | { kind: 'stream'; chunks: string[]; firstDelayMs?: number; delayMs?: number; cutAfter?: number }
-  /** A whole (non-streaming) answer with this content; streamed as one piece when the request streams. */
-  | { kind: 'json'; content: string }
-  /** An error status, optionally with Retry-After. */
-  | { kind: 'status'; status: number; retryAfter?: string; message?: string }
+  /**
+   * A whole (non-streaming) answer with this content; streamed as one piece when the request
+   * streams. `delayMs`: the response headers at once, the body only after this long (a model
+   * still thinking; only the client going away ends it sooner).
+   */
+  | { kind: 'json'; content: string; delayMs?: number }
+  /** An error status, optionally with Retry-After (seconds or an HTTP date) and other headers (e.g. retry-after-ms). */
+  | { kind: 'status'; status: number; retryAfter?: string; message?: string; headers?: Record<string, string> }
   /** Bytes that are not an OpenAI answer. */
   | { kind: 'malformed' }
   /** Accepts the request and never answers (connect / header timeout). */
@@ -99,7 +103,7 @@ export async function startLlmServer(opts: { fallback?: (req: RecordedRequest) =
         return;
       case 'status': {
         ended = true;
-        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        const headers: Record<string, string> = { 'content-type': 'application/json', ...script.headers };
         if (script.retryAfter !== undefined) headers['retry-after'] = script.retryAfter;
         res.writeHead(script.status, headers).end(JSON.stringify({ error: { message: script.message ?? `status ${script.status}`, type: 'test_error', code: String(script.status) } }));
         return;
@@ -111,15 +115,29 @@ export async function startLlmServer(opts: { fallback?: (req: RecordedRequest) =
         return;
       }
       case 'json': {
-        ended = true;
         if (body.stream) {
+          ended = true;
           res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
           rec.firstTokenAt = performance.now();
           rec.written = 1;
           res.end(chunk(script.content, null) + chunk(null, 'stop') + 'data: [DONE]\n\n');
           return;
         }
-        res.writeHead(200, { 'content-type': 'application/json' }).end(
+        res.writeHead(200, { 'content-type': 'application/json' });
+        if (script.delayMs) {
+          res.flushHeaders();
+          // Ends early when the client goes away, so no timer outlives the test.
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, script.delayMs);
+            res.once('close', () => {
+              clearTimeout(t);
+              resolve();
+            });
+          });
+          if (!alive()) return;
+        }
+        ended = true;
+        res.end(
           JSON.stringify({
             id: 'chatcmpl-test',
             object: 'chat.completion',

@@ -56,16 +56,16 @@ describe('result-file offline analysis', () => {
   });
 
   it('reads every fixture format the importers know', async () => {
-    const seen = new Set<string>();
+    const seen = new Map<string, number>();
+    // Every fixture is a result file: a failure here is a failure of the test.
     for (const name of readdir()) {
-      try {
-        const a = await analyzeResultFile(name, fixture(name));
-        seen.add(a.format);
-      } catch (e) {
-        if (!isAppError(e)) throw e;
-      }
+      const a = await analyzeResultFile(name, fixture(name));
+      seen.set(a.format, a.counts.total);
     }
-    expect([...seen].sort()).toEqual(expect.arrayContaining(['nmap', 'nuclei', 'sarif', 'trivy', 'zap']));
+    expect([...seen.keys()].sort()).toEqual(['native', 'nmap', 'nuclei', 'sarif', 'trivy', 'zap']);
+    for (const [format, total] of seen) expect(total, format).toBeGreaterThan(0);
+    const native = await analyzeResultFile('native-report.jsonl', fixture('native-report.jsonl'));
+    expect(offlineResultSummary(native)).toContain('Rampart native report');
   });
 
   it('ranks fixes by severity then count and escapes Markdown in titles', async () => {

@@ -323,6 +323,16 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     expect(saved.explanation.answer).not.toContain('F99');
   });
 
+  it('answers malformed streamed model output with the offline analysis, never with the garbage', async () => {
+    server.enqueue({ kind: 'malformed' });
+    const res = await explain(cast.owner, cast.tenant, trivy);
+    const events = parseSse(res.body);
+    expect(events.map((e) => e.event)).toEqual(['meta', 'delta', 'done']);
+    expect(events[0]!.data).toMatchObject({ source: 'offline', fallbackError: { error: 'llm_bad_response' } });
+    expect(res.body).not.toContain('not json');
+    expect(events[1]!.data.text).toMatch(/^\*\*Offline analysis\*\*/);
+  });
+
   it('aborts the upstream call when the browser hangs up (stop)', async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const address = t.app.server.address() as { port: number };
@@ -344,5 +354,31 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     await server.closed(n);
     expect(server.requests[n]!.closedEarly).toBe(true);
     expect(server.requests[n]!.written).toBeLessThan(100);
+  });
+  it('aborts the upstream call when Stop closes a streamed evidence review', async () => {
+    const address = t.app.server.address() as { port: number } | null;
+    if (!address) await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as { port: number }).port;
+    const n = server.requests.length;
+    // The model is "thinking" for a minute (headers sent, so no connect timeout): only Stop ends it sooner.
+    server.enqueue({ kind: 'json', content: '{}', delayMs: 60_000 });
+    const m = multipart([{ name: 'files', value: await makeTextPdf(['Password policy: MFA and multi-factor authentication for email.']), fileName: 'auth.pdf', type: 'application/pdf' }]);
+    const ac = new AbortController();
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/tenants/${cast.tenant}/llm/evidence-review`, {
+      method: 'POST',
+      body: new Uint8Array(m.payload),
+      headers: { ...m.headers, accept: 'text/event-stream', cookie: [...cast.owner.cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'x-csrf-token': cast.owner.csrf!, origin: 'http://rampart.test' },
+      signal: ac.signal,
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let got = '';
+    // The offline review arrives first, while the model is asked.
+    while (!got.includes('event: preliminary')) got += new TextDecoder().decode((await reader.read()).value);
+    await expect.poll(() => server.requests.length).toBe(n + 1);
+    ac.abort();
+    // The local model server sees the platform hang up its request.
+    await server.closed(n);
+    expect(server.requests[n]!.closedEarly).toBe(true);
   });
 });

@@ -3,7 +3,7 @@
 // and what is sent upstream (the key only in Authorization).
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLlmGateway, type LlmGateway } from '../../src/llm/index.ts';
+import { createLlmGateway, retryAfterSeconds, type LlmGateway } from '../../src/llm/index.ts';
 import { isAppError, type AppError } from '../../src/lib/errors.ts';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server.ts';
 
@@ -138,6 +138,83 @@ describe('LLM gateway', () => {
     server.enqueue({ kind: 'malformed' });
     const e = await failure(gateway.complete({ instructions: 'x', prompt: 'y' }));
     expect(['llm_bad_response', 'llm_unavailable']).toContain(e.code);
+  });
+
+  it('reports malformed streamed output as llm_bad_response, with nothing of it streamed', async () => {
+    server.enqueue({ kind: 'malformed' });
+    const pieces: string[] = [];
+    const e = await failure(
+      (async () => {
+        for await (const t of gateway.stream({ instructions: 'x', prompt: 'y' })) pieces.push(t);
+      })(),
+    );
+    expect(e.code).toBe('llm_bad_response');
+    expect(pieces).toEqual([]);
+    expect(e.message).not.toContain('not json');
+  });
+
+  it('times out an answer that streams but does not finish within the total time', async () => {
+    const short = createLlmGateway({ baseUrl: server.url, model: 'test-model', connectMs: 2_000, firstTokenMs: 2_000, totalMs: 400 });
+    const n = server.requests.length;
+    server.enqueue({ kind: 'stream', chunks: Array.from({ length: 60 }, (_, i) => `w${i} `), delayMs: 50 });
+    const pieces: string[] = [];
+    const e = await failure(
+      (async () => {
+        for await (const t of short.stream({ instructions: 'x', prompt: 'y' })) pieces.push(t);
+      })(),
+    );
+    expect(e.code).toBe('llm_timeout');
+    expect(e.details).toEqual({ timeout: 'total' });
+    expect(e.message).toMatch(/too long to finish/);
+    // It had started answering: the total limit, not the first-token one, ended it, and the upstream call was closed.
+    expect(pieces.length).toBeGreaterThan(0);
+    await server.closed(n);
+    expect(server.requests[n]!.closedEarly).toBe(true);
+    expect(server.requests[n]!.written).toBeLessThan(60);
+
+    server.enqueue({ kind: 'stream', chunks: ['never'], firstDelayMs: 3_000 });
+    const whole = await failure(createLlmGateway({ baseUrl: server.url, model: 'test-model', connectMs: 2_000, totalMs: 300 }).complete({ instructions: 'x', prompt: 'y' }));
+    expect(whole.code).toBe('llm_timeout');
+    expect(whole.details).toEqual({ timeout: 'total' });
+  });
+
+  it('reads Retry-After as seconds or an HTTP date, and retry-after-ms', () => {
+    const now = Date.parse('2026-11-26T10:00:00Z');
+    expect(retryAfterSeconds({ 'Retry-After': '30' }, now)).toBe(30);
+    expect(retryAfterSeconds({ 'retry-after': '1.2' }, now)).toBe(2);
+    expect(retryAfterSeconds({ 'retry-after': 'Thu, 26 Nov 2026 10:01:30 GMT' }, now)).toBe(90);
+    // A date in the past means "now".
+    expect(retryAfterSeconds({ 'retry-after': 'Thu, 26 Nov 2026 09:59:00 GMT' }, now)).toBe(0);
+    // retry-after-ms (OpenAI, Azure) wins, rounded up to whole seconds.
+    expect(retryAfterSeconds({ 'retry-after-ms': '1500', 'retry-after': '30' }, now)).toBe(2);
+    expect(retryAfterSeconds({ 'Retry-After-Ms': '200' }, now)).toBe(1);
+    // Unreadable values are ignored, not guessed at.
+    expect(retryAfterSeconds({ 'retry-after': 'soon' }, now)).toBeUndefined();
+    expect(retryAfterSeconds({ 'retry-after-ms': 'abc', 'retry-after': '7' }, now)).toBe(7);
+    expect(retryAfterSeconds({ 'retry-after': '-5' }, now)).toBeUndefined();
+    expect(retryAfterSeconds({}, now)).toBeUndefined();
+    expect(retryAfterSeconds(undefined, now)).toBeUndefined();
+  });
+
+  it('honours an upstream Retry-After given as an HTTP date, and retry-after-ms', async () => {
+    // Two minutes ahead: longer than the gateway waits, so llm_busy with about that wait.
+    server.enqueue({ kind: 'status', status: 429, retryAfter: new Date(Date.now() + 120_000).toUTCString() });
+    const e = await failure(collect(gateway));
+    expect(e.code).toBe('llm_busy');
+    const after = (e.details as { retryAfterSeconds: number }).retryAfterSeconds;
+    expect(after).toBeGreaterThan(60);
+    expect(after).toBeLessThanOrEqual(120);
+    expect(e.headers).toEqual({ 'retry-after': String(after) });
+
+    // retry-after-ms of 300 ms: waited out (well under the 2 s the gateway waits at most) and retried.
+    const n = server.requests.length;
+    server.enqueue({ kind: 'status', status: 429, headers: { 'retry-after-ms': '300' } }, { kind: 'stream', chunks: ['after ', 'ms'] });
+    expect(await collect(gateway)).toBe('after ms');
+    expect(server.requests.length - n).toBe(2);
+
+    server.enqueue({ kind: 'status', status: 429, headers: { 'retry-after-ms': '90000' } });
+    const long = await failure(collect(gateway));
+    expect(long.details).toEqual({ retryAfterSeconds: 90 });
   });
 
   it('reports an unreachable endpoint as llm_unavailable', async () => {
