@@ -3,12 +3,14 @@
 // Evidence is gathered deterministically from the mesh records (the health rollup, failure codes,
 // the two halves of the window, inbound calls, received events, the outbox) and numbered in a
 // fixed order, so the same records always give the same numbers E1, E2, … The answer cites those
-// numbers; checkCitations verifies every cited number exists and every section is there. Without
-// a model, offlineSummary writes the same five sections from the evidence alone.
+// numbers; checkAnswer verifies, through the shared checker every streamed helper uses
+// (src/llm/llm-citations.ts: lists and ranges such as [E2–E5], each id must exist), that every cited
+// number exists, and notes missing sections. Without a model, or when the model's answer cites
+// evidence that does not exist, offlineSummary writes the five sections from the evidence alone.
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { withService } from '../db/tenant.ts';
-import { dataBlock, DATA_CLOSE, DATA_OPEN } from '../llm/index.ts';
+import { checkCitations, dataBlock, DATA_CLOSE, DATA_OPEN } from '../llm/index.ts';
 import { ASK_SECTIONS, type CitationCheck, type EvidenceItem } from './mesh-ask-schemas.ts';
 import type { HealthResponse, PeerHealth } from './mesh-health-schemas.ts';
 import { splitRange } from './mesh-health-service.ts';
@@ -243,35 +245,37 @@ export function askPrompt(question: string, windowDays: number, evidence: readon
   ].join('\n');
 }
 
-// ---- the citation check ----
+// ---- the answer check ----
 
-const CITATION = /\[(E\d+(?:\s*[,;]\s*E?\d+)*)\]/g;
+/** The ids an answer may cite: E1 … En. */
+export const evidenceIds = (evidence: readonly EvidenceItem[]): string[] => evidence.map((e) => `E${e.n}`);
 
-/** Cited numbers, known and unknown, and the sections the answer lacks; `markdown` has unknown citations marked. */
-export function checkCitations(text: string, evidenceCount: number): { markdown: string; check: CitationCheck } {
-  const cited = new Set<number>();
-  const unknown = new Set<number>();
-  const markdown = text.replace(CITATION, (_all, inner: string) => {
-    const parts = inner.split(/\s*[,;]\s*/).map((s) => Number(s.replace(/^E/, '')));
-    return parts
-      .map((n) => {
-        if (Number.isInteger(n) && n >= 1 && n <= evidenceCount) {
-          cited.add(n);
-          return `[E${n}]`;
-        }
-        unknown.add(n);
-        return `[E${n}: no such evidence]`;
-      })
-      .join('');
-  });
+/** Required section headings the text lacks. */
+export function missingSections(text: string): string[] {
   const headings = new Set([...text.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)].map((m) => m[1]!.replace(/[*_`:]/g, '').trim().toLowerCase()));
-  const missingSections = ASK_SECTIONS.filter((s) => !headings.has(s.toLowerCase()));
-  const check = { cited: [...cited].sort((a, b) => a - b), unknown: [...unknown].sort((a, b) => a - b), missingSections };
-  const notes: string[] = [];
-  if (check.unknown.length) notes.push(`The answer cited evidence that does not exist (${check.unknown.map((n) => `E${n}`).join(', ')}); those statements are unsupported.`);
-  if (check.missingSections.length) notes.push(`The answer lacks the section${check.missingSections.length > 1 ? 's' : ''} ${check.missingSections.join(', ')}.`);
-  return { markdown: notes.length ? `${markdown.trimEnd()}\n\n> **Citation check:** ${notes.join(' ')}\n` : markdown, check };
+  return ASK_SECTIONS.filter((s) => !headings.has(s.toLowerCase()));
 }
+
+export type AnswerCheck = { usable: true; markdown: string; check: CitationCheck } | { usable: false; reason: string; check: CitationCheck };
+
+/**
+ * The finished answer's check. Citations go through the shared checker (the same rules as every
+ * streamed helper): an answer citing evidence that does not exist, or an empty one, is not usable,
+ * and the caller replaces it with the offline summary, labelled, as the other helpers do. Missing
+ * sections only add a note at the end of a usable answer.
+ */
+export function checkAnswer(text: string, evidence: readonly EvidenceItem[]): AnswerCheck {
+  const c = checkCitations(text, evidenceIds(evidence));
+  const check: CitationCheck = { cited: [...c.cited].sort(byEvidenceId), unknown: c.ok ? [] : c.unknown, missingSections: missingSections(text) };
+  if (!text.trim()) return { usable: false, reason: 'it was empty', check };
+  if (!c.ok) return { usable: false, reason: c.reason, check };
+  const markdown = check.missingSections.length
+    ? `${text.trimEnd()}\n\n> **Section check:** the answer lacks the section${check.missingSections.length > 1 ? 's' : ''} ${check.missingSections.join(', ')}.\n`
+    : text;
+  return { usable: true, markdown, check };
+}
+
+const byEvidenceId = (a: string, b: string) => Number(a.slice(1)) - Number(b.slice(1));
 
 // ---- the offline summary ----
 
@@ -288,7 +292,11 @@ const NEXT_STEPS: { match: (code: string) => boolean; step: (peers: string) => s
  * The five sections from the evidence alone (no model). It does not interpret the question beyond
  * noticing peer names in it; the label and the first line say so.
  */
-export function offlineSummary(question: string, windowDays: number, evidence: readonly EvidenceItem[], leftOut: number, reason: string | null): string {
+/**
+ * `why`: the reason the summary answers instead of a model, as a clause ("the language model could
+ * not answer (…)"); null: no model is configured.
+ */
+export function offlineSummary(question: string, windowDays: number, evidence: readonly EvidenceItem[], leftOut: number, why: string | null): string {
   const cite = (items: readonly EvidenceItem[]) => items.map((e) => `[E${e.n}]`).join('');
   const overview = evidence.find((e) => e.kind === 'overview')!;
   const f = overview.facts;
@@ -299,8 +307,7 @@ export function offlineSummary(question: string, windowDays: number, evidence: r
   const q = question.toLowerCase();
   const mentioned = outbound.filter((e) => e.subject && q.includes(e.subject.toLowerCase()));
 
-  const why = reason ? `the language model could not answer (${reason.trim().replace(/[.\s]+$/, '')})` : 'no language model is configured';
-  const answer: string[] = [`**Offline summary:** ${why}, so this summarises the mesh records of ${windowText(windowDays)} and does not interpret the question.`, ''];
+  const answer: string[] = [`**Offline summary:** ${why ?? 'no language model is configured'}, so this summarises the mesh records of ${windowText(windowDays)} and does not interpret the question.`, ''];
   if (mentioned.length) {
     for (const e of mentioned) answer.push(`- **${e.subject}**: ${describeStatus(e)} ${cite([e, ...of(e.subject, 'peer_failures')])}`);
   } else {

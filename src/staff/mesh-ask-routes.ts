@@ -3,7 +3,8 @@
 //   GET  /api/v1/staff/mesh/ask/answers                 listMeshAskAnswers, newest first
 //   GET  /api/v1/staff/mesh/ask/answers/:answerId       one stored answer with its evidence
 // The stream's events: `meta` (source, label, model, the numbered evidence), `delta` text pieces,
-// then `done` (the stored answer's id, the checked markdown, the citation check) or `error`
+// then `fallback` (the offline summary replacing a model answer that cites evidence that does not
+// exist) when needed, and `done` (the stored answer's id, the stored markdown, the citation check) or `error`
 // (docs/mesh.md "Staff tools"). Errors before the stream are ordinary JSON errors. A client that
 // hangs up aborts the model call, and nothing is stored.
 import type { FastifyInstance } from 'fastify';
@@ -50,8 +51,11 @@ export function registerMeshAskRoutes(app: FastifyInstance, deps: { guards: Sess
         },
         async (stream, text, signal): Promise<AskStreamEvent[]> => {
           if (signal.aborted) return [];
-          const done = await stream.finish(text);
-          return [{ event: 'done', data: { source: stream.meta.source, ...done } }];
+          const { fallback, ...done } = await stream.finish(text);
+          const out: AskStreamEvent[] = [];
+          if (fallback) out.push({ event: 'fallback', data: { source: 'offline', ...fallback } });
+          out.push({ event: 'done', data: { ...done, source: fallback ? 'offline' : stream.meta.source, fallbackReason: fallback?.reason ?? null } });
+          return out;
         },
       );
     },

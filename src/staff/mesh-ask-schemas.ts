@@ -10,6 +10,8 @@ export const ASK_QUESTION_MAX = 4_000;
 export const ASK_SECTIONS = ['Answer', 'Relevant findings', 'Trends', 'Suggested next steps', 'Caveats'] as const;
 
 export const OFFLINE_ASK_LABEL = 'offline summary (no language model)';
+/** The label when the model answered but its answer was not used (it cited evidence that does not exist). */
+export const REJECTED_ASK_LABEL = 'offline summary (the model’s answer was not used)';
 
 export const askBodySchema = z.object({
   question: z.string().trim().min(1, 'Ask a question').max(ASK_QUESTION_MAX, `At most ${ASK_QUESTION_MAX} characters`),
@@ -30,9 +32,11 @@ export const evidenceItemSchema = z.object({
 export type EvidenceItem = z.infer<typeof evidenceItemSchema>;
 
 export const citationCheckSchema = z.object({
-  cited: z.array(z.number().int()).describe('Evidence numbers the answer cites that exist.'),
-  unknown: z.array(z.number().int()).describe('Numbers cited that are not in the evidence (marked in the stored answer).'),
-  missingSections: z.array(z.string()).describe('Required section headings the answer lacks.'),
+  cited: z.array(z.string()).describe('Evidence ids the answer cites that exist ("E3"), in evidence order; a range such as [E2–E4] cites each id in it.'),
+  unknown: z
+    .array(z.string())
+    .describe('What the answer cites that is not in the evidence ("E99", or a malformed range as written). Not empty: the model’s answer was replaced by the offline summary.'),
+  missingSections: z.array(z.string()).describe('Required section headings the answer lacks (noted at the end of the stored answer).'),
 });
 export type CitationCheck = z.infer<typeof citationCheckSchema>;
 
@@ -60,5 +64,8 @@ export const askAnswerParamsSchema = z.object({ answerId: z.uuid() });
 export type AskStreamEvent =
   | { event: 'meta'; data: { source: 'model' | 'offline'; label: string; model: string | null; window: string; windowDays: number; from: string; to: string; evidence: EvidenceItem[] } }
   | { event: 'delta'; data: { text: string } }
-  | { event: 'done'; data: { answerId: string; source: 'model' | 'offline'; markdown: string; check: CitationCheck; durationMs: number } }
+  /** The model's answer was not used (it cited evidence that does not exist, or was empty): `text` is the offline summary that replaces it, and is what was stored. */
+  | { event: 'fallback'; data: { source: 'offline'; label: string; reason: string; text: string } }
+  /** `check` is the check of the answer as streamed (the model's, when a fallback replaced it); `markdown` is what was stored. */
+  | { event: 'done'; data: { answerId: string; source: 'model' | 'offline'; markdown: string; check: CitationCheck; durationMs: number; fallbackReason: string | null } }
   | { event: 'error'; data: { error: string; message: string; retryAfterSeconds?: number } };

@@ -2,7 +2,9 @@
 // 30 d: the evidence is gathered from the mesh records and numbered (mesh-ask-evidence.ts), then
 // the configured language model streams an answer citing it, or, without a model (or when the
 // model fails before its first word), the offline summary, labelled. The finished answer is
-// checked (cited numbers exist, sections present) and stored in mesh_ask_answers through the
+// checked (cited numbers exist, through the shared citation checker; sections present): a model
+// answer citing evidence that does not exist is replaced by the offline summary, labelled, as
+// the other streamed helpers do. What is shown last is stored in mesh_ask_answers through the
 // service role, the only role with access to that table.
 import type { Generated, Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
@@ -10,8 +12,8 @@ import { withService, type Tx } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { appError, isAppError } from '../lib/errors.ts';
 import { LlmAbortedError, type LlmGateway } from '../llm/index.ts';
-import { askPrompt, ASK_INSTRUCTIONS, buildEvidence, checkCitations, offlineSummary, readAskRecords } from './mesh-ask-evidence.ts';
-import { OFFLINE_ASK_LABEL, type AskAnswerDetail, type AskAnswerSummary, type AskBody, type AskStreamEvent, type CitationCheck, type EvidenceItem } from './mesh-ask-schemas.ts';
+import { askPrompt, ASK_INSTRUCTIONS, buildEvidence, checkAnswer, offlineSummary, readAskRecords } from './mesh-ask-evidence.ts';
+import { OFFLINE_ASK_LABEL, REJECTED_ASK_LABEL, type AskAnswerDetail, type AskAnswerSummary, type AskBody, type AskStreamEvent, type CitationCheck, type EvidenceItem } from './mesh-ask-schemas.ts';
 import { WINDOW_DAYS } from './mesh-health-schemas.ts';
 import type { MeshHealthService } from './mesh-health-service.ts';
 
@@ -40,7 +42,8 @@ export type AskMeta = Extract<AskStreamEvent, { event: 'meta' }>['data'];
 export interface AskStream {
   meta: AskMeta;
   chunks: AsyncGenerator<string, void, undefined>;
-  finish(text: string): Promise<{ answerId: string; markdown: string; check: CitationCheck; durationMs: number }>;
+  /** Checks and stores the finished text; `fallback` when the offline summary replaced a model answer that could not be used. */
+  finish(text: string): Promise<{ answerId: string; markdown: string; check: CitationCheck; durationMs: number; fallback: { label: string; reason: string; text: string } | null }>;
 }
 
 export interface MeshAskService {
@@ -93,13 +96,20 @@ export function createMeshAskService(deps: { db: Kysely<DB>; health: MeshHealthS
       const base = { window: body.window, windowDays, from: rollup.from, to: rollup.to, evidence };
 
       const finisher = (model: string | null) => async (text: string) => {
-        const { markdown, check } = checkCitations(text, evidence.length);
+        const checked = checkAnswer(text, evidence);
+        let fallback: { label: string; reason: string; text: string } | null = null;
+        if (!checked.usable) {
+          // Only a model answer can fail the check (the offline summary cites what it was given).
+          const why = `the language model's answer was not used because ${checked.reason}`;
+          fallback = { label: REJECTED_ASK_LABEL, reason: `The model's answer was not used: ${checked.reason}.`, text: offlineSummary(body.question, windowDays, evidence, leftOut, why) };
+        }
+        const markdown = checked.usable ? checked.markdown : fallback!.text;
         const durationMs = Math.round(performance.now() - started);
-        const answerId = await store({ question: body.question, windowDays, evidence, markdown, model, durationMs, createdBy: caller.userId });
-        return { answerId, markdown, check, durationMs };
+        const answerId = await store({ question: body.question, windowDays, evidence, markdown, model: fallback ? null : model, durationMs, createdBy: caller.userId });
+        return { answerId, markdown, check: checked.check, durationMs, fallback };
       };
       const offline = (reason: string | null): AskStream => {
-        const text = offlineSummary(body.question, windowDays, evidence, leftOut, reason);
+        const text = offlineSummary(body.question, windowDays, evidence, leftOut, reason ? `the language model could not answer (${reason.trim().replace(/[.\s]+$/, '')})` : null);
         return {
           meta: { source: 'offline', label: reason ? `${OFFLINE_ASK_LABEL}: the language model failed` : OFFLINE_ASK_LABEL, model: null, ...base },
           chunks: (async function* () {

@@ -1,12 +1,13 @@
 // Staff "ask operations" (/api/v1/staff/mesh/ask…): the streamed answer (text/event-stream:
-// `meta` with the numbered evidence, `delta` pieces, then `done` or `error`) and the stored
-// answers. askMeshOperations returns what useStreamedAnswer expects, with the checked markdown as
-// the final text; onEvidence gets the meta (evidence included) before any text.
+// `meta` with the numbered evidence, `delta` pieces, `fallback` when the model's answer cited
+// evidence that does not exist and the offline summary replaced it, then `done` or `error`) and
+// the stored answers. askMeshOperations returns what useStreamedAnswer expects, with the stored
+// markdown as the final text; onEvidence gets the meta (evidence included) before any text.
 import { queryOptions } from '@tanstack/react-query';
 import type { AskAnswerDetail, AskAnswerSummary, AskStreamEvent, CitationCheck, EvidenceItem } from '../../staff/mesh-ask-schemas.ts';
 import type { HealthWindow } from '../../staff/mesh-health-schemas.ts';
 import { api } from './api.ts';
-import { openAnswerStream, readAnswerEvents, type StreamHandlers, type StreamResult } from './llm-api.ts';
+import { openAnswerStream, readAnswerEvents, type StreamFallback, type StreamHandlers, type StreamMeta, type StreamResult } from './llm-api.ts';
 
 export type { AskAnswerDetail, AskAnswerSummary, CitationCheck, EvidenceItem };
 export type AskMeta = Extract<AskStreamEvent, { event: 'meta' }>['data'];
@@ -37,12 +38,20 @@ export interface AskHandlers extends StreamHandlers {
 export async function askMeshOperations(input: { question: string; window: HealthWindow }, handlers: AskHandlers, signal?: AbortSignal): Promise<StreamResult> {
   const response = await openAnswerStream('/api/v1/staff/mesh/ask', JSON.stringify(input), signal);
   let meta: AskMeta | null = null;
+  let shown: StreamMeta | null = null;
   let text = '';
   return readAnswerEvents(response, signal, (event, data): StreamResult | undefined => {
     if (event === 'meta') {
       meta = data as AskMeta;
       handlers.onEvidence?.(meta);
-      handlers.onMeta?.({ source: meta.source, label: meta.label, model: meta.model });
+      shown = { source: meta.source, label: meta.label, model: meta.model };
+      handlers.onMeta?.(shown);
+    } else if (event === 'fallback') {
+      // The same event as the other helpers': the offline summary replaces the streamed text, labelled.
+      const f = data as unknown as StreamFallback;
+      text = f.text;
+      shown = { source: 'offline', label: f.label, model: null };
+      handlers.onFallback?.(f, shown);
     } else if (event === 'delta') {
       const piece = String(data.text ?? '');
       text += piece;
@@ -50,7 +59,7 @@ export async function askMeshOperations(input: { question: string; window: Healt
     } else if (event === 'done') {
       const done = data as AskDone;
       handlers.onDone?.(done);
-      return { meta: meta && { source: meta.source, label: meta.label, model: meta.model }, text: done.markdown, done: { explanationId: done.answerId, source: done.source } };
+      return { meta: shown, text: done.markdown, done: { explanationId: done.answerId, source: done.source }, fallbackReason: done.fallbackReason };
     }
     return undefined;
   });

@@ -158,16 +158,25 @@ function MeshAsk() {
 
 function CitationCheckNote({ done }: { done: AskDone }) {
   const { check } = done;
-  if (!check.unknown.length && !check.missingSections.length)
+  if (done.fallbackReason !== null)
+    return (
+      <Alert color="yellow" variant="light" title="Citation check" data-testid="citation-check">
+        <Text size="sm">
+          {check.unknown.length > 0 ? `The model's answer cites evidence that does not exist: ${check.unknown.join(', ')}. ` : `${done.fallbackReason} `}
+          It was not used: the offline summary above answers instead, and is what was stored.
+        </Text>
+      </Alert>
+    );
+  if (!check.missingSections.length)
     return (
       <Text size="sm" c="dimmed" data-testid="citation-check">
-        Citations checked: {check.cited.length ? `${check.cited.map((n) => `E${n}`).join(', ')} cited, all in the evidence.` : 'the answer cites no evidence.'}
+        Citations checked: {check.cited.length ? `${check.cited.join(', ')} cited, all in the evidence.` : 'the answer cites no evidence.'}
       </Text>
     );
   return (
     <Alert color="yellow" variant="light" title="Citation check" data-testid="citation-check">
-      {check.unknown.length > 0 && <Text size="sm">The answer cites evidence that does not exist: {check.unknown.map((n) => `E${n}`).join(', ')}. Those statements are unsupported; they are marked in the stored answer.</Text>}
-      {check.missingSections.length > 0 && <Text size="sm">The answer lacks: {check.missingSections.join(', ')}.</Text>}
+      <Text size="sm">Citations checked: {check.cited.length ? `${check.cited.join(', ')} cited, all in the evidence.` : 'the answer cites no evidence.'}</Text>
+      <Text size="sm">The answer lacks: {check.missingSections.join(', ')}.</Text>
     </Alert>
   );
 }
@@ -217,7 +226,8 @@ function AnswerModal({ id, onClose }: { id: string; onClose: () => void }) {
             {q.data.question}
           </Text>
           <Text size="xs" c="dimmed">
-            {q.data.model ? `Model: ${q.data.model}` : 'Offline summary (no language model)'} · last {WINDOW_LABEL[q.data.windowDays] ?? `${q.data.windowDays} days`} · {formatDateTime(q.data.createdAt)} · {(q.data.durationMs / 1000).toFixed(1)} s
+            {/* The summary's first line says why it answered (no model, a failure, a rejected answer). */}
+            {q.data.model ? `Model: ${q.data.model}` : 'Offline summary'} · last {WINDOW_LABEL[q.data.windowDays] ?? `${q.data.windowDays} days`} · {formatDateTime(q.data.createdAt)} · {(q.data.durationMs / 1000).toFixed(1)} s
             {q.data.createdByEmail ? ` · asked by ${q.data.createdByEmail}` : ''}
           </Text>
           <MarkdownText text={q.data.markdown} testId="saved-answer" />
