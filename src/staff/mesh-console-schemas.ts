@@ -57,6 +57,8 @@ export const consoleSendResponseSchema = z.object({
   durationMs: z.number(),
   headers: z.record(z.string(), z.string()).describe('Response headers (set-cookie removed).'),
   body: z.unknown().describe('The JSON answer, or an excerpt of a non-JSON one.'),
-  events: z.array(outboundEventSchema).describe('Stored svc_outbound_events rows with this peer and request id, oldest first.'),
+  events: z
+    .array(outboundEventSchema.omit({ url: true }))
+    .describe('Stored svc_outbound_events rows with this peer and request id, oldest first; without the URL (the console shows only the URL form, from the peers list).'),
 });
 export type ConsoleSendResponse = z.infer<typeof consoleSendResponseSchema>;

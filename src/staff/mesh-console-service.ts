@@ -87,7 +87,8 @@ export function createMeshConsoleService(deps: MeshConsoleDeps): MeshConsoleServ
         durationMs: r.durationMs,
         headers,
         body: r.body ?? null,
-        events: [...stored.entries].reverse(),
+        // No URL: the console shows where a peer lives only as its URL form (peers()).
+        events: [...stored.entries].reverse().map(({ url: _url, ...e }) => e),
       };
     },
   };

@@ -4,14 +4,15 @@
 //   GET  /api/v1/staff/mesh/self                       SVC_SELF_NAME for export file names (staff)
 // The sweep answers 200 `application/x-ndjson` at once and writes one JSON object per line as
 // results arrive: {"type":"start",...}, one {"type":"result",...} per configured peer, then
-// {"type":"done",...} (docs/mesh.md "Staff tools"). Access errors come before the stream, as
-// ordinary JSON errors.
+// {"type":"done",...}, or {"type":"error",...} instead of the done line when the sweep stops
+// unexpectedly (docs/mesh.md "Staff tools"). Access errors come before the stream, as ordinary
+// JSON errors.
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AuditService } from '../audit/index.ts';
 import type { SessionGuards } from '../server/plugins/session.ts';
-import { healthQuerySchema, healthResponseSchema, selfInfoSchema, sweepBodySchema } from './mesh-health-schemas.ts';
+import { healthQuerySchema, healthResponseSchema, selfInfoSchema, sweepBodySchema, type SweepLine } from './mesh-health-schemas.ts';
 import type { MeshHealthService } from './mesh-health-service.ts';
 
 export function registerMeshHealthRoutes(app: FastifyInstance, deps: { guards: SessionGuards; health: MeshHealthService; audit: AuditService; selfName: string }): void {
@@ -53,7 +54,8 @@ export function registerMeshHealthRoutes(app: FastifyInstance, deps: { guards: S
         })
         .catch((err: unknown) => {
           req.log.error({ err }, 'mesh health sweep failed');
-          if (!stream.destroyed) stream.write(`${JSON.stringify({ type: 'error', error: 'internal_error', message: 'The sweep stopped unexpectedly; the results above stand.' })}\n`);
+          const line: SweepLine = { type: 'error', error: 'internal_error', message: 'The sweep stopped unexpectedly. The results above stand; peers without a result may not have been pinged.' };
+          if (!stream.destroyed) stream.write(`${JSON.stringify(line)}\n`);
         })
         .finally(() => stream.end());
       return reply.header('content-type', 'application/x-ndjson; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no').send(stream);

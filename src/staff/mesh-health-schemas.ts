@@ -95,7 +95,7 @@ export const sweepBodySchema = z
 
 export const sweepOutcomeSchema = z
   .enum(['ok', 'route_not_deployed', 'unauthorized', 'forbidden', 'timeout', 'unreachable', 'http_error', 'unexpected_answer', 'not_callable'])
-  .describe('ok: pong received; route_not_deployed: 2xx with a non-JSON (HTML) body; unauthorized: 401; forbidden: 403; timeout; unreachable: connection failed; http_error: any other status; unexpected_answer: JSON 2xx without pong; not_callable: no URL or no outbound secret (nothing sent, nothing stored).');
+  .describe('ok: pong received; route_not_deployed: 2xx with a non-JSON (HTML) body; unauthorized: 401; forbidden: 403; timeout; unreachable: connection failed; http_error: any other status; unexpected_answer: JSON 2xx without pong; not_callable: no URL or no outbound secret (nothing sent; the attempt is stored as a failed ping with error peer_not_configured).');
 export type SweepOutcome = z.infer<typeof sweepOutcomeSchema>;
 
 export const sweepResultSchema = z.object({
@@ -115,4 +115,6 @@ export type SweepResult = z.infer<typeof sweepResultSchema>;
 export type SweepLine =
   | { type: 'start'; sweepId: string; startedAt: string; timeoutMs: number; peers: string[] }
   | ({ type: 'result' } & SweepResult)
-  | { type: 'done'; finishedAt: string; total: number; ok: number; failed: number };
+  | { type: 'done'; finishedAt: string; total: number; ok: number; failed: number }
+  /** The sweep stopped before its done line (an unexpected server error); the results sent before it stand. */
+  | { type: 'error'; error: string; message: string };

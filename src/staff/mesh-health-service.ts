@@ -303,20 +303,21 @@ export function createMeshHealthService(deps: MeshHealthDeps): MeshHealthService
       let ok = 0;
       await Promise.all(
         list.map(async (peer) => {
-          let result: SweepResult;
-          if (!peer.transportUrl || !peer.secretTo) {
-            const missing = [!peer.transportUrl && 'URL (SVC_PEER_URL_*)', !peer.secretTo && 'outbound secret (SVC_SECRET_TO_*)'].filter(Boolean).join(' and ');
-            result = { peer: peer.name, outcome: 'not_callable', label: `Not callable: no ${missing}; nothing sent`, ok: false, httpStatus: null, error: null, durationMs: 0, requestId: null, at: iso(clock.now()) };
-          } else {
-            let r: MeshCallResult;
-            try {
-              r = await client.call(peer.name, 'ping', { nonce: randomUUID() }, { maxAttempts: 1, timeoutMs });
-            } catch {
-              r = { ok: false, status: null, body: null, requestId: '', attempts: 1, durationMs: 0, error: 'network_error', routeNotDeployed: false, headers: {} };
-            }
-            const c = classifySweep(r, timeoutMs);
-            result = { peer: peer.name, ...c, ok: c.outcome === 'ok', httpStatus: r.status, error: r.error, durationMs: r.durationMs, requestId: r.requestId || null, at: iso(clock.now()) };
+          // Every peer goes through the client, also one without a URL or an outbound secret: the
+          // client sends nothing then but stores the attempt (error peer_not_configured), so each
+          // sweep ping is an outbound record, as the rollup and the records page expect.
+          let r: MeshCallResult;
+          try {
+            r = await client.call(peer.name, 'ping', { nonce: randomUUID() }, { maxAttempts: 1, timeoutMs });
+          } catch {
+            r = { ok: false, status: null, body: null, requestId: '', attempts: 1, durationMs: 0, error: 'network_error', routeNotDeployed: false, headers: {} };
           }
+          let c: { outcome: SweepOutcome; label: string };
+          if (r.error === 'peer_not_configured') {
+            const missing = [!peer.transportUrl && 'URL (SVC_PEER_URL_*)', !peer.secretTo && 'outbound secret (SVC_SECRET_TO_*)'].filter(Boolean).join(' and ');
+            c = { outcome: 'not_callable', label: `Not callable: no ${missing}; nothing sent` };
+          } else c = classifySweep(r, timeoutMs);
+          const result: SweepResult = { peer: peer.name, ...c, ok: c.outcome === 'ok', httpStatus: r.status, error: r.error, durationMs: r.durationMs, requestId: r.requestId || null, at: iso(clock.now()) };
           if (result.ok) ok += 1;
           emit({ type: 'result', ...result });
         }),

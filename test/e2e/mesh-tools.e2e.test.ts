@@ -1,11 +1,13 @@
 // Staff mesh tools in the browser (issue 8), against loopback peers: a second Rampart instance
-// (the live leg), an HTML page (route not deployed), and the local OpenAI-compatible model
-// server. Non-staff see none of the three pages; staff may ask but not open health or the
-// console; a super-admin runs the sweep (results as they arrive, exported as CSV and JSON),
-// drills into a peer, keeps the window in the URL, sends a console call and retries it with the
-// same id (replayed), and asks a question (model answer, citations checked; a failing model
-// falls back to the offline summary, labelled). Every API answer, page and export is scanned for
-// each configured secret value.
+// (the live leg), an HTML page (route not deployed), a peer that holds its answer until the test
+// releases it, and the local OpenAI-compatible model server. Non-staff see none of the three
+// pages; staff may ask but not open health or the console; a super-admin runs the sweep (a result
+// shows while the sweep still runs; exported as CSV and JSON; a sweep that stops midway shows an
+// error), drills into a peer, keeps the window in the URL, sends a console call and retries it
+// with the same id (replayed), and asks a question (model answer with its citations checked; one
+// citing evidence that does not exist, or a failing model, falls back to the offline summary,
+// labelled). Every API answer, page (the Mesh records page included) and export is scanned for
+// each configured secret value: the mesh peer secrets, the model key and every platform secret.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -14,7 +16,8 @@ import { freePort } from '../../bench/lib.ts';
 import { ensureWebBuilt } from '../../scripts/build-web.ts';
 import { loadConfig } from '../../src/lib/config.ts';
 import { buildApp, type App } from '../../src/server/app.ts';
-import { createTestApp, openTestDatabase, STAFF_DOMAIN, testDeps, uniqueEmail, type TestApp } from '../helpers/app.ts';
+import { createTestApp, openTestDatabase, STAFF_DOMAIN, TEST_AUTH_SECRET, testDeps, uniqueEmail, type TestApp } from '../helpers/app.ts';
+import { configuredSecrets } from '../helpers/configured-secrets.ts';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server.ts';
 import { closeAllPeers, startPeer } from '../helpers/loopback-peer.ts';
 import { createMemoryMailer } from '../helpers/mailer.ts';
@@ -26,9 +29,11 @@ const sfx = (n: string) => n.toUpperCase().replace(/[^A-Z0-9]/g, '_');
 const SELF = `e2eself-${RUN}`;
 const LIVE = `e2elive-${RUN}`;
 const HTML = `e2ehtml-${RUN}`;
+const HELD = `e2eheld-${RUN}`;
 const S = (n: string) => `e2e-${n}-${RUN}-s3cret`;
 const LLM_KEY = `sk-e2e-${RUN}-llmkey`;
-const SECRETS = [S('live-to'), S('live-from'), S('html'), LLM_KEY];
+const PLATFORM = configuredSecrets(RUN, { authSecret: TEST_AUTH_SECRET });
+const SECRETS = [S('live-to'), S('live-from'), S('html'), S('held'), LLM_KEY, ...PLATFORM.values];
 const PASSWORD = 'staff passphrase 123';
 
 describeBrowser('staff mesh tools in the browser', () => {
@@ -40,6 +45,8 @@ describeBrowser('staff mesh tools in the browser', () => {
   let cleanupDb: () => Promise<void>;
   let database: Awaited<ReturnType<typeof openTestDatabase>>['database'];
   let config: ReturnType<typeof loadConfig>;
+  /** Answers the held peer's waiting pings (a pong). */
+  let releaseHeld: () => void = () => {};
   const seen: { where: string; text: string }[] = [];
 
   const noSecret = (text: string, where: string) => {
@@ -81,6 +88,14 @@ describeBrowser('staff mesh tools in the browser', () => {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end('<!doctype html><html><body>Marketing site</body></html>');
     });
+    const heldAnswers: (() => void)[] = [];
+    releaseHeld = () => heldAnswers.splice(0).forEach((answer) => answer());
+    const held = await startPeer((_r, res) => {
+      heldAnswers.push(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ pong: true, self: HELD }));
+      });
+    });
     const db = await openTestDatabase();
     database = db.database;
     cleanupDb = db.cleanup;
@@ -98,11 +113,14 @@ describeBrowser('staff mesh tools in the browser', () => {
       [`SVC_SECRET_FROM_${sfx(LIVE)}`]: S('live-from'),
       [`SVC_PEER_URL_${sfx(HTML)}`]: `${html.origin}/`,
       [`SVC_SECRET_TO_${sfx(HTML)}`]: S('html'),
+      [`SVC_PEER_URL_${sfx(HELD)}`]: held.origin,
+      [`SVC_SECRET_TO_${sfx(HELD)}`]: S('held'),
       LLM_BASE_URL: llm.url,
       LLM_API_KEY: LLM_KEY,
       LLM_MODEL: 'test-model',
+      ...PLATFORM.env,
     });
-    app = await buildApp({ ...testDeps(config, database, createMemoryMailer()), signUpPerMinute: 1_000, webDir: join(import.meta.dirname, '../../dist/web'), llmOptions: { connectMs: 3_000, firstTokenMs: 5_000, busyRetries: 0 } });
+    app = await buildApp({ ...testDeps(config, database, createMemoryMailer()), ...PLATFORM.deps, signUpPerMinute: 1_000, webDir: join(import.meta.dirname, '../../dist/web'), llmOptions: { connectMs: 3_000, firstTokenMs: 5_000, busyRetries: 0 } });
     await app.listen({ port, host: '127.0.0.1' });
     live = await createTestApp({ env: { SVC_SELF_NAME: LIVE, [`SVC_SECRET_FROM_${sfx(SELF)}`]: S('live-to'), [`SVC_PEER_FLOWS_${sfx(SELF)}`]: 'ping,health_check,event_report' }, database });
     await live.app.listen({ port: livePort, host: '127.0.0.1' });
@@ -110,6 +128,7 @@ describeBrowser('staff mesh tools in the browser', () => {
   }, 180_000);
 
   afterAll(async () => {
+    releaseHeld();
     await browser?.close();
     await app?.close();
     await live?.app.close();
@@ -173,10 +192,17 @@ describeBrowser('staff mesh tools in the browser', () => {
     await admin.getByRole('link', { name: 'Mesh health' }).click();
     await admin.getByRole('heading', { level: 1, name: 'Mesh health' }).waitFor();
     await admin.getByRole('button', { name: 'Run health sweep' }).click();
-    await admin.getByText('Sweep finished: 1 of 2 peers OK.').waitFor();
     const results = admin.getByRole('region', { name: 'Sweep results' });
+    const status = admin.getByRole('status').filter({ hasText: /^Sweep / });
+    // The held peer has not answered: the live and HTML results are on the page while the sweep runs.
     await results.getByText(`OK: pong from ${LIVE}`).waitFor();
     await results.getByText(/^Route not deployed: HTTP 200/).waitFor();
+    expect(await status.textContent()).toBe('Sweep running: 2 of 3 peers answered.');
+    expect(await results.getByText(HELD, { exact: true }).count()).toBe(0);
+    expect(await admin.getByRole('button', { name: 'Export results as CSV' }).isDisabled()).toBe(true);
+    releaseHeld();
+    await admin.getByText('Sweep finished: 2 of 3 peers OK.').waitFor();
+    await results.getByText(`OK: pong from ${HELD}`).waitFor();
     await admin.getByRole('note').filter({ hasText: 'its dispatch route is not deployed' }).waitFor();
 
     const [csv] = await Promise.all([admin.waitForEvent('download'), admin.getByRole('button', { name: 'Export results as CSV' }).click()]);
@@ -188,7 +214,7 @@ describeBrowser('staff mesh tools in the browser', () => {
     const [json] = await Promise.all([admin.waitForEvent('download'), admin.getByRole('button', { name: 'Export results as JSON' }).click()]);
     expect(json.suggestedFilename()).toMatch(new RegExp(`^${SELF}-mesh-check-results-\\d{8}-\\d{6}\\.json$`));
     const doc = JSON.parse(readFileSync((await json.path())!, 'utf8')) as { items: { peer: string; outcome: string }[] };
-    expect(doc.items.map((i) => i.outcome).sort()).toEqual(['ok', 'route_not_deployed']);
+    expect(doc.items.map((i) => i.outcome).sort()).toEqual(['ok', 'ok', 'route_not_deployed']);
     noSecret(JSON.stringify(doc), 'mesh check JSON');
 
     // The sweep's pings are in the rollup: the HTML peer fails, with its failure in the drill-down.
@@ -202,6 +228,32 @@ describeBrowser('staff mesh tools in the browser', () => {
     await admin.getByRole('heading', { level: 1, name: 'Mesh health' }).waitFor();
     await expect.poll(() => admin.getByRole('radio', { name: 'Last 30 days' }).isChecked()).toBe(true);
     await pageText(admin, 'mesh health page');
+  });
+
+  it('shows an error, not "Sweep finished", when a sweep stops midway or its stream breaks off', async () => {
+    // The route's error line is checked in mesh-health.test.ts; here the page's handling of it, and
+    // of a stream that ends without its done line, with the answer played back by the browser.
+    const at = new Date().toISOString();
+    const start = { type: 'start', sweepId: `s-${RUN}`, startedAt: at, timeoutMs: 5_000, peers: [LIVE, HTML, HELD] };
+    const result = { type: 'result', peer: LIVE, outcome: 'ok', label: `OK: pong from ${LIVE}`, ok: true, httpStatus: 200, error: null, durationMs: 4, requestId: `r-${RUN}`, at };
+    const error = { type: 'error', error: 'internal_error', message: 'The sweep stopped unexpectedly. The results above stand; peers without a result may not have been pinged.' };
+    const SWEEP = '**/api/v1/staff/mesh/health/sweep';
+    for (const [lines, message] of [
+      [[start, result, error], /^The sweep stopped unexpectedly\./],
+      [[start, result], /^The connection closed before the sweep finished\./],
+    ] as const) {
+      await admin.route(SWEEP, (route) => route.fulfill({ status: 200, contentType: 'application/x-ndjson', body: lines.map((l) => `${JSON.stringify(l)}\n`).join('') }));
+      try {
+        await admin.getByRole('button', { name: 'Run health sweep' }).click();
+        const alert = admin.getByRole('alert').filter({ hasText: 'The sweep stopped before it finished' });
+        await alert.getByText(message).waitFor();
+        await admin.getByText('Sweep stopped: 1 of 3 peers answered, 1 OK.').waitFor();
+        expect(await admin.getByText(/^Sweep finished/).count()).toBe(0);
+        await admin.getByRole('region', { name: 'Sweep results' }).getByText(`OK: pong from ${LIVE}`).waitFor();
+      } finally {
+        await admin.unroute(SWEEP);
+      }
+    }
   });
 
   it('sends a signed console call and retries it with the same id (replayed), showing the stored attempts', async () => {
@@ -229,11 +281,11 @@ describeBrowser('staff mesh tools in the browser', () => {
     await pageText(admin, 'console page');
   });
 
-  it('asks a question with the model: streamed sections, citations checked, stored and listed', async () => {
+  it('asks a question with the model: streamed sections, citations checked, stored and listed; an answer citing evidence that does not exist is replaced by the offline summary, labelled', async () => {
     llm.enqueue({
       kind: 'stream',
       delayMs: 30,
-      chunks: ['## Answer\n', `${HTML} is failing [E1].\n\n`, '## Relevant findings\n- Route not deployed [E1][E999]\n\n', '## Trends\n- No notable change [E1]\n\n', '## Suggested next steps\n- Fix the URL [E1]\n\n', '## Caveats\n- One sweep only.\n'],
+      chunks: ['## Answer\n', `${HTML} is failing [E1].\n\n`, '## Relevant findings\n- Route not deployed [E1–E2]\n\n', '## Trends\n- No notable change [E1]\n\n', '## Suggested next steps\n- Fix the URL [E2, 1]\n\n', '## Caveats\n- One sweep only.\n'],
     });
     await admin.getByRole('link', { name: 'Ask operations' }).click();
     await admin.getByTestId('llm-configured').getByText('Language model configured').waitFor();
@@ -241,16 +293,36 @@ describeBrowser('staff mesh tools in the browser', () => {
     await admin.getByRole('button', { name: 'Ask', exact: true }).click();
     await admin.getByText('Answer complete.').waitFor();
     await expect.poll(async () => admin.getByTestId('answer-source').textContent()).toBe('model: test-model');
-    const text = (await admin.getByTestId('streamed-answer').textContent())!;
-    expect(text).toContain(`${HTML} is failing [E1].`);
-    expect(text).toContain('[E1][E999: no such evidence]');
-    await admin.getByTestId('citation-check').getByText(/cites evidence that does not exist: E999/).waitFor();
+    expect(await admin.getByTestId('streamed-answer').textContent()).toContain(`${HTML} is failing [E1].`);
+    await admin.getByTestId('citation-check').getByText('Citations checked: E1, E2 cited, all in the evidence.').waitFor();
     const history = admin.getByRole('region', { name: 'Past answers' });
     await history.getByText(`What is wrong with ${HTML}?`).waitFor();
     await history.getByRole('button', { name: `View the answer to: What is wrong with ${HTML}?` }).click();
     const dialog = admin.getByRole('dialog', { name: 'Stored answer' });
     await dialog.getByText('Model: test-model', { exact: false }).waitFor();
-    expect(await dialog.getByTestId('saved-answer').textContent()).toContain('[E999: no such evidence]');
+    expect(await dialog.getByTestId('saved-answer').textContent()).toContain(`${HTML} is failing [E1].`);
+    await admin.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+
+    // Invented evidence: the streamed text is replaced by the offline summary, labelled, and that is stored.
+    llm.enqueue({
+      kind: 'stream',
+      delayMs: 30,
+      chunks: ['## Answer\n', `${HTML} is failing [E1][E999].\n\n`, '## Relevant findings\n- x [E1]\n\n', '## Trends\n- none [E1]\n\n', '## Suggested next steps\n- y [E1]\n\n', '## Caveats\n- z\n'],
+    });
+    await admin.getByRole('textbox', { name: 'Question' }).fill(`Invented: ${HTML}?`);
+    await admin.getByRole('button', { name: 'Ask', exact: true }).click();
+    await admin.getByText('Answer complete.').waitFor();
+    await expect.poll(async () => admin.getByTestId('answer-source').textContent()).toBe('offline summary (the model’s answer was not used)');
+    await admin.getByText('Showing the offline analysis').waitFor();
+    const text = (await admin.getByTestId('streamed-answer').textContent())!;
+    expect(text).toMatch(/^AnswerOffline summary: the language model's answer was not used because it cites evidence that does not exist \(E999\)/);
+    expect(text).not.toContain('[E999]');
+    await admin.getByTestId('citation-check').getByText(/cites evidence that does not exist: E999\. It was not used/).waitFor();
+    await history.getByRole('button', { name: `View the answer to: Invented: ${HTML}?` }).click();
+    await dialog.getByText(/^Offline summary · last/).waitFor();
+    expect(await dialog.getByTestId('saved-answer').textContent()).not.toContain('E999]');
+    await admin.keyboard.press('Escape');
     await pageText(admin, 'ask page (super-admin)');
   });
 
@@ -270,6 +342,10 @@ describeBrowser('staff mesh tools in the browser', () => {
     expect(doc).toMatchObject({ format: 'rampart-operations-log', source: SELF });
     expect(doc.items.some((i) => i.record === 'outbound' && i.peer === HTML)).toBe(true);
     noSecret(JSON.stringify(doc), 'operations log JSON');
+    // No peer URL in either export (the records carry the redacted URL each attempt went to).
+    expect(doc.items.some((i) => 'url' in i)).toBe(false);
+    for (const text of [csvText, JSON.stringify(doc)]) expect(text).not.toContain('127.0.0.1');
+    await pageText(admin, 'mesh records page');
   });
 
   it('has no serious accessibility violations and no sideways scrolling on the three pages, on a laptop and a phone', async () => {

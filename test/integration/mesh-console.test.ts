@@ -12,6 +12,7 @@ import { createTestApp, STAFF_DOMAIN, uniqueEmail, type TestApp } from '../helpe
 import { Client } from '../helpers/client.ts';
 import { closeAllPeers, startPeer } from '../helpers/loopback-peer.ts';
 import { bootstrapStaff } from '../helpers/staff.ts';
+import { configuredSecrets } from '../helpers/configured-secrets.ts';
 
 const RUN = Math.random().toString(36).slice(2, 8);
 const sfx = (n: string) => n.toUpperCase().replace(/[^A-Z0-9]/g, '_');
@@ -20,7 +21,8 @@ const PEER = `rpeer-${RUN}`;
 const HTML = `chtml-${RUN}`;
 const INONLY = `cin-${RUN}`;
 const S = (n: string) => `c0ns0le-${n}-${RUN}-secret`;
-const SECRETS = ['peer-to', 'html', 'inonly'].map(S);
+const PLATFORM = configuredSecrets(RUN);
+const SECRETS = [...['peer-to', 'html', 'inonly'].map(S), ...PLATFORM.values];
 
 let t: TestApp;
 let peerApp: TestApp;
@@ -34,7 +36,11 @@ async function send(body: Record<string, unknown>): Promise<ConsoleSendResponse>
   const res = await admin.post('/api/v1/staff/mesh/console/send', body);
   expect(res.statusCode, res.body).toBe(200);
   noSecret(res.body, 'console send');
-  return res.json() as ConsoleSendResponse;
+  // No peer URL either (docs/mesh.md section 11): the stored attempts come without theirs.
+  expect(res.body).not.toContain('127.0.0.1');
+  const r = res.json() as ConsoleSendResponse;
+  for (const e of r.events) expect(Object.keys(e)).not.toContain('url');
+  return r;
 }
 
 beforeAll(async () => {
@@ -53,7 +59,9 @@ beforeAll(async () => {
       [`SVC_SECRET_TO_${sfx(HTML)}`]: S('html'),
       [`SVC_PEER_FLOWS_${sfx(HTML)}`]: 'ping',
       [`SVC_SECRET_FROM_${sfx(INONLY)}`]: S('inonly'),
+      ...PLATFORM.env,
     },
+    deps: PLATFORM.deps,
   });
   peerApp = await createTestApp({
     env: { SVC_SELF_NAME: PEER, [`SVC_SECRET_FROM_${sfx(SELF)}`]: S('peer-to'), [`SVC_PEER_FLOWS_${sfx(SELF)}`]: 'ping,health_check,event_report' },

@@ -8,15 +8,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../bench/lib.ts';
 import { withService } from '../../src/db/tenant.ts';
 import { p95NearestRank } from '../../src/staff/index.ts';
-import { p95FromHistogram } from '../../src/staff/mesh-health-service.ts';
+import { p95FromHistogram, type MeshHealthService } from '../../src/staff/mesh-health-service.ts';
+import { registerMeshHealthRoutes } from '../../src/staff/mesh-health-routes.ts';
+import type { AuditService } from '../../src/audit/index.ts';
+import type { SessionGuards } from '../../src/server/plugins/session.ts';
+import Fastify from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { sql } from 'kysely';
 import type { HealthResponse, PeerHealth, SweepLine } from '../../src/staff/mesh-health-schemas.ts';
-import { buildCsv, exportFileName, MESH_CHECK_COLUMNS, OPERATIONS_LOG_COLUMNS, operationsLogRows, sweepRows } from '../../src/web/lib/csv-export.ts';
+import { buildCsv, exportFileName, MESH_CHECK_COLUMNS, OPERATIONS_LOG_COLUMNS, operationsLogItems, operationsLogRows, sweepRows } from '../../src/web/lib/csv-export.ts';
 import { createTestApp, STAFF_DOMAIN, uniqueEmail, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
 import { closeAllPeers, closedPort, startPeer } from '../helpers/loopback-peer.ts';
 import { dispatch } from '../helpers/mesh.ts';
 import { bootstrapStaff } from '../helpers/staff.ts';
+import { configuredSecrets } from '../helpers/configured-secrets.ts';
 
 const RUN = Math.random().toString(36).slice(2, 8);
 const sfx = (n: string) => n.toUpperCase().replace(/[^A-Z0-9]/g, '_');
@@ -28,7 +34,8 @@ const DOWN = `down-${RUN}`;
 const SLOW = `slow-${RUN}`;
 const INONLY = `inonly-${RUN}`;
 const S = (n: string) => `s3cr3t-${n}-${RUN}-value`;
-const SECRETS = ['ok-to', 'ok-from', 'html', 'deny', 'down', 'slow', 'inonly'].map(S);
+const PLATFORM = configuredSecrets(RUN);
+const SECRETS = [...['ok-to', 'ok-from', 'html', 'deny', 'down', 'slow', 'inonly'].map(S), ...PLATFORM.values];
 
 let t: TestApp;
 let okApp: TestApp; // a real Rampart peer on loopback
@@ -81,7 +88,9 @@ beforeAll(async () => {
       [`SVC_PEER_URL_${sfx(SLOW)}`]: slow.origin,
       [`SVC_SECRET_TO_${sfx(SLOW)}`]: S('slow'),
       [`SVC_SECRET_FROM_${sfx(INONLY)}`]: S('inonly'),
+      ...PLATFORM.env,
     },
+    deps: PLATFORM.deps,
   });
   okApp = await createTestApp({
     env: { SVC_SELF_NAME: OK, [`SVC_SECRET_FROM_${sfx(SELF)}`]: S('ok-to'), [`SVC_PEER_FLOWS_${sfx(SELF)}`]: 'ping,health_check,event_report' },
@@ -329,6 +338,43 @@ describe('access', () => {
   });
 });
 
+describe('sweep stream that stops midway', () => {
+  it('ends with an {"type":"error"} line instead of the done line, after the results already sent', async () => {
+    // The service's own per-peer errors are caught; this fakes what is left (an unexpected throw)
+    // to check the route's contract, the line the page shows as an error alert.
+    const app = Fastify({ logger: false });
+    app.setValidatorCompiler(validatorCompiler);
+    app.setSerializerCompiler(serializerCompiler);
+    const identity = { user: { id: '00000000-0000-4000-8000-000000000001', email: 'sa@staff.test' } };
+    const audited: unknown[] = [];
+    const failing: MeshHealthService = {
+      health: () => Promise.reject(new Error('not used')),
+      async sweep({ timeoutMs }, emit) {
+        emit({ type: 'start', sweepId: 's', startedAt: new Date().toISOString(), timeoutMs, peers: ['a', 'b'] });
+        emit({ type: 'result', peer: 'a', outcome: 'ok', label: 'OK: pong from a', ok: true, httpStatus: 200, error: null, durationMs: 3, requestId: 'r1', at: new Date().toISOString() });
+        throw new Error('database went away');
+      },
+    };
+    registerMeshHealthRoutes(app, {
+      guards: { requireSuperAdmin: async () => identity, requireStaff: async () => identity } as unknown as SessionGuards,
+      health: failing,
+      audit: { record: async (e: unknown) => void audited.push(e), list: () => Promise.reject(new Error('not used')) } as AuditService,
+      selfName: 'x',
+    });
+    try {
+      const res = await app.inject({ method: 'POST', url: '/api/v1/staff/mesh/health/sweep', payload: { timeoutMs: 1_000 } });
+      expect(res.statusCode).toBe(200);
+      const got = parseLines(res.body);
+      expect(got.map((l) => l.type)).toEqual(['start', 'result', 'error']);
+      expect(got[2]).toEqual({ type: 'error', error: 'internal_error', message: expect.stringMatching(/^The sweep stopped unexpectedly/) });
+      expect(res.body).not.toContain('database went away');
+      expect(audited).toHaveLength(1);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('runMeshHealthSweep', () => {
   let lines: SweepLine[] = [];
 
@@ -350,17 +396,21 @@ describe('runMeshHealthSweep', () => {
     expect(results.get(DENY)).toMatchObject({ outcome: 'unauthorized', httpStatus: 401, error: 'bad_signature' });
     expect(results.get(DOWN)).toMatchObject({ outcome: 'unreachable', httpStatus: null, error: 'network_error' });
     expect(results.get(SLOW)).toMatchObject({ outcome: 'timeout', httpStatus: null, error: 'timeout' });
-    expect(results.get(INONLY)).toMatchObject({ outcome: 'not_callable', requestId: null });
+    // Nothing is sent to the inbound-only peer, but its ping is stored like the others.
+    expect(results.get(INONLY)).toMatchObject({ outcome: 'not_callable', ok: false, httpStatus: null, error: 'peer_not_configured' });
+    expect(results.get(INONLY)!.label).toBe('Not callable: no URL (SVC_PEER_URL_*) and outbound secret (SVC_SECRET_TO_*); nothing sent');
     // The slow peer answers last; every other result came before it.
     const order = lines.filter((l) => l.type === 'result').map((l) => (l as { peer: string }).peer);
     expect(order.indexOf(SLOW)).toBeGreaterThan(order.indexOf(OK));
 
     const ids = [...results.values()].filter((r) => r.requestId).map((r) => r.requestId!);
     const stored = await withService(t.database.db, (tx) => tx.selectFrom('svc_outbound_events').select(['peer', 'flow', 'ok', 'error', 'request_id', 'attempt']).where('request_id', 'in', ids).execute());
-    expect(stored).toHaveLength(5);
+    expect(ids).toHaveLength(6);
+    expect(stored).toHaveLength(6);
     expect(stored.every((s) => s.flow === 'ping' && s.attempt === 1)).toBe(true);
     expect(stored.find((s) => s.peer === OK)).toMatchObject({ ok: true });
     expect(stored.find((s) => s.peer === HTML)).toMatchObject({ ok: false, error: 'route_not_deployed' });
+    expect(stored.find((s) => s.peer === INONLY)).toMatchObject({ ok: false, error: 'peer_not_configured', request_id: results.get(INONLY)!.requestId });
 
     const audit = await superAdmin.get('/api/v1/staff/audit-log?action=mesh.health_sweep');
     expect(audit.statusCode).toBe(200);
@@ -409,6 +459,10 @@ describe('runMeshHealthSweep', () => {
     expect(res.peers.find((p) => p.peer === HTML)).toMatchObject({ status: 'failing' });
     const html = res.peers.find((p) => p.peer === HTML)!;
     expect(html.recentFailures[0]).toMatchObject({ flow: 'ping', error: 'route_not_deployed', httpStatus: 200 });
+    // The inbound-only peer's stored pings count as failed attempts, with their reason.
+    const inonly = res.peers.find((p) => p.peer === INONLY)!;
+    expect(inonly).toMatchObject({ configured: true, status: 'failing', successes: 0 });
+    expect(inonly.recentFailures[0]).toMatchObject({ flow: 'ping', error: 'peer_not_configured', httpStatus: null });
 
     const results = lines.filter((l) => l.type === 'result') as Extract<SweepLine, { type: 'result' }>[];
     const csv = buildCsv(MESH_CHECK_COLUMNS, sweepRows(results));
@@ -421,8 +475,20 @@ describe('runMeshHealthSweep', () => {
     const outbound = await superAdmin.get('/api/v1/staff/mesh/outbound?limit=200');
     const inbound = await superAdmin.get('/api/v1/staff/mesh/inbound?limit=200');
     const received = await superAdmin.get('/api/v1/staff/mesh/received-events?limit=200');
+    for (const [r, where] of [[outbound, 'outbound records'], [inbound, 'inbound records'], [received, 'received events']] as const) noSecret(r.body, where);
     const log = operationsLogRows({ outbound: outbound.json().entries, inbound: inbound.json().entries, received: received.json().entries });
-    noSecret(buildCsv(OPERATIONS_LOG_COLUMNS, log), 'operations log CSV');
-    noSecret(JSON.stringify(log), 'operations log JSON');
+    const csvLog = buildCsv(OPERATIONS_LOG_COLUMNS, log);
+    noSecret(csvLog, 'operations log CSV');
+    // The JSON export as the page builds it: the records without an attempt's URL.
+    const jsonLog = JSON.stringify([...operationsLogItems('outbound', outbound.json().entries), ...operationsLogItems('inbound', inbound.json().entries), ...operationsLogItems('received', received.json().entries)]);
+    noSecret(jsonLog, 'operations log JSON');
+    const pingOut = (outbound.json() as { entries: { peer: string; url: string | null }[] }).entries.find((e) => e.peer === HTML)!;
+    expect(pingOut.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    for (const doc of [csvLog, jsonLog]) {
+      expect(doc).toContain(HTML);
+      expect(doc).not.toContain(pingOut.url!);
+      expect(doc).not.toContain('127.0.0.1');
+    }
+    expect(jsonLog).not.toContain('"url"');
   });
 });

@@ -123,6 +123,19 @@ export function operationsLogRows(lists: { inbound?: readonly Inbound[]; outboun
   return rows;
 }
 
+/**
+ * The items of an operations-log JSON export: the records as the API gave them, tagged with their
+ * kind, without an outbound attempt's `url` (redacted, but still the peer's address: exports are
+ * files that travel, and hold only presence booleans and what identifies a call, not where peers
+ * live; docs/mesh.md section 11.5).
+ */
+export function operationsLogItems(kind: 'received' | 'inbound' | 'outbound' | 'outbox', entries: readonly object[]): Record<string, unknown>[] {
+  return entries.map((e) => {
+    const { url: _url, ...rest } = e as Record<string, unknown>;
+    return { record: kind, ...rest };
+  });
+}
+
 /** A JSON export document. */
 export function buildJson(kind: 'operations-log' | 'mesh-check-results', source: string, items: readonly unknown[], extra: Record<string, unknown> = {}, at: Date = new Date()): string {
   return `${JSON.stringify({ format: `rampart-${kind}`, version: 1, source, generatedAt: at.toISOString(), ...extra, count: items.length, items }, null, 2)}\n`;

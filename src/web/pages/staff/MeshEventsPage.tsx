@@ -7,7 +7,7 @@ import { useNavigate } from '@tanstack/react-router';
 import { useMemo, useState, type ComponentType } from 'react';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { meshInboundQuery, meshOutboundQuery, meshOutboxQuery, meshReceivedQuery } from '../../lib/staff-api.ts';
-import { buildCsv, buildJson, downloadFile, exportFileName, OPERATIONS_LOG_COLUMNS, operationsLogRows } from '../../lib/csv-export.ts';
+import { buildCsv, buildJson, downloadFile, exportFileName, OPERATIONS_LOG_COLUMNS, operationsLogItems, operationsLogRows } from '../../lib/csv-export.ts';
 import { meshSelfQuery } from '../../lib/mesh-health-api.ts';
 import type { MeshInboundFilters, MeshOutboundFilters, MeshOutboxFilters, MeshReceivedFilters } from '../../lib/types.ts';
 import type { FormErrors } from '../../lib/use-form.ts';
@@ -490,7 +490,7 @@ function ExportBar({ kind, filters, entries, noun }: { kind: ExportKind; filters
     const at = new Date();
     const name = exportFileName(prefix, 'operations-log', ext, at);
     if (ext === 'csv') downloadFile(name, buildCsv(OPERATIONS_LOG_COLUMNS, operationsLogRows({ [kind]: entries } as Parameters<typeof operationsLogRows>[0])), 'text/csv');
-    else downloadFile(name, buildJson('operations-log', prefix, entries.map((e) => ({ record: kind, ...(e as object) })), { records: kind, filters }, at), 'application/json');
+    else downloadFile(name, buildJson('operations-log', prefix, operationsLogItems(kind, entries as object[]), { records: kind, filters }, at), 'application/json');
   };
   return (
     <Group gap="sm" mb="sm" justify="flex-end" wrap="wrap">

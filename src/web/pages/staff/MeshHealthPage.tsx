@@ -339,24 +339,39 @@ const OUTCOME_LABEL: Record<SweepResult['outcome'], string> = {
 function SweepSection() {
   const self = useQuery(meshSelfQuery);
   const queryClient = useQueryClient();
-  const [state, setState] = useState<{ running: boolean; peers: string[]; results: SweepResult[]; finishedAt: string | null; error: unknown }>({ running: false, peers: [], results: [], finishedAt: null, error: null });
+  const [state, setState] = useState<{ running: boolean; peers: string[]; results: SweepResult[]; finishedAt: string | null; error: unknown; stopped: string | null }>({
+    running: false,
+    peers: [],
+    results: [],
+    finishedAt: null,
+    error: null,
+    stopped: null,
+  });
 
   const start = async () => {
-    setState({ running: true, peers: [], results: [], finishedAt: null, error: null });
+    setState({ running: true, peers: [], results: [], finishedAt: null, error: null, stopped: null });
+    let finished = false;
     try {
       await runSweep((line) => {
         if (line.type === 'start') setState((s) => ({ ...s, peers: line.peers }));
         else if (line.type === 'result') {
           const { type: _type, ...result } = line;
           setState((s) => ({ ...s, results: [...s.results, result] }));
-        } else if (line.type === 'done') setState((s) => ({ ...s, finishedAt: line.finishedAt }));
+        } else if (line.type === 'done') {
+          finished = true;
+          setState((s) => ({ ...s, finishedAt: line.finishedAt }));
+        } else if (line.type === 'error') {
+          finished = true;
+          setState((s) => ({ ...s, stopped: line.message }));
+        }
       });
-      setState((s) => ({ ...s, running: false }));
-      // The pings are outbound attempts now: the rollup changed.
-      void queryClient.invalidateQueries({ queryKey: ['staff', 'mesh-health'] });
+      // A stream that ends without its done line (a dropped connection, a proxy timeout) is not a finished sweep.
+      setState((s) => ({ ...s, running: false, stopped: finished ? s.stopped : 'The connection closed before the sweep finished. The results above stand; peers without a result may not have been pinged.' }));
     } catch (error) {
       setState((s) => ({ ...s, running: false, error }));
     }
+    // The pings are outbound attempts now (also those of a sweep that stopped): the rollup changed.
+    void queryClient.invalidateQueries({ queryKey: ['staff', 'mesh-health'] });
   };
 
   const prefix = self.data?.selfName ?? 'rampart';
@@ -387,11 +402,18 @@ function SweepSection() {
         </Button>
       </Group>
       {state.error !== null && <ErrorAlert error={state.error} title="The sweep could not run" />}
+      {state.stopped !== null && (
+        <Alert color="red" variant="light" role="alert" title="The sweep stopped before it finished">
+          {state.stopped}
+        </Alert>
+      )}
       <Text size="sm" role="status" aria-live="polite">
         {started
           ? state.running
             ? `Sweep running: ${state.results.length} of ${state.peers.length || '…'} peers answered.`
-            : `Sweep finished: ${ok} of ${state.results.length} peers OK.`
+            : state.stopped !== null
+              ? `Sweep stopped: ${state.results.length} of ${state.peers.length} peers answered, ${ok} OK.`
+              : `Sweep finished: ${ok} of ${state.results.length} peers OK.`
           : ''}
       </Text>
       {started && (
