@@ -120,6 +120,7 @@ export const ERROR_STATUS = {
   llm_cancelled: 499,
   llm_device_check_no_results: 422,
   llm_device_output_unreadable: 422,
+  llm_explanation_file_not_kept: 404,
   // CMMC Level 1 (src/cmmc)
   cmmc_profile_not_found: 404,
   cmmc_device_token_invalid: 401,

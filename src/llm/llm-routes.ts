@@ -3,7 +3,8 @@
 //   POST   /api/v1/tenants/:tenantId/llm/explain                      multipart `file` → text/event-stream
 //   GET    /api/v1/tenants/:tenantId/llm/explanations                 the caller's own history
 //   GET    /api/v1/tenants/:tenantId/llm/explanations/:explanationId
-//   DELETE /api/v1/tenants/:tenantId/llm/explanations/:explanationId
+//   GET    /api/v1/tenants/:tenantId/llm/explanations/:explanationId/file   the uploaded result file (attachment)
+//   DELETE /api/v1/tenants/:tenantId/llm/explanations/:explanationId        (with its file)
 //   POST   /api/v1/tenants/:tenantId/llm/evidence-review              multipart `files` (≤8), `notes`, `requirements`? → JSON, or SSE preliminary/done
 //   POST   /api/v1/tenants/:tenantId/llm/device-check/explain         JSON {pastedOutput?, notes?, hostnames?} → text/event-stream
 // A client that hangs up (the stop button) aborts the upstream model call.
@@ -35,6 +36,13 @@ const MULTIPART_OVERHEAD = 64 * 1024;
 const NOTES_MAX = 4_000;
 
 const cancelled = () => appError('llm_cancelled', 'The request was cancelled.');
+
+/** Content-Disposition for a download: a plain ASCII name, and the exact name per RFC 5987. */
+export function attachmentDisposition(fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]|["\\%;]/g, '_').trim() || 'result-file';
+  const exact = encodeURIComponent(fileName).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
+}
 
 async function readFile(part: { file: NodeJS.ReadableStream & { resume(): unknown } }, max: number, tooLarge: () => Error): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -79,6 +87,24 @@ export async function registerLlmRoutes(app: FastifyInstance, deps: { guards: Se
     const s = await guards.requireSession(req);
     return llm.getExplanation(req.params.tenantId, caller(s), req.params.explanationId);
   });
+
+  r.get(
+    `${base}/explanations/:explanationId/file`,
+    { schema: { tags, summary: 'The result file kept with one of the caller’s explanations, as uploaded (a download; never rendered)', params: llmExplanationParamsSchema } },
+    async (req, reply) => {
+      const s = await guards.requireSession(req);
+      const f = await llm.getExplanationFile(req.params.tenantId, caller(s), req.params.explanationId);
+      // The file is untrusted (an XML or JSON report may hold markup): always a download of opaque
+      // bytes, never sniffed, and inert even if opened directly.
+      return reply
+        .header('content-type', 'application/octet-stream')
+        .header('content-disposition', attachmentDisposition(f.fileName))
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'; sandbox")
+        .header('cache-control', 'private, no-store')
+        .send(f.data);
+    },
+  );
 
   r.delete(`${base}/explanations/:explanationId`, { schema: { tags, summary: 'Delete one of the caller’s explanations', params: llmExplanationParamsSchema, response: { 204: z.null() } } }, async (req, reply) => {
     const s = await guards.requireSession(req);

@@ -76,6 +76,8 @@ export const explanationSummarySchema = z.object({
   format: z.string(),
   /** Who wrote the answer: the configured model or the offline analysis (never the model's name). */
   source: z.enum(ANSWER_SOURCES),
+  /** Bytes of the result file kept with the explanation (download: …/explanations/:id/file); null for entries made before files were kept. */
+  fileSize: z.number().int().nullable(),
   counts: severityCountsSchema,
   createdAt: z.string(),
 });

@@ -1,11 +1,15 @@
-// Language-model helpers: explain a result file (streamed; history private per user) and review
+// Language-model helpers: explain a result file (streamed; history private per user, with the
+// uploaded file) and review
 // evidence documents against requirements (nothing stored). With no model configured, or when a
 // model's structured answer fails validation, the offline analyzers answer, labelled
 // "offline analysis". Membership of the tenant is checked for every call.
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
 import type { Generated, Kysely, Selectable } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { withTenantMember, type Tx } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
+import { sha256Hex } from '../lib/crypto.ts';
 import { appError, isAppError } from '../lib/errors.ts';
 import { CMMC_L1_REQUIREMENTS } from './cmmc-l1-requirements.ts';
 import { llmError } from './llm-errors.ts';
@@ -31,8 +35,19 @@ export interface LlmExplanationsTable {
   answer: string;
   created_at: Generated<Date>;
 }
-type LlmTables = { llm_explanations: LlmExplanationsTable };
-/** The migration's table, known to this module only (src/db/schema.ts stays as it is). */
+/** The uploaded result file of an explanation (migration 0023), gzip-compressed. */
+export interface LlmExplanationFilesTable {
+  explanation_id: string;
+  tenant_id: string;
+  user_id: string;
+  /** Bytes as uploaded. */
+  size: number;
+  sha256: string;
+  encoding: Generated<'gzip'>;
+  data: Buffer;
+}
+type LlmTables = { llm_explanations: LlmExplanationsTable; llm_explanation_files: LlmExplanationFilesTable };
+/** The migrations' tables, known to this module only (src/db/schema.ts stays as it is). */
 const withLlmTables = (tx: Tx) => tx.$extendTables<LlmTables>();
 type LlmTx = ReturnType<typeof withLlmTables>;
 
@@ -49,14 +64,21 @@ export interface Caller {
 
 /** Largest result file the explainer reads. */
 export const EXPLAIN_MAX_BYTES = 32 * 1024 * 1024;
-const HISTORY_LIMIT = 100;
+/** A user's history keeps its newest explanations (with their files); saving one more drops the oldest. */
+export const HISTORY_LIMIT = 100;
 const MAX_ANSWER_CHARS = 200_000;
 
 const iso = (d: Date | string) => new Date(d).toISOString();
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
 
-function summaryOf(r: Omit<Selectable<LlmExplanationsTable>, 'model' | 'answer'>): ExplanationSummary {
-  return { id: r.id, fileName: r.file_name, format: r.format, source: r.source, counts: r.counts, createdAt: iso(r.created_at) };
+type SummaryRow = Omit<Selectable<LlmExplanationsTable>, 'model' | 'answer'> & { file_size: number | null };
+
+function summaryOf(r: SummaryRow): ExplanationSummary {
+  return { id: r.id, fileName: r.file_name, format: r.format, source: r.source, fileSize: r.file_size, counts: r.counts, createdAt: iso(r.created_at) };
 }
+
+const SUMMARY_COLUMNS = ['e.id', 'e.tenant_id', 'e.user_id', 'e.file_name', 'e.format', 'e.source', 'e.counts', 'e.created_at', 'f.size as file_size'] as const;
 
 export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; clock: Clock; requirements?: readonly ReviewRequirement[]; extractLimits?: ExtractLimits }) {
   const { db, gateway, clock } = deps;
@@ -69,13 +91,20 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
     });
   }
 
-  async function saveExplanation(tenantId: string, caller: Caller, a: ResultAnalysis, source: 'model' | 'offline', answer: string): Promise<string> {
+  /** Stores the answer with the uploaded file, in one transaction, and drops entries past HISTORY_LIMIT. */
+  async function saveExplanation(tenantId: string, caller: Caller, a: ResultAnalysis, file: UploadedFile, source: 'model' | 'offline', answer: string): Promise<string> {
+    // Compressed before the transaction: on PGlite the transaction holds the only connection.
+    const packed = await gzipAsync(file.data);
     return asMember(tenantId, caller, async (tx) => {
       const row = await tx
         .insertInto('llm_explanations')
         .values({ tenant_id: tenantId, user_id: caller.userId, file_name: a.fileName.slice(0, 255), format: a.format, source, model: source === 'model' ? gateway.model : null, counts: JSON.stringify(a.counts) as unknown as SeverityCounts, answer: answer.slice(0, MAX_ANSWER_CHARS), created_at: clock.now() })
         .returning('id')
         .executeTakeFirstOrThrow();
+      await tx.insertInto('llm_explanation_files').values({ explanation_id: row.id, tenant_id: tenantId, user_id: caller.userId, size: file.data.length, sha256: sha256Hex(file.data), data: packed }).execute();
+      // Bounded history: the oldest entries beyond the limit go, with their files (cascade).
+      const keep = tx.selectFrom('llm_explanations').select('id').where('tenant_id', '=', tenantId).where('user_id', '=', caller.userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(HISTORY_LIMIT);
+      await tx.deleteFrom('llm_explanations').where('tenant_id', '=', tenantId).where('user_id', '=', caller.userId).where('id', 'not in', keep).execute();
       return row.id;
     });
   }
@@ -105,7 +134,7 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
         signal,
         maxOutputTokens: 2_000,
         meta: { fileName: analysis.fileName, format: analysis.format, counts: analysis.counts },
-        store: ({ source, text }) => saveExplanation(tenantId, caller, analysis, source, text),
+        store: ({ source, text }) => saveExplanation(tenantId, caller, analysis, file, source, text),
       });
     },
 
@@ -148,12 +177,13 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
     async listExplanations(tenantId: string, caller: Caller): Promise<{ explanations: ExplanationSummary[] }> {
       return asMember(tenantId, caller, async (tx) => {
         const rows = await tx
-          .selectFrom('llm_explanations')
-          .select(['id', 'tenant_id', 'user_id', 'file_name', 'format', 'source', 'counts', 'created_at'])
-          .where('tenant_id', '=', tenantId)
-          .where('user_id', '=', caller.userId)
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
+          .selectFrom('llm_explanations as e')
+          .leftJoin('llm_explanation_files as f', 'f.explanation_id', 'e.id')
+          .select(SUMMARY_COLUMNS)
+          .where('e.tenant_id', '=', tenantId)
+          .where('e.user_id', '=', caller.userId)
+          .orderBy('e.created_at', 'desc')
+          .orderBy('e.id', 'desc')
           .limit(HISTORY_LIMIT)
           .execute();
         return { explanations: rows.map(summaryOf) };
@@ -162,10 +192,37 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
 
     async getExplanation(tenantId: string, caller: Caller, id: string): Promise<{ explanation: ExplanationDetail }> {
       return asMember(tenantId, caller, async (tx) => {
-        const row = await tx.selectFrom('llm_explanations').selectAll().where('id', '=', id).where('tenant_id', '=', tenantId).where('user_id', '=', caller.userId).executeTakeFirst();
+        const row = await tx
+          .selectFrom('llm_explanations as e')
+          .leftJoin('llm_explanation_files as f', 'f.explanation_id', 'e.id')
+          .select([...SUMMARY_COLUMNS, 'e.answer'])
+          .where('e.id', '=', id)
+          .where('e.tenant_id', '=', tenantId)
+          .where('e.user_id', '=', caller.userId)
+          .executeTakeFirst();
         if (!row) throw appError('llm_explanation_not_found', 'No such explanation in your history.');
         return { explanation: { ...summaryOf(row), answer: row.answer } };
       });
+    },
+
+    /** The result file kept with one of the caller's explanations, as uploaded. */
+    async getExplanationFile(tenantId: string, caller: Caller, id: string): Promise<{ fileName: string; size: number; data: Buffer }> {
+      const row = await asMember(tenantId, caller, (tx) =>
+        tx
+          .selectFrom('llm_explanations as e')
+          .leftJoin('llm_explanation_files as f', 'f.explanation_id', 'e.id')
+          .select(['e.file_name', 'f.size', 'f.sha256', 'f.data'])
+          .where('e.id', '=', id)
+          .where('e.tenant_id', '=', tenantId)
+          .where('e.user_id', '=', caller.userId)
+          .executeTakeFirst(),
+      );
+      if (!row) throw appError('llm_explanation_not_found', 'No such explanation in your history.');
+      if (!row.data || row.size === null) throw appError('llm_explanation_file_not_kept', 'This explanation was made before result files were kept with the history; only its answer is stored.');
+      const data = await gunzipAsync(row.data, { maxOutputLength: EXPLAIN_MAX_BYTES });
+      // The stored bytes must be the uploaded ones: a mismatch is corruption, never served as the file.
+      if (data.length !== row.size || sha256Hex(data) !== row.sha256) throw new Error('stored result file does not match its checksum');
+      return { fileName: row.file_name, size: row.size, data };
     },
 
     async deleteExplanation(tenantId: string, caller: Caller, id: string): Promise<void> {

@@ -100,6 +100,13 @@ describeBrowser('language-model helpers in the browser', () => {
     expect(await dialog.getByTestId('saved-answer').textContent()).not.toContain('##');
     await dialog.getByText(/^Language model · /).waitFor();
     expect(await page.content()).not.toContain('e2e-model');
+    // The uploaded file is kept with it: shown as text, and downloadable as the same bytes.
+    await dialog.getByRole('button', { name: 'Show the result file' }).click();
+    await dialog.getByTestId('saved-result-file').getByText(/"SchemaVersion": 2/).waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), dialog.getByRole('link', { name: 'Download the result file' }).click()]);
+    expect(download.suggestedFilename()).toBe('trivy-image.json');
+    const saved = await download.path();
+    expect(readFileSync(saved).equals(readFileSync(fixturePath('trivy-image.json')))).toBe(true);
     await dialog.getByRole('button', { name: 'Delete' }).click();
     await page.getByText('No explanations yet.').waitFor();
   });

@@ -94,6 +94,105 @@ describe('language-model helpers without a model (offline analysis)', () => {
     expect(rls.rows[0]).toEqual({ relrowsecurity: true, relforcerowsecurity: true });
   });
 
+  it('keeps the uploaded result file with the explanation: a safe download, private by RLS, deleted with the entry', async () => {
+    const res = await explain(cast.owner, cast.tenant, trivy, 'rapport-été.json');
+    const id = parseSse(res.body).at(-1)!.data.explanationId as string;
+    const url = `/api/v1/tenants/${cast.tenant}/llm/explanations/${id}/file`;
+
+    const listed = ((await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).json() as { explanations: ExplanationSummary[] }).explanations.find((e) => e.id === id);
+    expect(listed).toMatchObject({ fileName: 'rapport-été.json', fileSize: trivy.length });
+    expect((await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`)).json()).toMatchObject({ explanation: { fileSize: trivy.length } });
+
+    // The bytes as uploaded, as an attachment that is never rendered or sniffed.
+    const file = await cast.owner.get(url);
+    expect(file.statusCode).toBe(200);
+    expect(file.rawPayload.equals(trivy)).toBe(true);
+    expect(file.headers['content-type']).toBe('application/octet-stream');
+    expect(file.headers['content-disposition']).toBe(`attachment; filename="rapport-_t_.json"; filename*=UTF-8''rapport-%C3%A9t%C3%A9.json`);
+    expect(file.headers['x-content-type-options']).toBe('nosniff');
+    expect(file.headers['content-security-policy']).toBe("default-src 'none'; sandbox");
+    expect(file.headers['cache-control']).toBe('private, no-store');
+
+    // Another member of the tenant, and someone of another tenant, get nothing.
+    expect((await cast.member.get(url)).json()).toMatchObject({ error: 'llm_explanation_not_found' });
+    expect((await cast.other.get(url)).json()).toMatchObject({ error: 'tenant_forbidden' });
+    expect((await cast.other.get(`/api/v1/tenants/${cast.otherTenant}/llm/explanations/${id}/file`)).statusCode).toBe(404);
+
+    // Row-level security as the app role covers the file too: only its author sees, adds or deletes it.
+    const ownerId = (await cast.owner.me()).user.id;
+    const memberId = (await cast.member.me()).user.id;
+    const files = (userId: string, tenantId = cast.tenant) =>
+      withTenant(t.database.db, { tenantId, userId }, async (tx) => (await sql<{ explanation_id: string; user_id: string }>`select explanation_id, user_id from llm_explanation_files`.execute(tx)).rows);
+    expect((await files(ownerId)).map((r) => r.explanation_id)).toContain(id);
+    expect((await files(memberId)).every((r) => r.user_id === memberId)).toBe(true);
+    expect((await files(memberId)).map((r) => r.explanation_id)).not.toContain(id);
+    expect(await files(ownerId, cast.otherTenant)).toEqual([]);
+    const removed = await withTenant(t.database.db, { tenantId: cast.tenant, userId: memberId }, (tx) => sql`delete from llm_explanation_files where explanation_id = ${id}::uuid`.execute(tx));
+    expect(Number(removed.numAffectedRows ?? 0)).toBe(0);
+    await expect(
+      withTenant(t.database.db, { tenantId: cast.tenant, userId: memberId }, (tx) =>
+        sql`insert into llm_explanation_files (explanation_id, tenant_id, user_id, size, sha256, data) values (${id}::uuid, ${cast.tenant}::uuid, ${ownerId}::uuid, 1, ${'0'.repeat(64)}, '\\x00'::bytea)`.execute(tx),
+      ),
+    ).rejects.toThrow(/row-level security/);
+    const rls = await sql<{ relrowsecurity: boolean; relforcerowsecurity: boolean }>`select relrowsecurity, relforcerowsecurity from pg_class where relname = 'llm_explanation_files'`.execute(t.database.db);
+    expect(rls.rows[0]).toEqual({ relrowsecurity: true, relforcerowsecurity: true });
+
+    // Deleting the explanation deletes its file.
+    expect((await cast.owner.delete(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`)).statusCode).toBe(204);
+    expect((await cast.owner.get(url)).json()).toMatchObject({ error: 'llm_explanation_not_found' });
+    const left = await sql<{ n: number }>`select count(*)::int as n from llm_explanation_files where explanation_id = ${id}::uuid`.execute(t.database.db);
+    expect(left.rows[0]!.n).toBe(0);
+  });
+
+  it('a file row cannot belong to someone other than its explanation’s author', async () => {
+    const ownerId = (await cast.owner.me()).user.id;
+    const memberId = (await cast.member.me()).user.id;
+    // An explanation of the owner without a file yet.
+    const id = await withTenant(t.database.db, { tenantId: cast.tenant, userId: ownerId }, async (tx) => {
+      const r = await sql<{ id: string }>`insert into llm_explanations (tenant_id, user_id, file_name, format, source, answer) values (${cast.tenant}::uuid, ${ownerId}::uuid, 'x.json', 'trivy', 'offline', 'answer') returning id`.execute(tx);
+      return r.rows[0]!.id;
+    });
+    // The member may write rows as themselves (RLS), but not attach a file to the owner's explanation.
+    await expect(
+      withTenant(t.database.db, { tenantId: cast.tenant, userId: memberId }, (tx) =>
+        sql`insert into llm_explanation_files (explanation_id, tenant_id, user_id, size, sha256, data) values (${id}::uuid, ${cast.tenant}::uuid, ${memberId}::uuid, 1, ${'0'.repeat(64)}, '\\x00'::bytea)`.execute(tx),
+      ),
+    ).rejects.toThrow(/foreign key/);
+    await withTenant(t.database.db, { tenantId: cast.tenant, userId: ownerId }, (tx) => sql`delete from llm_explanations where id = ${id}::uuid`.execute(tx));
+  });
+
+  it('says so when an older explanation has no kept file, and keeps a user’s newest 100 explanations', async () => {
+    const memberId = (await cast.member.me()).user.id;
+    // 100 entries made before files were kept (only their answers), oldest first.
+    const counts = { critical: 0, high: 1, medium: 0, low: 0, info: 0, total: 1 };
+    const ids = await withTenant(t.database.db, { tenantId: cast.tenant, userId: memberId }, async (tx) => {
+      await sql`delete from llm_explanations`.execute(tx);
+      const out: string[] = [];
+      for (let i = 0; i < 100; i++) {
+        const r = await sql<{ id: string }>`insert into llm_explanations (tenant_id, user_id, file_name, format, source, counts, answer, created_at)
+          values (${cast.tenant}::uuid, ${memberId}::uuid, ${`old-${i}.json`}, 'trivy', 'offline', ${JSON.stringify(counts)}::jsonb, 'old answer', now() - make_interval(days => ${200 - i}))
+          returning id`.execute(tx);
+        out.push(r.rows[0]!.id);
+      }
+      return out;
+    });
+    const oldest = ids[0]!;
+    const one = await cast.member.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${ids[1]}`);
+    expect(one.json()).toMatchObject({ explanation: { fileSize: null } });
+    const none = await cast.member.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${ids[1]}/file`);
+    expect(none.statusCode).toBe(404);
+    expect(none.json()).toMatchObject({ error: 'llm_explanation_file_not_kept' });
+
+    // One more: the oldest goes, with its file (none here); the newest 100 stay.
+    const res = await explain(cast.member, cast.tenant, trivy);
+    const id = parseSse(res.body).at(-1)!.data.explanationId as string;
+    const list = ((await cast.member.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).json() as { explanations: ExplanationSummary[] }).explanations;
+    expect(list).toHaveLength(100);
+    expect(list[0]!.id).toBe(id);
+    expect(list.map((e) => e.id)).not.toContain(oldest);
+    expect((await cast.member.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${oldest}`)).statusCode).toBe(404);
+  });
+
   it('refuses uploads that are not result files, and requests without a file', async () => {
     const bad = await explain(cast.owner, cast.tenant, Buffer.from('just some text'), 'notes.txt');
     expect(bad.statusCode).toBe(422);

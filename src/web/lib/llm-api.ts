@@ -201,6 +201,38 @@ export const explanationQuery = (tenantId: string, id: string) =>
 
 export const deleteExplanation = (tenantId: string, id: string) => api<void>(`${base(tenantId)}/explanations/${encodeURIComponent(id)}`, { method: 'DELETE' });
 
+/** The download address of the result file kept with an explanation (an attachment; the session cookie authorizes it). */
+export const explanationFileUrl = (tenantId: string, id: string) => `${base(tenantId)}/explanations/${encodeURIComponent(id)}/file`;
+
+/** The first `maxBytes` of the kept result file as text (for a preview; the download has it all). */
+export async function previewExplanationFile(tenantId: string, id: string, maxBytes: number, signal?: AbortSignal): Promise<{ text: string; truncated: boolean }> {
+  const response = await fetch(explanationFileUrl(tenantId, id), { credentials: 'same-origin', signal });
+  if (!response.ok || !response.body) throw await errorOf(response);
+  const reader = response.body.getReader();
+  const parts: Uint8Array[] = [];
+  let n = 0;
+  let truncated = false;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    n += value.length;
+    if (n > maxBytes) {
+      truncated = true;
+      await reader.cancel();
+      break;
+    }
+  }
+  const all = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    all.set(p, at);
+    at += p.length;
+  }
+  // Cut at the limit; a multi-byte character split there becomes one replacement character.
+  return { text: new TextDecoder().decode(all.subarray(0, Math.min(n, maxBytes))), truncated };
+}
+
 // ---- device-check explainer ------------------------------------------------------------------
 
 /** Explains the latest device-check run per computer (optionally only `hostnames`), plus pasted output and notes; nothing is stored. */

@@ -1,9 +1,9 @@
 // "Explain a result file": upload a scanner's result file (nmap, nuclei, ZAP, Trivy, SARIF or
 // Rampart's native report) and read a streamed explanation with the fixes to make first. With a
 // language model configured the model writes it; otherwise the offline analysis does (labelled).
-// The file is not stored; the finished explanation is kept in the user's own history (private to
-// them), where it can be viewed again or deleted.
-import { Button, FileInput, Group, Modal, Stack, Table, Text } from '@mantine/core';
+// Nothing is imported; the finished explanation is kept with the uploaded file in the user's own
+// history (private to them), where both can be viewed again, the file downloaded, or deleted.
+import { Button, Code, FileInput, Group, Modal, ScrollArea, Stack, Table, Text } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { DataTable } from '../../components/DataTable.tsx';
@@ -14,7 +14,7 @@ import { MarkdownText } from '../../components/MarkdownText.tsx';
 import { SectionCard } from '../../components/SectionCard.tsx';
 import { StreamedAnswer, useStreamedAnswer } from '../../components/StreamedAnswer.tsx';
 import { formatDateTime } from '../../lib/format.ts';
-import { deleteExplanation, explainResultFile, explanationQuery, explanationsQuery, llmKeys, type ExplanationSummary } from '../../lib/llm-api.ts';
+import { deleteExplanation, explainResultFile, explanationFileUrl, explanationQuery, explanationsQuery, llmKeys, previewExplanationFile, type ExplanationSummary } from '../../lib/llm-api.ts';
 import { useTenant } from '../../lib/me.ts';
 
 const FORMAT_LABELS: Record<string, string> = { native: 'Rampart native', nmap: 'nmap XML', nuclei: 'nuclei JSONL', zap: 'OWASP ZAP', trivy: 'Trivy', sarif: 'SARIF' };
@@ -71,7 +71,7 @@ export function ExplainResultPage() {
         titleContext={tenant.name}
         description={
           <>
-            Upload a scanner’s result file to get a plain-language summary and the fixes to make first. The file is read, not stored or imported; to add its findings to Rampart, use{' '}
+            Upload a scanner’s result file to get a plain-language summary and the fixes to make first. The file is kept with the explanation in your private history, not imported; to add its findings to Rampart, use{' '}
             <TextLink to="/imports" size="sm" underline="always">
               Import results
             </TextLink>
@@ -95,7 +95,7 @@ export function ExplainResultPage() {
 
         <StreamedAnswer answer={answer} title="Explanation" headingLevel={2} onRetry={file ? run : undefined} />
 
-        <SectionCard headingId="explain-history" title="Your explanations" description="Only you can see these. The uploaded files themselves are never kept.">
+        <SectionCard headingId="explain-history" title="Your explanations" description="Only you can see these, with the result files you uploaded. Deleting an explanation deletes its file too.">
           {history.isPending ? (
             <LoadingState label="Loading your explanations…" />
           ) : history.isError ? (
@@ -143,8 +143,24 @@ export function ExplainResultPage() {
   );
 }
 
+const PREVIEW_BYTES = 64 * 1024;
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} bytes`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
 function ExplanationModal({ tenantId, id, onClose, onDelete, deleting }: { tenantId: string; id: string; onClose: () => void; onDelete: () => void; deleting: boolean }) {
   const q = useQuery(explanationQuery(tenantId, id));
+  const [showFile, setShowFile] = useState(false);
+  // Loaded only when asked for: the file may be up to 32 MB; the preview reads its start.
+  const preview = useQuery({
+    queryKey: [...llmKeys.explanation(tenantId, id), 'file-preview'],
+    queryFn: ({ signal }) => previewExplanationFile(tenantId, id, PREVIEW_BYTES, signal),
+    enabled: showFile,
+    staleTime: Infinity,
+  });
   return (
     <Modal opened onClose={onClose} size="xl" title={q.data ? `Explanation of ${q.data.fileName}` : 'Explanation'}>
       {q.isPending ? (
@@ -157,6 +173,45 @@ function ExplanationModal({ tenantId, id, onClose, onDelete, deleting }: { tenan
             {q.data.source === 'offline' ? 'Offline analysis' : 'Language model'} · {formatDateTime(q.data.createdAt)} · {countsLine(q.data)}
           </Text>
           <MarkdownText text={q.data.answer} testId="saved-answer" />
+          {q.data.fileSize === null ? (
+            <Text size="sm" c="dimmed">
+              The result file was not kept: this explanation was made before files were kept with the history.
+            </Text>
+          ) : (
+            <Stack gap="xs">
+              <Group gap="xs">
+                <Text size="sm">
+                  Result file: {q.data.fileName} ({formatBytes(q.data.fileSize)})
+                </Text>
+                {/* An attachment of opaque bytes: the browser saves it, never renders it. */}
+                <Button component="a" href={explanationFileUrl(tenantId, id)} download={q.data.fileName} size="xs" variant="default">
+                  Download the result file
+                </Button>
+                <Button size="xs" variant="subtle" onClick={() => setShowFile((v) => !v)} aria-expanded={showFile}>
+                  {showFile ? 'Hide the result file' : 'Show the result file'}
+                </Button>
+              </Group>
+              {showFile &&
+                (preview.isPending ? (
+                  <LoadingState label="Loading the result file…" />
+                ) : preview.isError ? (
+                  <ErrorState error={preview.error} title="Could not load the result file" />
+                ) : (
+                  <>
+                    <ScrollArea.Autosize mah={320} type="auto">
+                      <Code block data-testid="saved-result-file">
+                        {preview.data.text}
+                      </Code>
+                    </ScrollArea.Autosize>
+                    {preview.data.truncated && (
+                      <Text size="xs" c="dimmed">
+                        Showing the first {formatBytes(PREVIEW_BYTES)}; download the file for all of it.
+                      </Text>
+                    )}
+                  </>
+                ))}
+            </Stack>
+          )}
           <Group justify="flex-end">
             <Button variant="subtle" color="red" onClick={onDelete} loading={deleting}>
               Delete
