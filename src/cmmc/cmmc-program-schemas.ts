@@ -24,8 +24,8 @@ export const answerBodySchema = z
 
 export const generatePoliciesBodySchema = z.object({ kinds: z.array(z.enum(POLICY_KINDS as unknown as [string, ...string[]])).min(1).max(8).nullish() }).strict();
 
-/** The Affirming Official approves the policies: the caller approves as them or with their authority. */
-export const approvePolicyBodySchema = z.object({ effectiveDate: isoDay, forAffirmingOfficial: z.literal(true, 'Policies are approved by the Affirming Official: confirm you approve as them or with their authority.') }).strict();
+/** The Affirming Official approves the policies (the service checks the caller is them). */
+export const approvePolicyBodySchema = z.object({ effectiveDate: isoDay, forAffirmingOfficial: z.literal(true, 'Policies are approved by the Affirming Official: confirm you approve as the Affirming Official.') }).strict();
 
 export const sprsConfirmBodySchema = z
   .object({

@@ -36,6 +36,8 @@ const DAY_MS = 86_400_000;
 export const HANDOFF_TTL_MS = 30 * 60_000;
 export const RENEWAL_DUE_DAY = 335;
 export const EXPIRY_DAY = 365;
+/** cmmc_status lists at most this many profiles when a CAGE code matches several. */
+export const STATUS_MAX_MATCHES = 10;
 /** The affirmation text the officer accepts; its version is stored with each confirmation. */
 export const AFFIRMATION_TEXT_VERSION = 'rampart-l1-affirmation-2025-01';
 export const AFFIRMATION_TEXT =
@@ -233,13 +235,28 @@ export function createCmmcProgram(deps: {
   };
 
   async function controlsRows(tenantId: string, caller: Caller) {
-    return asMember(tenantId, caller, false, async (tx) => {
+    return asMember(tenantId, caller, false, async (tx, role) => {
       const p = await requireProfile(tx, tenantId);
       const st = await loadState(tx, p);
       const handoff = await latestHandoff(tx, p.id);
-      return { p, st, dto: scoreDto(p, st, handoff) };
+      return { p, st, role, dto: scoreDto(p, st, handoff) };
     });
   }
+
+  /**
+   * The Affirming Official approves the policies and confirms the SPRS entry (research §2: the
+   * affirmation is theirs, under 18 U.S.C. 1001); the spec provides no delegation. The signed-in
+   * account's e-mail must be the official's e-mail in Scope. Changing the official in Scope is an
+   * owner or admin action and is audited.
+   */
+  const isAffirmingOfficial = (p: Pick<ProfileRow, 'affirming_official_email'>, caller: Caller) => caller.email.trim().toLowerCase() === p.affirming_official_email.trim().toLowerCase();
+  function requireAffirmingOfficial(p: Pick<ProfileRow, 'affirming_official_email' | 'affirming_official_name'>, caller: Caller, action: string): void {
+    if (!isAffirmingOfficial(p, caller))
+      throw appError('cmmc_not_affirming_official', `Only the Affirming Official, ${p.affirming_official_name} (${p.affirming_official_email}), can ${action}. Sign in with that account, or change the Affirming Official in Scope.`, {
+        details: { affirmingOfficialName: p.affirming_official_name, affirmingOfficialEmail: p.affirming_official_email, signedInAs: caller.email },
+      });
+  }
+  const officialDto = (p: ProfileRow, caller: Caller) => ({ name: p.affirming_official_name, title: p.affirming_official_title, email: p.affirming_official_email, isCaller: isAffirmingOfficial(p, caller) });
 
   function sprsStatus(p: Pick<ProfileRow, 'status'>): string {
     return p.status === 'in_progress' ? 'not_filed' : p.status === 'expired' ? 'expired' : 'filed';
@@ -352,6 +369,9 @@ export function createCmmcProgram(deps: {
         // The newest version per kind, plus the version in force when that one is a newer draft.
         return {
           canManage: CMMC_ADMIN_ROLES.includes(role),
+          /** Who may approve: the Affirming Official (isCaller: the signed-in user is them). */
+          affirmingOfficial: officialDto(p, caller),
+          canApprove: CMMC_ADMIN_ROLES.includes(role) && isAffirmingOfficial(p, caller),
           documents: POLICY_KINDS.map((kind) => {
             const versions = st.docs.filter((d) => d.kind === kind);
             const latest = versions[0];
@@ -404,28 +424,31 @@ export function createCmmcProgram(deps: {
       return { fileName: `${d.kind.replace(/_/g, '-')}-v${d.version}.pdf`, pdf: Buffer.from(pdf) };
     },
 
-    /** Approves a draft (owner or admin, recorded as the approver) with its effective date; it counts from that date. */
+    /** Approves a draft (the Affirming Official, who must be an owner or admin; recorded as the approver) with its effective date; it counts from that date. */
     approvePolicy(tenantId: string, caller: Caller, docId: string, effectiveDate: string) {
       const now = clock.now();
       return asMember(tenantId, caller, true, async (tx) => {
         const d = await c(tx).selectFrom('cmmc_policy_documents').selectAll().where('id', '=', docId).forUpdate().executeTakeFirst();
         if (!d) throw appError('cmmc_policy_not_found', 'No such policy document in this tenant.');
         if (d.status !== 'draft') throw appError('cmmc_policy_not_draft', 'This version is already approved; generate a new draft to change it.');
-        const official = (await requireProfile(tx, tenantId)).affirming_official_name;
+        const profile = await requireProfile(tx, tenantId);
+        requireAffirmingOfficial(profile, caller, 'approve policies');
         const row = await c(tx)
           .updateTable('cmmc_policy_documents')
           .set({ status: 'approved', approved_by: caller.userId, approved_by_email: caller.email, approved_at: now, effective_date: effectiveDate, next_review_date: addDays(effectiveDate, EXPIRY_DAY), updated_at: now })
           .where('id', '=', d.id)
           .returningAll()
           .executeTakeFirstOrThrow();
-        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'cmmc.policy_approved', targetType: 'cmmc_policy_document', targetId: d.id, details: { kind: d.kind, version: d.version, effectiveDate, forAffirmingOfficial: official } }, tx);
+        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'cmmc.policy_approved', targetType: 'cmmc_policy_document', targetId: d.id, details: { kind: d.kind, version: d.version, effectiveDate, affirmingOfficial: { name: profile.affirming_official_name, email: profile.affirming_official_email } } }, tx);
         return policyDto(row);
       });
     },
 
     // ---- score and SPRS ---------------------------------------------------------------------------
     async score(tenantId: string, caller: Caller) {
-      return (await controlsRows(tenantId, caller)).dto;
+      const { p, dto, role } = await controlsRows(tenantId, caller);
+      /** Who may confirm the SPRS entry: the Affirming Official (an owner or admin). */
+      return { ...dto, affirmingOfficial: officialDto(p, caller), canConfirm: CMMC_ADMIN_ROLES.includes(role) && isAffirmingOfficial(p, caller) };
     },
 
     /**
@@ -447,6 +470,7 @@ export function createCmmcProgram(deps: {
       return withService(db, async (tx) => {
         const p = await c(tx).selectFrom('compliance_profiles').selectAll().where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
         if (!p) throw cmmcErrors.profileNotFound();
+        requireAffirmingOfficial(p, caller, 'confirm the SPRS entry');
         const st = await loadState(tx, p);
         if (!st.score.allMet) throw appError('cmmc_not_all_met', `Only ${st.score.met} of 15 requirements are MET; the SPRS confirmation is possible at 15 of 15.`, { details: { met: st.score.met, total: st.score.total } });
         const own = new Set([p.cage_code, ...p.additional_cage_codes]);
@@ -547,10 +571,10 @@ export function createCmmcProgram(deps: {
     /** The spec's controls CSV: one row per requirement, company columns repeated. */
     async controlsCsv(tenantId: string, caller: Caller) {
       const { p, dto } = await controlsRows(tenantId, caller);
-      const header = ['control_code', 'v2_alias', 'title', 'status', 'missing_attestation_items', 'failing_device_checks', 'company', 'cage_code', 'sprs_status', 'renewal_due_date', 'latest_device_check'];
+      // The spec's columns in the spec's order; the CMMC 2.0 alias is an extra column at the end.
+      const header = ['control_code', 'title', 'status', 'missing_attestation_items', 'failing_device_checks', 'company', 'cage_code', 'sprs_status', 'renewal_due_date', 'latest_device_check', 'v2_alias'];
       const rows = dto.requirements.map((r) => [
         r.requirementId,
-        r.aliases.join(' '),
         r.title,
         r.implemented ? 'implemented' : 'not_implemented',
         [...r.missingItems, ...r.noItems, ...r.unjustifiedNa].join(' '),
@@ -560,6 +584,7 @@ export function createCmmcProgram(deps: {
         sprsStatus(p),
         dto.renewalDueAt,
         dto.devices.latestRunAt,
+        r.aliases.join(' '),
       ]);
       return { fileName: controlsFileName(clock.now(), 'csv'), csv: buildCsv(header, rows) };
     },
@@ -699,19 +724,32 @@ export function createCmmcProgram(deps: {
       return { url: `${deps.publicBaseUrl}/cmmc/start?token=${encodeURIComponent(token)}`, expiresAt: expiresAt.toISOString() };
     },
 
-    /** cmmc_status: a profile by CAGE code (primary or additional). */
+    /**
+     * cmmc_status: a profile by CAGE code (primary or additional). CAGE codes are not unique across
+     * tenants (a tenant types its own, and a parent's code can be another's additional code), so
+     * several profiles can match. Then the answer says so instead of picking one: `ambiguous: true`,
+     * `matchCount`, and `matches` (primary-code matches first, then oldest profile first; at most
+     * 10), with no top-level status, so a caller never reads one company's compliance as another's.
+     */
     async statusFlow(cageCode: string) {
       return withService(db, async (tx) => {
-        const p = await c(tx)
+        const rows = await c(tx)
           .selectFrom('compliance_profiles')
-          .select(['id', 'cage_code', 'company_name', 'status', 'status_date', 'updated_at'])
+          .select(['id', 'cage_code', 'company_name', 'status', 'status_date', 'created_at'])
           .where((eb) => eb.or([eb('cage_code', '=', cageCode), eb(sql<string>`${cageCode}`, '=', eb.fn.any('additional_cage_codes'))]))
           .orderBy(sql`cage_code = ${cageCode}`, 'desc')
-          .limit(1)
-          .executeTakeFirst();
-        if (!p) return { found: false as const, cageCode };
-        const sd = dayOf(p.status_date);
-        return { found: true as const, cageCode, primaryCageCode: p.cage_code, companyName: p.company_name, status: p.status, sprsStatus: sprsStatus(p), statusDate: sd, renewalDueAt: sd ? addDays(sd, EXPIRY_DAY) : null };
+          .orderBy('created_at')
+          .orderBy('id')
+          .limit(STATUS_MAX_MATCHES + 1)
+          .execute();
+        if (!rows.length) return { found: false as const, cageCode };
+        const view = (p: (typeof rows)[number]) => {
+          const sd = dayOf(p.status_date);
+          return { primaryCageCode: p.cage_code, companyName: p.company_name, status: p.status, sprsStatus: sprsStatus(p), statusDate: sd, renewalDueAt: sd ? addDays(sd, EXPIRY_DAY) : null };
+        };
+        if (rows.length === 1) return { found: true as const, cageCode, ambiguous: false as const, ...view(rows[0]!) };
+        const [{ n }] = await sql<{ n: number }>`select count(*)::int as n from compliance_profiles where cage_code = ${cageCode} or ${cageCode} = any(additional_cage_codes)`.execute(tx).then((r) => r.rows as [{ n: number }]);
+        return { found: true as const, cageCode, ambiguous: true as const, matchCount: n, matches: rows.slice(0, STATUS_MAX_MATCHES).map(view) };
       });
     },
 
@@ -724,9 +762,14 @@ export function createCmmcProgram(deps: {
       return { prefill: parseJson<Record<string, unknown>>(row.payload, {}), expiresAt: iso(row.expires_at) };
     },
 
-    /** A signed-in member claims the link for a tenant: single use, then the prefill goes to Scope. */
+    /**
+     * A signed-in owner or admin claims the link for a tenant: single use, then the prefill goes to
+     * Scope. When the tenant already has a profile the link is still used up (it was meant for this
+     * company), but nothing is overwritten: profileExists tells the page to show the bid portal's
+     * details for comparison instead of filling them in.
+     */
     async claimHandoff(tenantId: string, caller: Caller, token: string) {
-      await asMember(tenantId, caller, true, async () => undefined);
+      const profileExists = await asMember(tenantId, caller, true, async (tx) => (await cmmcRepo.profileByTenant(tx, tenantId)) !== undefined);
       const now = clock.now();
       return withService(db, async (tx) => {
         const row = await c(tx).selectFrom('cmmc_handoff_links').selectAll().where('token_hash', '=', sha256Hex(token)).forUpdate().executeTakeFirst();
@@ -734,8 +777,8 @@ export function createCmmcProgram(deps: {
         if (row.consumed_at) throw appError('cmmc_handoff_used', 'This link was already used. Ask for a new one from the bid portal.');
         if (new Date(row.expires_at).getTime() <= now.getTime()) throw appError('cmmc_handoff_expired', 'This link expired (links are valid for 30 minutes). Ask for a new one from the bid portal.');
         await c(tx).updateTable('cmmc_handoff_links').set({ consumed_at: now, consumed_by: caller.userId, tenant_id: tenantId }).where('id', '=', row.id).execute();
-        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'cmmc.handoff_claimed', targetType: 'cmmc_handoff_link', targetId: row.id, details: { caller: row.caller, cageCode: row.cage_code } }, tx);
-        return { prefill: parseJson<Record<string, unknown>>(row.payload, {}) };
+        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'cmmc.handoff_claimed', targetType: 'cmmc_handoff_link', targetId: row.id, details: { caller: row.caller, cageCode: row.cage_code, profileExists } }, tx);
+        return { prefill: parseJson<Record<string, unknown>>(row.payload, {}), profileExists };
       });
     },
 

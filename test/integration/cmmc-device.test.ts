@@ -147,6 +147,14 @@ describe('profile (Scope)', () => {
     const paths = (bad.json() as { details: { path: string }[] }).details.map((d) => d.path);
     for (const p of ['body.cageCode', 'body.additionalCageCodes.0', 'body.additionalCageCodes.1', 'body.biddingUsers', 'body.mailPlatform', 'body.affirmingOfficial.name', 'body.affirmingOfficial.email']) expect(paths).toContain(p);
     for (const cage of ['1AB2-', '1AB 2', 'ÄAB12', '1AB2CD']) expect((await owner.put(`${base}/profile`, profileBody({ cageCode: cage }))).statusCode, cage).toBe(400);
+    // CAGE codes never use the letters I and O (they read as 1 and 0), primary or further.
+    for (const cage of ['1AI2C', '1ABO2', 'o1234']) {
+      const res = await owner.put(`${base}/profile`, profileBody({ cageCode: cage }));
+      expect(res.statusCode, cage).toBe(400);
+      expect((res.json() as { details: { path: string; message: string }[] }).details[0]).toMatchObject({ path: 'body.cageCode', message: expect.stringMatching(/I and O/) });
+    }
+    expect((await owner.put(`${base}/profile`, profileBody({ additionalCageCodes: ['9ZZI9'] }))).statusCode).toBe(400);
+    for (const cage of ['1HJN2', 'Z9P8Q', '00000']) expect((await owner.put(`${base}/profile`, profileBody({ cageCode: cage }))).statusCode, cage).toBe(200);
 
     expect((await member.put(`${base}/profile`, profileBody())).json()).toMatchObject({ error: 'tenant_forbidden' });
     expect((await other.get(`${base}/profile`)).statusCode).toBe(403);

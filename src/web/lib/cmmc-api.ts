@@ -34,6 +34,15 @@ export function issueDeviceToken(tenantId: string) {
   return api<IssuedTokenDto>(`${base(tenantId)}/device-token`, { method: 'POST' });
 }
 
+/** Retires a computer (replaced or gone): scoring leaves it out until it sends a new run. */
+export function retireDevice(tenantId: string, hostname: string, note: string | null) {
+  return api<DeviceDto>(`${base(tenantId)}/devices/retire`, { method: 'POST', body: { hostname, note } });
+}
+/** Un-retires a computer: its latest run counts again. */
+export function unretireDevice(tenantId: string, hostname: string) {
+  return api<DeviceDto>(`${base(tenantId)}/devices/unretire`, { method: 'POST', body: { hostname } });
+}
+
 /** Offers a generated script as a download, byte for byte as the server signed it. */
 export function downloadScript(script: Pick<IssuedScript, 'fileName' | 'content'>): void {
   const blob = new Blob([script.content], { type: 'application/octet-stream' });
@@ -131,8 +140,27 @@ export const attestationsQuery = (tenantId: string) => queryOptions({ queryKey: 
 export const policiesQuery = (tenantId: string) => queryOptions({ queryKey: programKeys.policies(tenantId), queryFn: ({ signal }) => api<PoliciesDto>(`${base(tenantId)}/policies`, { signal }) });
 export const policyQuery = (tenantId: string, id: string) => queryOptions({ queryKey: programKeys.policy(tenantId, id), queryFn: ({ signal }) => api<PolicyDocDto>(`${base(tenantId)}/policies/${encodeURIComponent(id)}`, { signal }) });
 export const scoreQuery = (tenantId: string) => queryOptions({ queryKey: programKeys.score(tenantId), queryFn: ({ signal }) => api<ScoreDto>(`${base(tenantId)}/score`, { signal }) });
-export const staffProfilesQuery = (filter: StaffFilter, q: string) =>
-  queryOptions({ queryKey: programKeys.staff(filter, q), queryFn: ({ signal }) => api<StaffListDto>(`/api/v1/staff/cmmc/profiles?${new URLSearchParams({ filter, limit: '500', ...(q.trim() ? { q: q.trim() } : {}) }).toString()}`, { signal }) });
+/** Rows per page of the staff dashboard. */
+export const STAFF_PAGE_SIZE = 100;
+/** The largest page the API serves (staffQuerySchema); the export walks the list in these. */
+const STAFF_EXPORT_PAGE = 500;
+const staffUrl = (filter: StaffFilter, q: string, limit: number, offset: number) => `/api/v1/staff/cmmc/profiles?${new URLSearchParams({ filter, limit: String(limit), offset: String(offset), ...(q.trim() ? { q: q.trim() } : {}) }).toString()}`;
+export const staffProfilesQuery = (filter: StaffFilter, q: string, page = 0) =>
+  queryOptions({ queryKey: [...programKeys.staff(filter, q), page] as const, queryFn: ({ signal }) => api<StaffListDto>(staffUrl(filter, q, STAFF_PAGE_SIZE, page * STAFF_PAGE_SIZE), { signal }) });
+/**
+ * Every profile of the filtered, searched list (for the browser export), page by page. Rows that
+ * move between pages while it runs (a profile added or renewed meanwhile) are de-duplicated by id.
+ */
+export async function fetchAllStaffProfiles(filter: StaffFilter, q: string): Promise<StaffListDto> {
+  const first = await api<StaffListDto>(staffUrl(filter, q, STAFF_EXPORT_PAGE, 0));
+  const byId = new Map(first.profiles.map((p) => [p.id, p]));
+  for (let offset = STAFF_EXPORT_PAGE; offset < first.total; offset += STAFF_EXPORT_PAGE) {
+    const next = await api<StaffListDto>(staffUrl(filter, q, STAFF_EXPORT_PAGE, offset));
+    for (const p of next.profiles) byId.set(p.id, p);
+    if (next.profiles.length === 0) break;
+  }
+  return { ...first, profiles: [...byId.values()] };
+}
 
 export const answerItem = (tenantId: string, itemId: string, body: { answer: 'yes' | 'no' | 'not_applicable'; note: string | null }) => api(`${base(tenantId)}/attestations/${encodeURIComponent(itemId)}`, { method: 'PUT', body });
 export const deleteCmmcEvidence = (tenantId: string, id: string) => api<void>(`${base(tenantId)}/evidence/${encodeURIComponent(id)}`, { method: 'DELETE' });
@@ -141,7 +169,7 @@ export const approvePolicy = (tenantId: string, id: string, effectiveDate: strin
 export const confirmSprs = (tenantId: string, body: { statusDate: string; affirmedInSprsOn: string; scopeDescription: string; cageCodes: string[]; affirm: true; affirmationTextVersion: string }) =>
   api<SprsConfirmationDto>(`${base(tenantId)}/sprs-confirmation`, { method: 'POST', body });
 export const previewHandoff = (token: string) => api<HandoffPreviewDto>(`/api/v1/cmmc/handoff?token=${encodeURIComponent(token)}`);
-export const claimHandoff = (tenantId: string, token: string) => api<{ prefill: Record<string, unknown> }>(`${base(tenantId)}/handoff/claim`, { method: 'POST', body: { token } });
+export const claimHandoff = (tenantId: string, token: string) => api<{ prefill: Record<string, unknown>; profileExists: boolean }>(`${base(tenantId)}/handoff/claim`, { method: 'POST', body: { token } });
 
 export const evidenceUrl = (tenantId: string, id: string) => `${base(tenantId)}/evidence/${encodeURIComponent(id)}`;
 export const policyPdfUrl = (tenantId: string, id: string) => `${base(tenantId)}/policies/${encodeURIComponent(id)}/pdf`;
@@ -170,14 +198,18 @@ async function postFile<T>(path: string, file: File): Promise<T> {
 }
 
 const PREFILL_KEY = 'rampart.cmmc.handoff-prefill';
-/** Keeps a claimed handoff's prefill for the Scope form of a tenant without a profile yet. */
-export function storeHandoffPrefill(tenantId: string, prefill: Record<string, unknown>): void {
-  sessionStorage.setItem(PREFILL_KEY, JSON.stringify({ tenantId, prefill }));
+/**
+ * Keeps a claimed handoff's prefill for the Scope tab: it fills in the form of a tenant without a
+ * profile, and is shown for comparison (not filled in) when the tenant already had one.
+ */
+export function storeHandoffPrefill(tenantId: string, prefill: Record<string, unknown>, profileExists = false): void {
+  sessionStorage.setItem(PREFILL_KEY, JSON.stringify({ tenantId, prefill, profileExists }));
 }
-export function readHandoffPrefill(tenantId: string): { cageCode?: string; companyName?: string; contactEmail?: string } | null {
+export type HandoffPrefill = { cageCode?: string; companyName?: string; contactEmail?: string; profileExisted?: boolean };
+export function readHandoffPrefill(tenantId: string): HandoffPrefill | null {
   try {
-    const v = JSON.parse(sessionStorage.getItem(PREFILL_KEY) ?? 'null') as { tenantId: string; prefill: Record<string, string> } | null;
-    return v && v.tenantId === tenantId ? v.prefill : null;
+    const v = JSON.parse(sessionStorage.getItem(PREFILL_KEY) ?? 'null') as { tenantId: string; prefill: Record<string, string>; profileExists?: boolean } | null;
+    return v && v.tenantId === tenantId ? { ...v.prefill, profileExisted: v.profileExists === true } : null;
   } catch {
     return null;
   }

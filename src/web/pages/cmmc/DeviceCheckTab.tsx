@@ -1,12 +1,14 @@
 // CMMC → Device check: issue the device token (shown once; a new one revokes the old), download
 // the signed Windows and macOS scripts with their SHA-256 fingerprints, and see the latest result
-// per computer (pass / fail / unknown per check; pending when older than 30 days).
-import { Accordion, Alert, Anchor, Badge, Button, Code, CopyButton, Group, Paper, Stack, Table, Text, Title, VisuallyHidden } from '@mantine/core';
+// per computer (pass / fail / unknown per check; pending when older than 30 days). Owners and admins
+// retire a computer that was replaced or is gone (it then stops counting until it sends a new run)
+// and un-retire it.
+import { Accordion, Alert, Anchor, Badge, Button, Code, CopyButton, Group, Paper, Stack, Table, Text, Textarea, Title, VisuallyHidden } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
-import { cmmcKeys, devicesQuery, downloadScript, issueDeviceToken, type DeviceDto, type DeviceListDto, type IssuedTokenDto, type ProfileDto } from '../../lib/cmmc-api.ts';
+import { cmmcKeys, devicesQuery, downloadScript, issueDeviceToken, programKeys, retireDevice, unretireDevice, type DeviceDto, type DeviceListDto, type IssuedTokenDto, type ProfileDto } from '../../lib/cmmc-api.ts';
 import { formatDateTime } from '../../lib/format.ts';
 import { DeviceCheckExplainer } from '../llm/DeviceCheckExplainer.tsx';
 
@@ -15,6 +17,11 @@ const RESULT_COLOR = { pass: 'green', fail: 'red', unknown: 'gray' } as const;
 const HOW_TO_RUN = {
   windows: 'In PowerShell (as administrator for the most complete results): powershell -NoProfile -ExecutionPolicy Bypass -File .\\rampart-cmmc-check-windows.ps1',
   macos: 'In Terminal (sudo gives the most complete results): bash rampart-cmmc-check-macos.sh',
+} as const;
+/** Why running elevated does not fail the administrator check (it looks at the signed-in user). */
+const RUN_NOTE = {
+  windows: 'Run it while the daily user is signed in: the administrator check looks at that signed-in user, not at the account you elevate PowerShell with.',
+  macos: 'With sudo, the administrator check looks at the user who ran sudo.',
 } as const;
 
 function Copyable({ value, label }: { value: string; label: string }) {
@@ -91,7 +98,7 @@ function IssuedPanel({ issued }: { issued: IssuedTokenDto }) {
       <Stack gap={4}>
         {(['windows', 'macos'] as const).map((os) => (
           <Text key={os} size="sm">
-            <b>{OS_LABEL[os]}:</b> <Code className="mono-break">{HOW_TO_RUN[os]}</Code>
+            <b>{OS_LABEL[os]}:</b> <Code className="mono-break">{HOW_TO_RUN[os]}</Code> {RUN_NOTE[os]}
           </Text>
         ))}
       </Stack>
@@ -129,6 +136,11 @@ function DeviceResults({ device, checks }: { device: DeviceDto; checks: DeviceLi
                 <Text size="xs" className="mono-break">
                   {device.details[c.id] ?? ''}
                 </Text>
+                {device.reasons[c.id] && (
+                  <Text size="xs" c="blue" data-testid={`reason-${c.id}`}>
+                    {device.reasons[c.id]!.explanation}
+                  </Text>
+                )}
               </Table.Td>
             </Table.Tr>
           );
@@ -138,7 +150,50 @@ function DeviceResults({ device, checks }: { device: DeviceDto; checks: DeviceLi
   );
 }
 
-function DeviceList({ tenantId }: { tenantId: string }) {
+function RetireControls({ tenantId, device }: { tenantId: string; device: DeviceDto }) {
+  const queryClient = useQueryClient();
+  const [confirm, setConfirm] = useState(false);
+  const [note, setNote] = useState('');
+  const done = () => {
+    setConfirm(false);
+    setNote('');
+    void queryClient.invalidateQueries({ queryKey: cmmcKeys.devices(tenantId) });
+    void queryClient.invalidateQueries({ queryKey: programKeys.score(tenantId) });
+  };
+  const retire = useMutation({ mutationFn: () => retireDevice(tenantId, device.hostname, note.trim() || null), onSuccess: done });
+  const unretire = useMutation({ mutationFn: () => unretireDevice(tenantId, device.hostname), onSuccess: done });
+  return (
+    <Stack gap="xs">
+      <ErrorAlert error={retire.error ?? unretire.error} title="Could not change the computer" />
+      {device.retired ? (
+        <Group gap="sm">
+          <Text size="sm">
+            Retired {formatDateTime(device.retired.at)}
+            {device.retired.byEmail ? ` by ${device.retired.byEmail}` : ''}
+            {device.retired.note ? ` (${device.retired.note})` : ''}. It does not count for the score; a new run from this computer brings it back.
+          </Text>
+          <Button size="xs" variant="default" loading={unretire.isPending} onClick={() => unretire.mutate()} aria-label={`Un-retire ${device.hostname}`}>
+            Un-retire
+          </Button>
+        </Group>
+      ) : (
+        <Group>
+          <Button size="xs" variant="default" color="red" onClick={() => setConfirm(true)} aria-label={`Retire ${device.hostname}`}>
+            Retire this computer
+          </Button>
+        </Group>
+      )}
+      <ConfirmDialog opened={confirm} title={`Retire ${device.hostname}?`} confirmLabel="Retire" danger loading={retire.isPending} onConfirm={() => retire.mutate()} onClose={() => setConfirm(false)}>
+        <Stack gap="sm">
+          <Text size="sm">Only for a computer that was replaced, sold or disposed of, or no longer handles FCI. It stops counting for the score (its results stay in the history). If it sends a new run, it counts again.</Text>
+          <Textarea label="Why (optional)" value={note} onChange={(e) => setNote(e.currentTarget.value)} maxLength={500} autosize minRows={2} />
+        </Stack>
+      </ConfirmDialog>
+    </Stack>
+  );
+}
+
+function DeviceList({ tenantId, canManage }: { tenantId: string; canManage: boolean }) {
   const devices = useQuery(devicesQuery(tenantId));
   if (devices.isPending) return <LoadingState label="Loading devices…" />;
   if (devices.isError) return <ErrorState error={devices.error} title="Could not load the devices" onRetry={() => void devices.refetch()} />;
@@ -160,14 +215,18 @@ function DeviceList({ tenantId }: { tenantId: string }) {
       ) : (
         <Accordion variant="separated" multiple data-testid="device-list">
           {list.map((d) => (
-            <Accordion.Item key={d.runId} value={d.runId}>
+            <Accordion.Item key={d.runId} value={d.runId} data-testid={`device-${d.hostname}`}>
               <Accordion.Control>
                 <Group gap="sm" wrap="wrap">
                   <Text fw={600}>{d.hostname}</Text>
                   <Text size="sm" c="dimmed">
                     {OS_LABEL[d.os]} {d.osVersion ?? ''}
                   </Text>
-                  {d.pending ? (
+                  {d.retired ? (
+                    <Badge color="gray" variant="outline">
+                      Retired
+                    </Badge>
+                  ) : d.pending ? (
                     <Badge color="yellow" variant="light">
                       Pending: last run over {staleDays} days ago
                     </Badge>
@@ -190,7 +249,10 @@ function DeviceList({ tenantId }: { tenantId: string }) {
                 </Group>
               </Accordion.Control>
               <Accordion.Panel>
-                <DeviceResults device={d} checks={checks} />
+                <Stack gap="sm">
+                  <DeviceResults device={d} checks={checks} />
+                  {canManage && <RetireControls tenantId={tenantId} device={d} />}
+                </Stack>
               </Accordion.Panel>
             </Accordion.Item>
           ))}
@@ -251,7 +313,7 @@ export function DeviceCheckTab({ tenantId, profile, canManage }: { tenantId: str
           {issued && <IssuedPanel issued={issued} />}
         </Stack>
       </Paper>
-      <DeviceList tenantId={tenantId} />
+      <DeviceList tenantId={tenantId} canManage={canManage} />
       <Paper withBorder p="lg" radius="md">
         <Stack gap="sm">
           <Title order={3}>Explain the results</Title>

@@ -6,7 +6,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
-import { claimHandoff, previewHandoff, storeHandoffPrefill } from '../../lib/cmmc-api.ts';
+import { claimHandoff, previewHandoff, profileQuery, storeHandoffPrefill } from '../../lib/cmmc-api.ts';
 import { activeTenantOf, isTenantAdmin, useMe } from '../../lib/me.ts';
 
 export function HandoffStartPage({ token }: { token: string }) {
@@ -17,10 +17,13 @@ export function HandoffStartPage({ token }: { token: string }) {
   const claim = useMutation({
     mutationFn: () => claimHandoff(tenant!.id, token),
     onSuccess: (r) => {
-      storeHandoffPrefill(tenant!.id, r.prefill);
+      storeHandoffPrefill(tenant!.id, r.prefill, r.profileExists);
       void navigate({ to: '/cmmc' });
     },
   });
+  // Whether the active tenant already has a profile: then the link's details are shown, not filled in.
+  const existing = useQuery({ ...profileQuery(tenant?.id ?? ''), enabled: !!tenant && isTenantAdmin(tenant) });
+  const hasProfile = !!existing.data?.profile;
   const p = preview.data?.prefill as { cageCode?: string; companyName?: string; contactEmail?: string } | undefined;
 
   return (
@@ -43,6 +46,11 @@ export function HandoffStartPage({ token }: { token: string }) {
             <Text size="sm" c="dimmed">
               The link works once and for 30 minutes. Using it starts the profile of {tenant ? <strong>{tenant.name}</strong> : 'your company'} with these details; you check and save them in Scope.
             </Text>
+            {hasProfile && (
+              <Alert color="yellow" variant="light" data-testid="handoff-has-profile">
+                {tenant!.name} already has a CMMC profile ({existing.data!.profile!.companyName}, CAGE {existing.data!.profile!.cageCode}). Using the link does not change it: Scope shows the bid portal&apos;s details next to it so you can update what differs.
+              </Alert>
+            )}
             <ErrorAlert error={claim.error} title="Could not use the link" />
             {tenant && isTenantAdmin(tenant) ? (
               <Group>

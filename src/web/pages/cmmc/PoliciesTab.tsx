@@ -72,7 +72,7 @@ function ApproveRow({ tenantId, doc, onDone }: { tenantId: string; doc: Doc; onD
           Approve
         </Button>
       </Group>
-      <Checkbox size="xs" checked={official} onChange={(e) => setOfficial(e.currentTarget.checked)} label="I approve as the Affirming Official, or with their authority" aria-label={`I approve as the Affirming Official, or with their authority: ${doc.title}`} />
+      <Checkbox size="xs" checked={official} onChange={(e) => setOfficial(e.currentTarget.checked)} label="I approve as the Affirming Official" aria-label={`I approve as the Affirming Official: ${doc.title}`} />
       <ErrorAlert error={approve.error} title="Could not approve" />
     </Stack>
   );
@@ -95,7 +95,7 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
   });
   if (q.isPending) return <LoadingState label="Loading the policies…" />;
   if (q.isError) return <ErrorState error={q.error} title="Could not load the policies" onRetry={() => void q.refetch()} />;
-  const { documents, canManage } = q.data;
+  const { documents, canManage, canApprove, affirmingOfficial } = q.data;
   const any = documents.some((d) => d.latest);
 
   return (
@@ -114,6 +114,11 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
             </Group>
           )}
           <ErrorAlert error={generate.error} title="Could not generate the policies" />
+          <Text size="sm" data-testid="policy-approver">
+            {canApprove
+              ? `You are the Affirming Official (${affirmingOfficial.name}): you approve the drafts.`
+              : `Only the Affirming Official, ${affirmingOfficial.name} (${affirmingOfficial.email}), approves policies${canManage ? ' (an owner or admin of this tenant, signed in with that e-mail)' : ''}. You cannot approve them with this account${affirmingOfficial.isCaller ? ': the Affirming Official needs the owner or admin role' : ''}; change the Affirming Official in Scope if it is someone else now.`}
+          </Text>
         </Stack>
       </Paper>
       <Table withTableBorder striped verticalSpacing="sm">
@@ -171,7 +176,7 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
                         PDF
                       </Button>
                     </Group>
-                    {canManage && d.latest.status === 'draft' && <ApproveRow tenantId={tenantId} doc={d.latest} onDone={refresh} />}
+                    {canApprove && d.latest.status === 'draft' && <ApproveRow tenantId={tenantId} doc={d.latest} onDone={refresh} />}
                   </Stack>
                 )}
               </Table.Td>

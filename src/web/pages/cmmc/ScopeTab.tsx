@@ -4,7 +4,7 @@ import { Alert, Button, Fieldset, Group, Paper, Radio, SimpleGrid, Stack, Text, 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../lib/api.ts';
-import { clearHandoffPrefill, cmmcKeys, readHandoffPrefill, saveProfile, type ProfileBody, type ProfileResponse } from '../../lib/cmmc-api.ts';
+import { clearHandoffPrefill, cmmcKeys, readHandoffPrefill, saveProfile, type HandoffPrefill, type ProfileBody, type ProfileResponse } from '../../lib/cmmc-api.ts';
 import { notifyError, notifySuccess } from '../../lib/errors.ts';
 
 interface BiddingUserRow {
@@ -29,7 +29,9 @@ interface Values {
   biddingUsers: BiddingUserRow[];
 }
 
-const CAGE_RE = /^[0-9A-Z]{5}$/;
+// As the server's CAGE_CODE_RE: 5 characters, never the letters I or O.
+const CAGE_RE = /^[0-9A-HJ-NP-Z]{5}$/;
+const CAGE_MESSAGE = 'A CAGE code is exactly 5 letters or digits, e.g. 1ABC2 (the letters I and O are never used: type 1 and 0).';
 
 /** The saved profile, or for a new one the prefill of a claimed bid-portal handoff link. */
 function initial(data: ProfileResponse, tenantId: string): Values {
@@ -60,7 +62,7 @@ const splitCodes = (s: string) =>
 
 function validate(v: Values): Record<string, string> {
   const e: Record<string, string> = {};
-  if (!CAGE_RE.test(v.cageCode.trim().toUpperCase())) e['body.cageCode'] = 'A CAGE code is exactly 5 letters or digits, e.g. 1ABC2.';
+  if (!CAGE_RE.test(v.cageCode.trim().toUpperCase())) e['body.cageCode'] = CAGE_MESSAGE;
   const bad = splitCodes(v.additionalCageCodes).filter((c) => !CAGE_RE.test(c));
   if (bad.length) e['body.additionalCageCodes'] = `Not CAGE codes: ${bad.join(', ')}`;
   if (!v.companyName.trim()) e['body.companyName'] = 'Required.';
@@ -96,6 +98,13 @@ export function ScopeTab({ tenantId, data, onSaved }: { tenantId: string; data: 
   const queryClient = useQueryClient();
   const [values, setValues] = useState<Values>(() => initial(data, tenantId));
   const [errors, setErrors] = useState<Record<string, string>>({});
+  // A bid-portal link claimed while this tenant already had a profile: its details were not filled
+  // in (that would overwrite the saved Scope), so they are shown here to compare.
+  const [unapplied, setUnapplied] = useState<HandoffPrefill | null>(() => (data.profile ? readHandoffPrefill(tenantId) : null));
+  const dismissUnapplied = () => {
+    clearHandoffPrefill();
+    setUnapplied(null);
+  };
   const readOnly = !data.canManage;
   const set = <K extends keyof Values>(k: K, v: Values[K]) => setValues((prev) => ({ ...prev, [k]: v }));
   const setUser = (i: number, k: keyof BiddingUserRow, v: string) => setValues((prev) => ({ ...prev, biddingUsers: prev.biddingUsers.map((u, j) => (j === i ? { ...u, [k]: v } : u)) }));
@@ -129,6 +138,11 @@ export function ScopeTab({ tenantId, data, onSaved }: { tenantId: string; data: 
     <Paper withBorder p="lg" radius="md" maw={860}>
       <form onSubmit={submit} noValidate aria-label="CMMC scope">
         <Stack gap="lg">
+          {unapplied && (
+            <Alert color="yellow" variant="light" title="The bid portal's details were not filled in" withCloseButton closeButtonLabel="Dismiss" onClose={dismissUnapplied} data-testid="handoff-unapplied">
+              The link from the bid portal was used, but {data.profile?.companyName ?? 'this company'} already has a CMMC profile, so nothing in it was changed. The bid portal sent: CAGE code <strong>{unapplied.cageCode ?? '-'}</strong>, company <strong>{unapplied.companyName ?? '-'}</strong>, contact {unapplied.contactEmail ?? '-'}. Update the fields below if they differ.
+            </Alert>
+          )}
           {readOnly && (
             <Alert color="gray" variant="light" role="note">
               Only owners and admins of this tenant can change the scope.
@@ -136,7 +150,7 @@ export function ScopeTab({ tenantId, data, onSaved }: { tenantId: string; data: 
           )}
           <Fieldset legend="Company" disabled={readOnly}>
             <SimpleGrid cols={{ base: 1, sm: 2 }}>
-              <TextInput label="CAGE code" description="5 letters or digits" required value={values.cageCode} onChange={(e) => set('cageCode', e.currentTarget.value)} error={err('body.cageCode')} maxLength={5} autoCapitalize="characters" />
+              <TextInput label="CAGE code" description="5 letters or digits (no I or O)" required value={values.cageCode} onChange={(e) => set('cageCode', e.currentTarget.value)} error={err('body.cageCode')} maxLength={5} autoCapitalize="characters" />
               <TextInput label="Further CAGE codes in scope" description="Comma-separated (HLO and children)" value={values.additionalCageCodes} onChange={(e) => set('additionalCageCodes', e.currentTarget.value)} error={err('body.additionalCageCodes')} />
               <TextInput label="Company name" required value={values.companyName} onChange={(e) => set('companyName', e.currentTarget.value)} error={err('body.companyName')} />
               <TextInput label="UEI" description="12 letters or digits (optional)" value={values.uei} onChange={(e) => set('uei', e.currentTarget.value)} error={err('body.uei')} maxLength={12} />
@@ -192,7 +206,7 @@ export function ScopeTab({ tenantId, data, onSaved }: { tenantId: string; data: 
             <SimpleGrid cols={{ base: 1, sm: 3 }}>
               <TextInput label="Official's name" required value={values.officialName} onChange={(e) => set('officialName', e.currentTarget.value)} error={err('body.affirmingOfficial.name')} />
               <TextInput label="Official's title" required value={values.officialTitle} onChange={(e) => set('officialTitle', e.currentTarget.value)} error={err('body.affirmingOfficial.title')} />
-              <TextInput label="Official's e-mail" required type="email" value={values.officialEmail} onChange={(e) => set('officialEmail', e.currentTarget.value)} error={err('body.affirmingOfficial.email')} />
+              <TextInput label="Official's e-mail" description="The e-mail this person signs in to Rampart with: only they approve policies and confirm the SPRS entry." required type="email" value={values.officialEmail} onChange={(e) => set('officialEmail', e.currentTarget.value)} error={err('body.affirmingOfficial.email')} />
             </SimpleGrid>
           </Fieldset>
 

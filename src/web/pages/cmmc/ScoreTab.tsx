@@ -26,10 +26,17 @@ function Reasons({ r }: { r: ScoreDto['requirements'][number] }) {
   if (r.noItems.length) items.push(`Answered no: ${r.noItems.join(', ')}`);
   if (r.unjustifiedNa.length) items.push(`Not applicable without a note: ${r.unjustifiedNa.join(', ')}`);
   if (r.needsDeviceRun) items.push('No computer has sent a device check in the last 30 days.');
-  for (const f of r.failingChecks) items.push(`${f.hostname}: ${f.checkId} is ${f.result}`);
+  for (const f of r.failingChecks) items.push(f.attestItem ? `${f.hostname}: ${f.checkId} is not readable (third-party anti-malware); answer ${f.attestItem} yes to settle it` : `${f.hostname}: ${f.checkId} is ${f.result}`);
   if (r.pendingDevices.length) items.push(`Device check older than 30 days (pending): ${r.pendingDevices.join(', ')}`);
   if (r.missingPolicy) items.push(`${POLICY_NAMES[r.missingPolicy] ?? r.missingPolicy} is not approved and in force.`);
-  if (!items.length) return <Text size="xs" c="dimmed">{r.status === 'NA' ? `Not applicable: ${r.naJustification ?? ''}` : 'All evidence in place.'}</Text>;
+  const attested = r.attestedChecks.map((a) => `${a.hostname}: ${a.checkId} (not readable with third-party anti-malware) settled by ${a.itemId}`);
+  if (!items.length)
+    return (
+      <Text size="xs" c="dimmed">
+        {r.status === 'NA' ? `Not applicable: ${r.naJustification ?? ''}` : 'All evidence in place.'}
+        {attested.length > 0 && ` Attested instead of read: ${attested.join('; ')}.`}
+      </Text>
+    );
   return (
     <List size="xs" spacing={2}>
       {items.map((t) => (
@@ -60,7 +67,7 @@ function SprsForm({ tenantId, profile, score }: { tenantId: string; profile: Pro
       <Stack gap="sm">
         <Title order={3}>Confirm your SPRS entry</Title>
         <Text size="sm">
-          Rampart does not file for you. The Affirming Official ({profile.affirmingOfficial.name}, {profile.affirmingOfficial.title}) enters the Level 1 self-assessment in SPRS (PIEE, &ldquo;SPRS Cyber Vendor User&rdquo; role), then records here what was entered. The 365-day cycle starts at the CMMC Status Date.
+          Rampart does not file for you. You, the Affirming Official ({profile.affirmingOfficial.name}, {profile.affirmingOfficial.title}), enter the Level 1 self-assessment in SPRS (PIEE, &ldquo;SPRS Cyber Vendor User&rdquo; role), then record here what was entered. The 365-day cycle starts at the CMMC Status Date.
         </Text>
         <Group grow align="flex-start">
           <TextInput type="date" label="CMMC Status Date (as entered in SPRS)" value={statusDate} onChange={(e) => setStatusDate(e.currentTarget.value)} required />
@@ -195,11 +202,11 @@ export function ScoreTab({ tenantId, profile, canManage }: { tenantId: string; p
         </Table.Tbody>
       </Table>
       {s.allMet ? (
-        canManage ? (
+        s.canConfirm ? (
           <SprsForm tenantId={tenantId} profile={profile} score={s} />
         ) : (
-          <Alert color="green" variant="light" title="15 of 15 MET">
-            An owner or admin records the Affirming Official&apos;s SPRS confirmation.
+          <Alert color="green" variant="light" title="15 of 15 MET" data-testid="sprs-who">
+            Only the Affirming Official, {s.affirmingOfficial.name} ({s.affirmingOfficial.email}), confirms the SPRS entry, signed in with that e-mail{s.affirmingOfficial.isCaller ? ' and with the owner or admin role' : ''}. Change the Affirming Official in Scope if it is someone else now.
           </Alert>
         )
       ) : (

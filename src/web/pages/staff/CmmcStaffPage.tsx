@@ -1,14 +1,14 @@
 // Staff → CMMC (/settings/cmmc): every company's Level 1 profile with its device fields; six tiles
 // (customers, compliant, in progress, expired, renewing within 30 days, device checks pending)
-// that filter the list; sorted by CAGE code; search by CAGE code or company; the list as shown
-// exported as CSV or JSON, built in the browser.
+// that filter the list; sorted by CAGE code; search by CAGE code or company; 100 rows per page;
+// the whole filtered and searched list (every page) exported as CSV or JSON, built in the browser.
 import { Badge, Button, Group, Paper, SimpleGrid, Table, Text, TextInput, UnstyledButton } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useDeferredValue, useState } from 'react';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { ForbiddenPage } from '../../components/StatusPages.tsx';
-import { ErrorState, LoadingState } from '../../components/QueryStates.tsx';
-import { staffProfilesQuery, type StaffFilter, type StaffListDto } from '../../lib/cmmc-api.ts';
+import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
+import { fetchAllStaffProfiles, STAFF_PAGE_SIZE, staffProfilesQuery, type StaffFilter, type StaffListDto } from '../../lib/cmmc-api.ts';
 import { buildCsv, downloadFile, type CsvColumns } from '../../lib/csv-export.ts';
 import { formatDate, formatDateTime } from '../../lib/format.ts';
 import { useMe } from '../../lib/me.ts';
@@ -50,10 +50,33 @@ function exportList(data: StaffListDto, filter: StaffFilter, q: string, format: 
 }
 
 function CmmcStaff() {
-  const [filter, setFilter] = useState<StaffFilter>('all');
-  const [search, setSearch] = useState('');
+  const [filter, setFilterState] = useState<StaffFilter>('all');
+  const [search, setSearchState] = useState('');
+  const [page, setPage] = useState(0);
+  const [exporting, setExporting] = useState<'csv' | 'json' | null>(null);
+  const [exportError, setExportError] = useState<unknown>(null);
+  // A new filter or search starts again at the first page.
+  const setFilter = (f: StaffFilter) => {
+    setFilterState(f);
+    setPage(0);
+  };
+  const setSearch = (v: string) => {
+    setSearchState(v);
+    setPage(0);
+  };
   const q = useDeferredValue(search);
-  const list = useQuery({ ...staffProfilesQuery(filter, q), placeholderData: keepPreviousData });
+  const list = useQuery({ ...staffProfilesQuery(filter, q, page), placeholderData: keepPreviousData });
+  const exportAll = async (format: 'csv' | 'json') => {
+    setExporting(format);
+    setExportError(null);
+    try {
+      exportList(await fetchAllStaffProfiles(filter, q), filter, q, format);
+    } catch (e) {
+      setExportError(e);
+    } finally {
+      setExporting(null);
+    }
+  };
   return (
     <>
       <PageHeader title="CMMC Level 1" titleContext="Staff" description="Every company's Level 1 self-assessment: status, renewal and device checks. Choose a tile to filter the list." />
@@ -78,17 +101,18 @@ function CmmcStaff() {
           <Group justify="space-between" align="flex-end" mb="md">
             <TextInput label="Search" description="By CAGE code or company" w={360} value={search} onChange={(e) => setSearch(e.currentTarget.value)} />
             <Group gap="xs">
-              <Button variant="default" size="xs" onClick={() => exportList(list.data, filter, q, 'csv')}>
+              <Button variant="default" size="xs" loading={exporting === 'csv'} disabled={exporting !== null} onClick={() => void exportAll('csv')}>
                 Export CSV
               </Button>
-              <Button variant="default" size="xs" onClick={() => exportList(list.data, filter, q, 'json')}>
+              <Button variant="default" size="xs" loading={exporting === 'json'} disabled={exporting !== null} onClick={() => void exportAll('json')}>
                 Export JSON
               </Button>
             </Group>
           </Group>
+          <ErrorAlert error={exportError} title="Could not export the list" />
           <Text size="sm" c="dimmed" mb="xs" aria-live="polite" data-testid="cmmc-staff-count">
             {list.data.total} {list.data.total === 1 ? 'profile' : 'profiles'}
-            {list.data.total > list.data.profiles.length ? ` (first ${list.data.profiles.length} shown)` : ''}
+            {list.data.total > STAFF_PAGE_SIZE ? `, ${page * STAFF_PAGE_SIZE + 1}–${page * STAFF_PAGE_SIZE + list.data.profiles.length} shown` : ''}. The exports hold every {list.data.total === 1 ? 'profile' : `one of the ${list.data.total} profiles`} of this filter and search, not only this page.
           </Text>
           <Paper withBorder radius="md">
             <Table.ScrollContainer minWidth={900}>
@@ -138,6 +162,19 @@ function CmmcStaff() {
               </Text>
             )}
           </Paper>
+          {list.data.total > STAFF_PAGE_SIZE && (
+            <Group justify="space-between" mt="sm" role="navigation" aria-label="Pages of profiles">
+              <Button variant="default" size="xs" disabled={page === 0} onClick={() => setPage((p) => Math.max(0, p - 1))}>
+                Previous page
+              </Button>
+              <Text size="sm" data-testid="cmmc-staff-page">
+                Page {page + 1} of {Math.ceil(list.data.total / STAFF_PAGE_SIZE)}
+              </Text>
+              <Button variant="default" size="xs" disabled={(page + 1) * STAFF_PAGE_SIZE >= list.data.total} onClick={() => setPage((p) => p + 1)}>
+                Next page
+              </Button>
+            </Group>
+          )}
         </>
       )}
     </>
