@@ -11,14 +11,18 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { ATTESTATION_ITEMS, checkIdsFor, type IssuedTokenDto } from '../../src/cmmc/index.ts';
 import { STAFF_DOMAIN, uniqueEmail } from '../helpers/app.ts';
-import { withService } from '../../src/db/tenant.ts';
+import { sql } from 'kysely';
+import { withService, withTenant } from '../../src/db/tenant.ts';
 import { createAndSignIn, describeBrowser, type E2e, openE2e, scanA11y, signUpInBrowser } from './harness.ts';
 
 const PASSWORD = 'correct horse battery staple';
 // Long flows with 30 s wait limits per step (see open() below).
 vi.setConfig({ testTimeout: 120_000 });
 const RUN = Math.random().toString(36).slice(2, 8);
-const CAGE = `9${RUN.toUpperCase().replace(/[^0-9A-Z]/g, '7').slice(0, 4)}`;
+// CAGE codes never use the letters I and O.
+const CAGE = `9${RUN.toUpperCase().replace(/[^0-9A-HJ-NP-Z]/g, '7').slice(0, 4)}`;
+// The signed-in user is the Affirming Official: only they approve policies and confirm SPRS.
+const ALICE = uniqueEmail('cmmc-e2e');
 
 describeBrowser('CMMC Level 1 in the browser', () => {
   let e2e: E2e;
@@ -53,7 +57,7 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     );
 
   it('saves Scope with a validated CAGE code', async () => {
-    await signUpInBrowser(page, { name: 'Alice Able', email: uniqueEmail('cmmc-e2e'), password: PASSWORD });
+    await signUpInBrowser(page, { name: 'Alice Able', email: ALICE, password: PASSWORD });
     await page.getByLabel('Tenant name', { exact: true }).fill(`Acme Machining ${RUN}`);
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await page.waitForURL(/\/assets$/);
@@ -63,14 +67,14 @@ describeBrowser('CMMC Level 1 in the browser', () => {
 
     await page.getByRole('link', { name: 'CMMC' }).first().click();
     await page.getByRole('heading', { level: 1, name: /CMMC Level 1/ }).waitFor();
-    await page.getByLabel('CAGE code', { exact: false }).first().fill('12');
+    await page.getByLabel('CAGE code', { exact: false }).first().fill('1ABO2');
     await page.getByLabel('Company name').fill(`Acme Machining ${RUN} LLC`);
     await page.getByLabel('Person 1 name').fill('Alice Able');
     await page.getByLabel('Person 1 e-mail').fill('alice@acme.test');
     await page.getByLabel('Microsoft 365').check();
     await page.getByLabel("Official's name").fill('Alice Able');
     await page.getByLabel("Official's title").fill('President');
-    await page.getByLabel("Official's e-mail").fill('alice@acme.test');
+    await page.getByLabel("Official's e-mail").fill(ALICE);
     await page.getByLabel('Assessment scope').fill('Office network, 2 laptops, Microsoft 365 tenant');
     await page.getByRole('button', { name: 'Save scope' }).click();
     await page.getByText('A CAGE code is exactly 5 letters or digits', { exact: false }).first().waitFor();
@@ -141,6 +145,32 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await page.reload();
     await page.getByRole('tab', { name: 'Device check' }).click();
     await page.getByText('FRONT-DESK-01').first().waitFor();
+
+    // A replaced computer whose last run is 40 days old (pending) is retired from the tab, so it
+    // stops blocking MET; un-retired it counts again; retired again for the rest of the flow.
+    const profileId = JSON.parse((await apiCall('GET', `/api/v1/tenants/${tenantId}/cmmc/profile`)).body).profile.id as string;
+    await withService(e2e.server.database.db, (tx) =>
+      tx
+        .insertInto('endpoint_audit_runs' as never)
+        .values({ tenant_id: tenantId, profile_id: profileId, hostname: 'Old Laptop (2)', os: 'macos', results: JSON.stringify(Object.fromEntries(checkIdsFor('macos').map((id) => [id, 'pass']))), details: '{}', script_version: '1.0.0', received_at: new Date(Date.now() - 40 * 86_400_000) } as never)
+        .execute(),
+    );
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    const old = page.getByTestId('device-Old Laptop (2)');
+    await old.getByText('Pending: last run over 30 days ago').waitFor();
+    await old.getByRole('button', { name: /Old Laptop \(2\)/ }).first().click();
+    await old.getByRole('button', { name: 'Retire Old Laptop (2)' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Retire Old Laptop (2)?' });
+    await dialog.getByLabel('Why (optional)').fill('Replaced by FRONT-DESK-01');
+    await dialog.getByRole('button', { name: 'Retire', exact: true }).click();
+    await old.getByText('Retired', { exact: true }).waitFor();
+    await old.getByText('Replaced by FRONT-DESK-01', { exact: false }).waitFor();
+    expect(await scanA11y(page)).toEqual([]);
+    await old.getByRole('button', { name: 'Un-retire Old Laptop (2)' }).click();
+    await old.getByText('Pending: last run over 30 days ago').waitFor();
+    await old.getByRole('button', { name: 'Retire Old Laptop (2)' }).click();
+    await page.getByRole('dialog', { name: 'Retire Old Laptop (2)?' }).getByRole('button', { name: 'Retire', exact: true }).click();
+    await old.getByText('Retired', { exact: true }).waitFor();
     // The language-model explainer (issue 9's component) sits under the results.
     await page.getByRole('form', { name: 'Explain device-check results' }).waitFor();
     // And the evidence review has its own tab.
@@ -182,7 +212,8 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await dialog.getByText(`Acme Machining ${RUN} LLC`, { exact: false }).first().waitFor();
     await dialog.getByText('AC.L1-b.1.iv Control Public Information', { exact: false }).waitFor();
     await page.keyboard.press('Escape');
-    await ac.getByRole('checkbox', { name: 'I approve as the Affirming Official, or with their authority: Access Control Policy' }).check();
+    await page.getByTestId('policy-approver').getByText('You are the Affirming Official', { exact: false }).waitFor();
+    await ac.getByRole('checkbox', { name: 'I approve as the Affirming Official: Access Control Policy' }).check();
     await ac.getByRole('button', { name: 'Approve Access Control Policy' }).click();
     await ac.getByText('Approved', { exact: true }).waitFor();
     const pdf = await page.request.get((await ac.getByRole('link', { name: 'Download Access Control Policy as PDF' }).getAttribute('href'))!);
@@ -246,6 +277,28 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await buyer.getByText('This link cannot be used').waitFor();
     await buyer.getByText('already used', { exact: false }).waitFor();
     await buyer.context().close();
+
+    // A second link claimed by the first company, which already has a profile: used up, nothing
+    // overwritten, and the page says so with the bid portal's details.
+    const token2 = randomBytes(32).toString('base64url');
+    await withService(e2e.server.database.db, (tx) =>
+      tx
+        .insertInto('cmmc_handoff_links' as never)
+        .values({ token_hash: createHash('sha256').update(token2).digest('hex'), caller: 'bid-portal', payload: JSON.stringify({ cageCode: '4HX78', companyName: 'Portal Spelling Co', contactEmail: 'buyer@portal.test' }), cage_code: '4HX78', expires_at: new Date(Date.now() + 30 * 60_000) } as never)
+        .execute(),
+    );
+    await page.goto(`/cmmc/start?token=${token2}`);
+    await page.getByTestId('handoff-has-profile').waitFor();
+    await page.getByRole('button', { name: /Use this link for/ }).click();
+    await page.waitForURL(/\/cmmc$/);
+    await page.getByRole('tab', { name: 'Scope' }).click();
+    const notice = page.getByTestId('handoff-unapplied');
+    await notice.getByText('Portal Spelling Co').waitFor();
+    await notice.getByText('4HX78').waitFor();
+    expect(await page.getByLabel('CAGE code', { exact: false }).first().inputValue()).toBe(CAGE);
+    expect(await page.getByLabel('Company name').inputValue()).toBe(`Acme Machining ${RUN} LLC`);
+    await notice.getByRole('button', { name: 'Dismiss' }).click();
+    await notice.waitFor({ state: 'detached' });
   });
 
   it('lets staff filter the CMMC dashboard by tile and search by CAGE code', async () => {
@@ -292,8 +345,46 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     const row = rows.first();
     await row.getByText('Issued').waitFor();
     await row.getByText('Compliant').waitFor();
+
+    // 101 more companies (tag PAGING): an expired one, one whose status date is 340 days ago
+    // (renewing within 30 days), the rest in progress. Tiles filter them; the list pages by 100.
+    const tag = `Paging ${RUN}`;
+    const db = e2e.server.database.db;
+    const cageFor = (i: number) => `${'ABCDEFGHJK'[Math.floor(i / 100) % 10]}${String(i % 100).padStart(2, '0')}${RUN.toUpperCase().replace(/[^0-9A-HJ-NP-Z]/g, 'Z').slice(0, 2)}`;
+    for (let i = 0; i < 101; i++) {
+      const org = (await sql<{ id: string }>`insert into "organization" (name, slug, "createdAt") values (${`${tag} ${i}`}, ${`paging-${RUN}-${i}`}, now()) returning id`.execute(db)).rows[0]!.id;
+      await withTenant(db, { tenantId: org }, (tx) =>
+        sql`insert into compliance_profiles (tenant_id, cage_code, company_name, mail_platform, affirming_official_name, affirming_official_title, affirming_official_email) values (${org}::uuid, ${cageFor(i)}, ${`${tag} Co ${String(i).padStart(3, '0')}`}, 'm365', 'A', 'B', 'a@b.test')`.execute(tx),
+      );
+    }
+    const day = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+    await withService(db, (tx) => sql`update compliance_profiles set status = 'expired', status_date = ${day(400)}::date where cage_code = ${cageFor(0)}`.execute(tx));
+    await withService(db, (tx) => sql`update compliance_profiles set status = 'compliant', status_date = ${day(340)}::date where cage_code = ${cageFor(1)}`.execute(tx));
+    await staff.reload();
+    await staff.getByLabel('Search').fill(tag);
+    await staff.getByTestId('tile-expired').click();
+    await expect.poll(cages).toEqual([cageFor(0)]);
+    await rows.first().getByText('Expired').waitFor();
+    await staff.getByTestId('tile-renewing_soon').click();
+    await expect.poll(cages).toEqual([cageFor(1)]);
+    await staff.getByTestId('tile-all').click();
+    await expect.poll(async () => rows.count()).toBe(100);
+    await staff.getByTestId('cmmc-staff-page').getByText('Page 1 of 2').waitFor();
+    const firstPage = await cages();
+    await staff.getByRole('button', { name: 'Next page' }).click();
+    await expect.poll(async () => rows.count()).toBe(1);
+    await staff.getByTestId('cmmc-staff-page').getByText('Page 2 of 2').waitFor();
+    expect(firstPage).not.toContain((await cages())[0]);
     expect(await scanA11y(staff)).toEqual([]);
-    // The list as shown, exported in the browser.
+    // The export holds the whole filtered list (both pages), not only the page shown.
+    const [all] = await Promise.all([staff.waitForEvent('download'), staff.getByRole('button', { name: 'Export CSV' }).click()]);
+    const allLines = (await readFile((await all.path())!, 'utf8')).slice(1).trimEnd().split('\r\n');
+    expect(allLines).toHaveLength(102);
+    // A new search starts at page 1.
+    await staff.getByLabel('Search').fill(CAGE);
+    await expect.poll(cages).toEqual([CAGE]);
+    expect(await staff.getByTestId('cmmc-staff-page').count()).toBe(0);
+    // The filtered list, exported in the browser.
     const [download] = await Promise.all([staff.waitForEvent('download'), staff.getByRole('button', { name: 'Export CSV' }).click()]);
     expect(download.suggestedFilename()).toMatch(/^cmmc-profiles-\d{8}-\d{6}\.csv$/);
     const csv = await readFile((await download.path())!, 'utf8');
