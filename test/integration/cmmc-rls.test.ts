@@ -134,6 +134,23 @@ describe('CMMC tables under row-level security', () => {
     await expect(withService(t.database.db, (tx) => sql`insert into cmmc_renewal_notices (tenant_id, profile_id, kind, day) values (${a}::uuid, ${pa}::uuid, 'renewal_due', current_date)`.execute(tx))).rejects.toThrow(/duplicate key|unique/);
   });
 
+  it('lets the app role change only the retire columns of script runs, and only in its own tenant (migration 0022)', async () => {
+    const [a, b] = tenants as [string, string];
+    const asA = <T>(fn: (tx: Tx) => Promise<T>) => withTenant(t.database.db, { tenantId: a }, fn);
+    const retired = await asA((tx) => sql`update endpoint_audit_runs set retired_at = now(), retired_note = 'gone'`.execute(tx));
+    expect(Number(retired.numAffectedRows ?? 0n)).toBe(1);
+    expect(Number((await asA((tx) => sql`update endpoint_audit_runs set retired_at = now() where tenant_id = ${b}::uuid`.execute(tx))).numAffectedRows ?? 0n)).toBe(0);
+    for (const change of [sql`results = '{"win.rdp_disabled":"fail"}'`, sql`hostname = 'forged'`, sql`received_at = now()`, sql`reasons = '{}'`, sql`tenant_id = ${b}::uuid`]) {
+      await expect(asA((tx) => sql`update endpoint_audit_runs set ${change}`.execute(tx))).rejects.toThrow(/permission denied/);
+    }
+    const state = await withService(t.database.db, async (tx) => (await sql<{ tenant_id: string; retired: boolean }>`select tenant_id, retired_at is not null as retired from endpoint_audit_runs where tenant_id = any(${tenants}::uuid[]) order by tenant_id = ${a}::uuid desc`.execute(tx)).rows);
+    expect(state).toEqual([
+      { tenant_id: a, retired: true },
+      { tenant_id: b, retired: false },
+    ]);
+    await asA((tx) => sql`update endpoint_audit_runs set retired_at = null, retired_note = null`.execute(tx));
+  });
+
   it('lets the service role (verify route, sweeps) read every tenant but not rewrite tenant answers', async () => {
     const counts = await withService(t.database.db, async (tx) => {
       const out: Record<string, number> = {};
