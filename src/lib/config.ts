@@ -95,6 +95,9 @@ const schema = z
     LLM_BASE_URL: z.url().optional(),
     LLM_API_KEY: optionalSecret,
     LLM_MODEL: z.string().min(1).optional(),
+    // JSON-schema structured output (response_format json_schema) for the evidence review; off by
+    // default: not every OpenAI-compatible server accepts it, while prompt-JSON works everywhere.
+    LLM_STRUCTURED_OUTPUT: bool.default(false),
     SMTP_URL: z
       .string()
       .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')

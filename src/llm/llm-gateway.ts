@@ -9,10 +9,16 @@
 // becomes llm_busy with retryAfterSeconds for the client. 402 is never retried. The caller's
 // AbortSignal (the browser hung up, the stop button) aborts the upstream request.
 //
+// Structured output (`structuredOutputs`, LLM_STRUCTURED_OUTPUT): a `complete()` call that passes a
+// `schema` then asks for response_format json_schema (strict) through the provider's
+// supportsStructuredOutputs; off (the default), or without a schema, the prompt alone asks for
+// JSON, which every OpenAI-compatible server supports. Either way the caller validates the text.
+//
 // Nothing here logs: not the key, not the prompt, not the answer.
 //
 // The AI SDK is imported on the first model call, not at server start (it costs ~150 ms to load).
 import type { LanguageModel } from 'ai';
+import type { z } from 'zod';
 import { AppError } from '../lib/errors.ts';
 import { mapUpstreamError, retryAfterSeconds, type TimeoutKind } from './llm-errors.ts';
 
@@ -26,7 +32,18 @@ export interface LlmGatewayOptions {
   /** Retries of a 429 whose Retry-After is at most maxRetryWaitSeconds. */
   busyRetries?: number;
   maxRetryWaitSeconds?: number;
+  /** Send response_format json_schema for complete() calls that give a schema (LLM_STRUCTURED_OUTPUT). */
+  structuredOutputs?: boolean;
   fetch?: typeof fetch;
+}
+
+/** The JSON schema a structured answer must follow (used only when the gateway has structuredOutputs). */
+export interface LlmOutputSchema {
+  /** response_format json_schema name: letters, digits, _ and - only. */
+  name: string;
+  description?: string;
+  /** All fields required and no defaults: strict JSON schema as OpenAI defines it. */
+  schema: z.ZodType;
 }
 
 export interface LlmPrompt {
@@ -36,12 +53,16 @@ export interface LlmPrompt {
   prompt: string;
   signal?: AbortSignal | undefined;
   maxOutputTokens?: number;
+  /** complete() only: ask for this JSON schema when structured output is on; the prompt must ask for the same JSON anyway. */
+  output?: LlmOutputSchema;
 }
 
 export interface LlmGateway {
   readonly configured: boolean;
   /** The model name (not a secret); null when unconfigured. */
   readonly model: string | null;
+  /** Whether complete() sends a given output schema as response_format json_schema. */
+  readonly structuredOutputs: boolean;
   /** Streams the answer's text pieces. Throws an llm_* AppError, or an AbortError when `signal` aborted. */
   stream(p: LlmPrompt): AsyncGenerator<string, void, undefined>;
   /** The whole answer's text (non-streaming). */
@@ -116,11 +137,13 @@ export function createLlmGateway(opts: LlmGatewayOptions): LlmGateway {
     return {
       configured: false,
       model: null,
+      structuredOutputs: false,
       stream: off,
       complete: () => Promise.reject(new Error('No language model is configured.')),
     };
   }
   const baseFetch = opts.fetch ?? globalThis.fetch;
+  const structured = opts.structuredOutputs === true;
   // The current attempt, so the fetch wrapper can time out the connection phase of that attempt.
   const connectFetch = (attempt: Attempt): typeof fetch =>
     (async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -138,6 +161,7 @@ export function createLlmGateway(opts: LlmGatewayOptions): LlmGateway {
       baseURL: opts.baseUrl!.replace(/\/+$/, ''),
       ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
       fetch: connectFetch(attempt),
+      supportsStructuredOutputs: structured,
     }).chatModel(opts.model!);
 
   /** Retries a 429 with a short Retry-After; anything else is final. */
@@ -153,6 +177,7 @@ export function createLlmGateway(opts: LlmGatewayOptions): LlmGateway {
   return {
     configured: true,
     model: opts.model,
+    structuredOutputs: structured,
 
     async *stream(p: LlmPrompt) {
       for (let tries = 0; ; tries++) {
@@ -203,17 +228,22 @@ export function createLlmGateway(opts: LlmGatewayOptions): LlmGateway {
         attempt.timer('total', o.totalMs);
         try {
           const s = await loadSdk();
+          const output = structured && p.output ? s.ai.Output.object({ schema: p.output.schema, name: p.output.name, ...(p.output.description ? { description: p.output.description } : {}) }) : undefined;
           const r = await s.ai.generateText({
             model: modelFor(attempt, s),
             instructions: p.instructions,
             prompt: p.prompt,
             maxRetries: 0,
             abortSignal: attempt.controller.signal,
+            ...(output ? { output } : {}),
             ...(p.maxOutputTokens ? { maxOutputTokens: p.maxOutputTokens } : {}),
           });
           return r.text;
         } catch (e) {
           if (attempt.cancelled) throw new LlmAbortedError();
+          // A structured answer that does not match the schema is still an answer: the caller's
+          // validation says what is wrong with it (and falls back), as for prompt-JSON.
+          if (p.output && e instanceof Error && e.name === 'AI_NoObjectGeneratedError' && typeof (e as { text?: unknown }).text === 'string') return (e as unknown as { text: string }).text;
           const mapped = mapUpstreamError(e, attempt.timedOut);
           if (await retryDelay(mapped, tries, p.signal)) continue;
           throw mapped;

@@ -9,6 +9,7 @@
 // offline result, labelled.
 import { z } from 'zod';
 import type { ExtractedDocument } from './llm-extract.ts';
+import type { LlmOutputSchema } from './llm-gateway.ts';
 import { completeReview, findPhraseHits } from './llm-offline-evidence.ts';
 import type { ResultAnalysis } from './llm-offline-results.ts';
 import { VERDICTS, type EvidenceReview, type RequirementResult, type ReviewRequirement } from './llm-schemas.ts';
@@ -109,6 +110,26 @@ const modelReviewSchema = z.object({
     )
     .min(1),
 });
+
+/**
+ * The review's answer as a strict JSON schema, sent as response_format json_schema when structured
+ * output is on (LLM_STRUCTURED_OUTPUT): every field required, no defaults, no extra keys, verdicts
+ * from the allowed set. The answer is validated by validateModelReview all the same.
+ */
+export const REVIEW_OUTPUT: LlmOutputSchema = {
+  name: 'evidence_review',
+  description: 'One verdict per requirement, citing uploaded files and pages.',
+  schema: z.strictObject({
+    requirements: z.array(
+      z.strictObject({
+        id: z.string(),
+        verdict: z.enum(VERDICTS),
+        citations: z.array(z.strictObject({ fileName: z.string(), pages: z.array(z.number().int()) })),
+        rationale: z.string(),
+      }),
+    ),
+  }),
+};
 
 /** The JSON object in a model answer (tolerating code fences and text around it), or null. */
 export function extractJson(text: string): unknown {

@@ -19,7 +19,7 @@ import { startAnswer, type AnswerStream } from './llm-answer.ts';
 import { analyzeDeviceRuns, combineRuns, DEVICE_INSTRUCTIONS, devicePrompt, latestDeviceRuns, offlineDeviceExplanation, parsePastedOutput } from './llm-device-check.ts';
 import { analyzeResultFile, offlineResultSummary, type ResultAnalysis } from './llm-offline-results.ts';
 import { offlineEvidenceReview } from './llm-offline-evidence.ts';
-import { EXPLAIN_INSTRUCTIONS, explainPrompt, modelReview, REVIEW_INSTRUCTIONS, reviewPrompt, validateModelReview } from './llm-prompts.ts';
+import { EXPLAIN_INSTRUCTIONS, explainPrompt, modelReview, REVIEW_INSTRUCTIONS, REVIEW_OUTPUT, reviewPrompt, validateModelReview } from './llm-prompts.ts';
 import { type EvidenceReview, type ExplanationDetail, type ExplanationSummary, type LlmStatus, type ReviewRequirement, type SeverityCounts } from './llm-schemas.ts';
 
 export interface LlmExplanationsTable {
@@ -266,7 +266,7 @@ export async function reviewDocuments(
   onPreliminary?.(offlineEvidenceReview(docs, requirements));
   let text: string;
   try {
-    text = await gateway.complete({ instructions: REVIEW_INSTRUCTIONS, prompt: reviewPrompt(docs, requirements, input.notes), signal, maxOutputTokens: 4_000 });
+    text = await gateway.complete({ instructions: REVIEW_INSTRUCTIONS, prompt: reviewPrompt(docs, requirements, input.notes), signal, maxOutputTokens: 4_000, output: REVIEW_OUTPUT });
   } catch (e) {
     if (e instanceof LlmAbortedError) throw e;
     if (!isAppError(e)) throw e;

@@ -1,6 +1,7 @@
 // A local OpenAI-compatible chat-completions server on loopback for the language-model tests:
 // real HTTP, streaming SSE chunks, non-streaming (JSON) answers, scripted failures (429 with
-// Retry-After, 402, malformed output, slow first token, no answer at all), and a record of every
+// Retry-After, 402, malformed output, slow first token, no answer at all, structured output that
+// requires response_format json_schema), and a record of every
 // request (headers and body) so tests can check what the platform sent, and whether the client
 // went away before the answer ended (the stop button).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -19,6 +20,11 @@ export type LlmScript =
   | { kind: 'json'; content: string; delayMs?: number }
   /** An error status, optionally with Retry-After (seconds or an HTTP date) and other headers (e.g. retry-after-ms). */
   | { kind: 'status'; status: number; retryAfter?: string; message?: string; headers?: Record<string, string> }
+  /**
+   * A server enforcing structured output: answers `content` (non-streaming) only when the request
+   * asked for response_format json_schema with a schema; otherwise 400, as such a server would.
+   */
+  | { kind: 'response_format'; content: string }
   /** Bytes that are not an OpenAI answer. */
   | { kind: 'malformed' }
   /** Accepts the request and never answers (connect / header timeout). */
@@ -28,7 +34,13 @@ export interface RecordedRequest {
   method: string;
   url: string;
   headers: IncomingMessage['headers'];
-  body: { model?: string; stream?: boolean; messages?: { role: string; content: string }[]; [k: string]: unknown };
+  body: {
+    model?: string;
+    stream?: boolean;
+    messages?: { role: string; content: string }[];
+    response_format?: { type: string; json_schema?: { name?: string; strict?: boolean; schema?: Record<string, unknown> } };
+    [k: string]: unknown;
+  };
   raw: string;
   /** The client closed the connection before the answer was complete. */
   closedEarly: boolean;
@@ -97,15 +109,22 @@ export async function startLlmServer(opts: { fallback?: (req: RecordedRequest) =
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
       return;
     }
-    switch (script.kind) {
+    // A structured-output script is a JSON answer once the request asked for the schema.
+    const effective: LlmScript =
+      script.kind === 'response_format'
+        ? body.response_format?.type === 'json_schema' && body.response_format.json_schema?.schema
+          ? { kind: 'json', content: script.content }
+          : { kind: 'status', status: 400, message: 'response_format json_schema is required by this server' }
+        : script;
+    switch (effective.kind) {
       case 'hang':
         hanging.add(res);
         return;
       case 'status': {
         ended = true;
-        const headers: Record<string, string> = { 'content-type': 'application/json', ...script.headers };
-        if (script.retryAfter !== undefined) headers['retry-after'] = script.retryAfter;
-        res.writeHead(script.status, headers).end(JSON.stringify({ error: { message: script.message ?? `status ${script.status}`, type: 'test_error', code: String(script.status) } }));
+        const headers: Record<string, string> = { 'content-type': 'application/json', ...effective.headers };
+        if (effective.retryAfter !== undefined) headers['retry-after'] = effective.retryAfter;
+        res.writeHead(effective.status, headers).end(JSON.stringify({ error: { message: effective.message ?? `status ${effective.status}`, type: 'test_error', code: String(effective.status) } }));
         return;
       }
       case 'malformed': {
@@ -120,15 +139,15 @@ export async function startLlmServer(opts: { fallback?: (req: RecordedRequest) =
           res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
           rec.firstTokenAt = performance.now();
           rec.written = 1;
-          res.end(chunk(script.content, null) + chunk(null, 'stop') + 'data: [DONE]\n\n');
+          res.end(chunk(effective.content, null) + chunk(null, 'stop') + 'data: [DONE]\n\n');
           return;
         }
         res.writeHead(200, { 'content-type': 'application/json' });
-        if (script.delayMs) {
+        if (effective.delayMs) {
           res.flushHeaders();
           // Ends early when the client goes away, so no timer outlives the test.
           await new Promise<void>((resolve) => {
-            const t = setTimeout(resolve, script.delayMs);
+            const t = setTimeout(resolve, effective.delayMs);
             res.once('close', () => {
               clearTimeout(t);
               resolve();
@@ -143,7 +162,7 @@ export async function startLlmServer(opts: { fallback?: (req: RecordedRequest) =
             object: 'chat.completion',
             created: 1_700_000_000,
             model: 'test-model',
-            choices: [{ index: 0, message: { role: 'assistant', content: script.content }, finish_reason: 'stop' }],
+            choices: [{ index: 0, message: { role: 'assistant', content: effective.content }, finish_reason: 'stop' }],
             usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
           }),
         );
@@ -152,14 +171,14 @@ export async function startLlmServer(opts: { fallback?: (req: RecordedRequest) =
       case 'stream': {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         res.flushHeaders();
-        for (const [i, piece] of script.chunks.entries()) {
-          const wait = i === 0 ? (script.firstDelayMs ?? 0) : (script.delayMs ?? 0);
+        for (const [i, piece] of effective.chunks.entries()) {
+          const wait = i === 0 ? (effective.firstDelayMs ?? 0) : (effective.delayMs ?? 0);
           if (wait) await sleep(wait);
           if (!alive()) return;
           if (i === 0) rec.firstTokenAt = performance.now();
           res.write(chunk(piece, null));
           rec.written += 1;
-          if (script.cutAfter !== undefined && rec.written >= script.cutAfter) {
+          if (effective.cutAfter !== undefined && rec.written >= effective.cutAfter) {
             // The connection drops mid-answer.
             await sleep(20);
             res.destroy();

@@ -293,6 +293,65 @@ describe('prompt injection in documents', () => {
   });
 });
 
+describe('structured output (LLM_STRUCTURED_OUTPUT)', () => {
+  const pdf = () => makeTextPdf(['Every password has 14 characters. MFA and multi-factor authentication on email.']);
+  const answer = (verdict: string) => JSON.stringify({ requirements: [{ id: 'R1', verdict, citations: [{ fileName: 'auth.pdf', pages: [1] }], rationale: 'Passwords and MFA are defined.' }] });
+  const reqs: ReviewRequirement[] = [REQS[0]!];
+
+  it('is off by default: the prompt asks for JSON and no response_format is sent', async () => {
+    const server = await startLlmServer();
+    try {
+      server.enqueue({ kind: 'json', content: answer('Covered') });
+      const gateway = createLlmGateway({ baseUrl: server.url, model: 'test-model' });
+      expect(gateway.structuredOutputs).toBe(false);
+      const r = await reviewDocuments(gateway, { files: [{ fileName: 'auth.pdf', data: await pdf() }], requirements: reqs });
+      expect(r).toMatchObject({ source: 'model', summary: { covered: 1 } });
+      expect(server.requests[0]!.body.response_format).toBeUndefined();
+      expect(promptText(server.requests[0]!)).toMatch(/Answer with JSON only/);
+      // A server that insists on response_format refuses it: the offline analysis answers, with the error.
+      server.enqueue({ kind: 'response_format', content: answer('Covered') });
+      const refused = await reviewDocuments(gateway, { files: [{ fileName: 'auth.pdf', data: await pdf() }], requirements: reqs });
+      expect(refused).toMatchObject({ source: 'offline', fallbackError: { error: 'llm_unavailable' } });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('when on, sends the review schema as strict response_format json_schema and validates the answer', async () => {
+    const server = await startLlmServer();
+    try {
+      const gateway = createLlmGateway({ baseUrl: server.url, model: 'test-model', structuredOutputs: true });
+      expect(gateway.structuredOutputs).toBe(true);
+      server.enqueue({ kind: 'response_format', content: answer('Partial') });
+      const r = await reviewDocuments(gateway, { files: [{ fileName: 'auth.pdf', data: await pdf() }], requirements: reqs });
+      expect(r).toMatchObject({ source: 'model', fallbackReason: null, summary: { covered: 0, partial: 1, missing: 0 } });
+      const format = server.requests[0]!.body.response_format!;
+      expect(format.type).toBe('json_schema');
+      expect(format.json_schema).toMatchObject({ name: 'evidence_review', strict: true });
+      const schema = JSON.stringify(format.json_schema!.schema);
+      expect(schema).toContain('"enum":["Covered","Partial","Missing"]');
+      expect(schema).toContain('"additionalProperties":false');
+      // The prompt still asks for the same JSON (a server may ignore response_format).
+      expect(promptText(server.requests[0]!)).toMatch(/Answer with JSON only/);
+
+      // An answer outside the schema (a verdict not in the set) is refused like prompt-JSON: offline, with the reason.
+      server.enqueue({ kind: 'response_format', content: answer('Probably') });
+      const bad = await reviewDocuments(gateway, { files: [{ fileName: 'auth.pdf', data: await pdf() }], requirements: reqs });
+      expect(bad).toMatchObject({ source: 'offline', label: 'offline analysis' });
+      expect(bad.fallbackReason).toMatch(/verdict outside Covered\/Partial\/Missing/);
+      expect(bad.fallbackError).toBeUndefined();
+
+      // Grounding is still checked: a schema-valid answer citing a page without the phrases is refused.
+      server.enqueue({ kind: 'response_format', content: JSON.stringify({ requirements: [{ id: 'R1', verdict: 'Covered', citations: [{ fileName: 'auth.pdf', pages: [2] }], rationale: 'x' }] }) });
+      const ungrounded = await reviewDocuments(gateway, { files: [{ fileName: 'auth.pdf', data: await pdf() }], requirements: reqs });
+      expect(ungrounded.source).toBe('offline');
+      expect(ungrounded.fallbackReason).toMatch(/page that does not exist/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 function readdir(): string[] {
   return readdirSync(fileURLToPath(new URL('../fixtures/reports/', import.meta.url)), { withFileTypes: true })
     .filter((d) => d.isFile() && !d.name.startsWith('.'))
