@@ -2,7 +2,7 @@
 // the six tiles) on PostgreSQL. A fresh database is created and migrated; BENCH_CMMC_PROFILES
 // tenants with a profile each (default 5,000) and BENCH_CMMC_RUNS device-check runs (default
 // 50,000, about 4 computers per profile, several runs per computer, spread over 60 days, some
-// failing) are bulk-inserted with generate_series, then VACUUM ANALYZE. Each query shape (all, a
+// failing, one computer in about 25 retired) are bulk-inserted with generate_series, then VACUUM ANALYZE. Each query shape (all, a
 // tile filter, a search, a deep page) is called BENCH_RUNS times after one warm-up; the medians of
 // the server time (the service call, database round trips included) are printed as JSON.
 // Target: ≤ 300 ms. Env: BENCH_PG_ADMIN_URL, BENCH_KEEP_DB.
@@ -49,6 +49,11 @@ async function main() {
                   else '{"win.firewall_enabled":"pass","win.av_enabled":"pass","win.patch_recent":"pass"}'::jsonb end,
              '1.0.0', now() - ((g * 7919) % (60 * 24)) * interval '1 hour' - case when p % 9 = 0 then interval '40 days' else interval '0' end
         from (select g, 1 + (g % ${sql.lit(PROFILES)}) as p from generate_series(1, ${sql.lit(RUNS_TOTAL)}) g) s`.execute(db);
+    // One computer in about 25 retired (migration 0022): its latest run carries the mark, so the
+    // staff list reads the mark from the index and leaves it out of the counts.
+    await sql`update endpoint_audit_runs r set retired_at = now() from (
+        select distinct on (profile_id, lower(hostname)) id from endpoint_audit_runs order by profile_id, lower(hostname), received_at desc) l
+       where r.id = l.id and (hashtext(r.profile_id::text || r.hostname) % 25) = 0`.execute(db);
     for (const t of ['organization', 'compliance_profiles', 'endpoint_audit_runs']) await sql`vacuum analyze ${sql.table(t)}`.execute(db);
     const seedSeconds = (performance.now() - seedStart) / 1000;
 

@@ -604,7 +604,7 @@ export function createCmmcProgram(deps: {
           latestDeviceCheck: dto.devices.latestRunAt,
           met: dto.met,
           total: dto.total,
-          controls: dto.requirements.map((r) => ({ controlCode: r.requirementId, aliases: r.aliases, title: r.title, status: r.implemented ? 'implemented' : 'not_implemented', result: r.status, missingAttestationItems: [...r.missingItems, ...r.noItems, ...r.unjustifiedNa], failingDeviceChecks: r.failingChecks, pendingDevices: r.pendingDevices, missingPolicy: r.missingPolicy })),
+          controls: dto.requirements.map((r) => ({ controlCode: r.requirementId, aliases: r.aliases, title: r.title, status: r.implemented ? 'implemented' : 'not_implemented', result: r.status, missingAttestationItems: [...r.missingItems, ...r.noItems, ...r.unjustifiedNa], failingDeviceChecks: r.failingChecks, attestedDeviceChecks: r.attestedChecks, pendingDevices: r.pendingDevices, missingPolicy: r.missingPolicy })),
         },
       };
     },
