@@ -1,7 +1,7 @@
 // Migrations in production (`npm run migrate`, and every replica at start): forward-only and
 // append-only, and safe when several processes run them at once on one PostgreSQL (advisory lock).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -67,6 +67,24 @@ describe('forward-only migrations', () => {
     await expect(migrate(database, [...edited, added])).rejects.toThrow('was edited');
     const table = await sql<{ t: string | null }>`select to_regclass('must_not_run')::text as t`.execute(database.db);
     expect(table.rows[0]!.t).toBeNull();
+  });
+});
+
+describe('rolling upgrades (operations guide 1.3)', () => {
+  // Releases before the convention whose migrations are not safe under old replicas.
+  const beforeConvention = ['0020_finding_created_events', '0021_findings_asset_tenant_fk'];
+  const guide = readFileSync(join(import.meta.dirname, '../../docs/operations.md'), 'utf8');
+  const section = guide.slice(guide.indexOf('### 1.3 Upgrades'), guide.indexOf('### 1.4'));
+  const listed = [...section.matchAll(/^\| `(\d{4}_[a-z0-9_]+)` \|/gm)].map((m) => m[1]!);
+
+  it('every newer migration says whether old replicas survive it, and the guide lists exactly the ones that need a stop', () => {
+    const stops = [...beforeConvention];
+    for (const m of all.filter((x) => x.version > '0021')) {
+      const first = m.sql.split('\n', 1)[0]!;
+      expect(first, `${m.version}_${m.name}`).toMatch(/^-- upgrade: (rolling|stop \(.+\))$/);
+      if (first.startsWith('-- upgrade: stop')) stops.push(`${m.version}_${m.name}`);
+    }
+    expect(listed).toEqual(stops);
   });
 });
 

@@ -1,3 +1,4 @@
+-- upgrade: rolling
 -- CMMC device checks: retiring a computer, and the reason codes of unknown results.
 --
 -- A retired or replaced computer would otherwise block MET for ever (its latest run ages into
