@@ -17,7 +17,7 @@ import { appError, isAppError, type AppError } from '../lib/errors.ts';
 import { checkCitations } from './llm-citations.ts';
 import { llmError } from './llm-errors.ts';
 import { LlmAbortedError, type LlmGateway } from './llm-gateway.ts';
-import { OFFLINE_LABEL, type AnswerMeta, type LlmStreamEvent } from './llm-schemas.ts';
+import { OFFLINE_LABEL, type AnswerMeta, type LlmFailure, type LlmStreamEvent } from './llm-schemas.ts';
 
 export const MODEL_LABEL = 'model answer';
 
@@ -184,9 +184,23 @@ export async function streamAnswer<S extends StreamedAnswer>(
   return events.send();
 }
 
+/**
+ * Tells operators that the model failed and the offline analysis answered (credits exhausted,
+ * busy, timeouts, a wrong key or URL): the code and friendly message only, never the prompt.
+ */
+export function logFallback(req: FastifyRequest, failure: LlmFailure | undefined): void {
+  // The message is our own friendly text (it names the setting to check), never upstream text.
+  if (failure) req.log.warn({ llmError: failure.error, llmMessage: failure.message, ...(failure.retryAfterSeconds !== undefined ? { retryAfterSeconds: failure.retryAfterSeconds } : {}) }, 'language model failed; the offline analysis answered');
+}
+
 /** streamAnswer for an AnswerStream: its check or fallback, then `done` with the stored copy's id. */
 export function sendAnswerStream(req: FastifyRequest, reply: FastifyReply, start: (signal: AbortSignal) => Promise<AnswerStream>): Promise<FastifyReply> {
-  return streamAnswer(req, reply, start, async (stream, text) => {
+  const started = async (signal: AbortSignal) => {
+    const stream = await start(signal);
+    logFallback(req, stream.meta.fallbackError);
+    return stream;
+  };
+  return streamAnswer(req, reply, started, async (stream, text) => {
     const end = await stream.finish(text);
     const out: LlmStreamEvent[] = [];
     if (end.fallback) out.push({ event: 'fallback', data: { source: 'offline', label: OFFLINE_LABEL, reason: end.fallback.reason, text: end.fallback.text } });

@@ -14,7 +14,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { appError } from '../lib/errors.ts';
 import type { SessionGuards } from '../server/plugins/session.ts';
-import { clientGone, createEventStream, sendAnswerStream } from './llm-answer.ts';
+import { clientGone, createEventStream, logFallback, sendAnswerStream } from './llm-answer.ts';
 import { DEVICE_NOTES_MAX, PASTED_OUTPUT_MAX } from './llm-device-check.ts';
 import { llmError } from './llm-errors.ts';
 import { cleanFileName, EXTRACT_LIMITS, type UploadedFile } from './llm-extract.ts';
@@ -201,7 +201,9 @@ export async function registerLlmRoutes(app: FastifyInstance, deps: { guards: Se
         const input = { files, ...(notes ? { notes } : {}), ...(requirements ? { requirements } : {}) };
         if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
           try {
-            return await llm.reviewEvidence(req.params.tenantId, caller(s), input, signal);
+            const review = await llm.reviewEvidence(req.params.tenantId, caller(s), input, signal);
+            logFallback(req, review.fallbackError);
+            return review;
           } catch (e) {
             if (e instanceof LlmAbortedError) throw cancelled();
             throw e;
@@ -229,7 +231,10 @@ export async function registerLlmRoutes(app: FastifyInstance, deps: { guards: Se
         const events = createEventStream(req, reply, signal);
         if (preliminary) events.write('preliminary', { review: preliminary });
         work.then(
-          (review) => events.write('done', { review }),
+          (review) => {
+            logFallback(req, review.fallbackError);
+            events.write('done', { review });
+          },
           (e: unknown) => events.fail(e),
         ).finally(() => events.end());
         return events.send();

@@ -3,10 +3,13 @@
 // as JSON and as stream events, history private per user (API and RLS as the app role), the
 // staff status endpoint, the evidence-review route, and aborting upstream when the client leaves.
 import { readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTenant } from '../../src/db/tenant.ts';
+import { loggerOptions } from '../../src/server/app.ts';
 import type { EvidenceReview, ExplanationSummary } from '../../src/llm/index.ts';
 import { createTestApp, STAFF_DOMAIN, uniqueEmail, type TestApp } from '../helpers/app.ts';
 import type { Client } from '../helpers/client.ts';
@@ -239,13 +242,16 @@ describe('language-model helpers without a model (offline analysis)', () => {
 });
 
 describe('language-model helpers with a model (local OpenAI-compatible server)', () => {
+  const logLines: string[] = [];
   let t: TestApp;
   let server: LlmServer;
   let cast: TenantCast;
 
   beforeAll(async () => {
     server = await startLlmServer();
-    t = await createTestApp({ env: { LLM_BASE_URL: server.url, LLM_API_KEY: KEY, LLM_MODEL: 'test-model' }, deps: { llmOptions: { connectMs: 2_000, firstTokenMs: 1_500, maxRetryWaitSeconds: 2 } } });
+    // The log, kept to check what operators are told when the model fails (and that it holds no prompt or key).
+    const loggerInstance = pino(loggerOptions('warn'), new Writable({ write: (chunk, _enc, cb) => (logLines.push(String(chunk)), cb()) }));
+    t = await createTestApp({ env: { LLM_BASE_URL: server.url, LLM_API_KEY: KEY, LLM_MODEL: 'test-model' }, deps: { loggerInstance, llmOptions: { connectMs: 2_000, firstTokenMs: 1_500, maxRetryWaitSeconds: 2 } } });
     cast = await tenantCast(t, 'llm-on');
   });
   afterAll(async () => {
@@ -321,6 +327,15 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     expect(JSON.stringify(broken)).not.toContain('upstream internal detail');
 
     expect((await history()).length).toBe(before + 4);
+
+    // Operators learn why the offline analysis answered: the codes, never the prompt, answer or key.
+    const warned = logLines.map((l) => JSON.parse(l) as { msg?: string; llmError?: string; retryAfterSeconds?: number }).filter((l) => l.msg === 'language model failed; the offline analysis answered');
+    expect(warned.map((l) => l.llmError)).toEqual(expect.arrayContaining(['llm_busy', 'llm_credits_exhausted', 'llm_timeout', 'llm_unavailable']));
+    expect(warned.find((l) => l.llmError === 'llm_busy')!.retryAfterSeconds).toBe(30);
+    const log = logLines.join('\n');
+    expect(log).not.toContain(KEY);
+    expect(log).not.toContain('UNTRUSTED_DATA');
+    expect(log).not.toContain('upstream internal detail');
   });
 
   it('retries a 429 with a short Retry-After and then streams', async () => {
@@ -376,6 +391,7 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     const busy = (await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers)).json() as EvidenceReview;
     expect(busy).toMatchObject({ source: 'offline', fallbackError: { error: 'llm_busy', retryAfterSeconds: 90 } });
     expect(busy.requirements).toHaveLength(15);
+    expect(logLines.some((l) => l.includes('"llmError":"llm_busy"') && l.includes('"retryAfterSeconds":90'))).toBe(true);
 
     // Streamed (Accept: text/event-stream): the offline review first, then the model's validated one.
     server.enqueue({ kind: 'json', content: JSON.stringify({ requirements: [{ id: 'R1', verdict: 'Partial', citations: [{ fileName: 'auth.pdf', pages: [1] }], rationale: 'MFA is mentioned once.' }] }) });
