@@ -9,8 +9,8 @@
 // becomes llm_busy with retryAfterSeconds for the client. 402 is never retried. The caller's
 // AbortSignal (the browser hung up, the stop button) aborts the upstream request.
 //
-// Structured output (`structuredOutputs`, LLM_STRUCTURED_OUTPUT): a `complete()` call that passes a
-// `schema` then asks for response_format json_schema (strict) through the provider's
+// Structured output (`structuredOutputs`, LLM_STRUCTURED_OUTPUT): a `complete()` call that passes
+// an `output` schema then asks for response_format json_schema (strict) through the provider's
 // supportsStructuredOutputs; off (the default), or without a schema, the prompt alone asks for
 // JSON, which every OpenAI-compatible server supports. Either way the caller validates the text.
 //

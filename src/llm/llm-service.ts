@@ -1,8 +1,8 @@
 // Language-model helpers: explain a result file (streamed; history private per user, with the
-// uploaded file) and review
-// evidence documents against requirements (nothing stored). With no model configured, or when a
-// model's structured answer fails validation, the offline analyzers answer, labelled
-// "offline analysis". Membership of the tenant is checked for every call.
+// uploaded file), explain device checks and review evidence documents against requirements
+// (nothing stored). With no model configured, when the model fails, or when its answer fails
+// validation, the offline analyzers answer, labelled "offline analysis". Membership of the tenant
+// is checked for every call.
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import type { Generated, Kysely, Selectable } from 'kysely';
