@@ -42,13 +42,13 @@ export function LanguageModelStatusPage() {
           <SectionCard headingId="llm-status" title="Status" aside={<LlmConfiguredBadge />}>
             <Text size="sm">
               {q.data.configured
-                ? 'A language model is configured. Its answers are streamed, checked against the evidence, and replaced by the offline analysis when they cite evidence that does not exist.'
+                ? 'A language model is configured. Its answers are streamed, checked against the evidence, and replaced by the offline analysis when they cite evidence that does not exist or when the model fails (busy, out of credits, too slow). Users see that a model answered, never which one.'
                 : 'No language model is configured. Every helper still works with its offline analysis, labelled "offline analysis".'}
             </Text>
           </SectionCard>
           <SectionCard headingId="llm-helpers" title="Helpers">
             <List size="sm" spacing="xs">
-              <List.Item>Explain a result file (customers, Explain a result file): offline, a summary by severity with the top fixes. Explanations are kept in each user's private history.</List.Item>
+              <List.Item>Explain a result file (customers, Explain a result file): offline, a summary by severity with the top fixes. Explanations are kept with the uploaded file in each user's private history.</List.Item>
               <List.Item>Device check (CMMC → Device check): offline, each failing or unreadable check's meaning, fix and re-check steps. Nothing is stored.</List.Item>
               <List.Item>Evidence review (CMMC → Evidence review): up to 8 files, about 8 MB, PDF, TXT or Markdown; offline, key-phrase matching per requirement with the cited files and pages. Nothing is stored.</List.Item>
               <List.Item>Ask operations (staff): answers over the mesh records.</List.Item>
