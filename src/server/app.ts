@@ -351,7 +351,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerLeaseRoutes(app, { workerAuth, leases, uploads, archives, enrollments: workerEnrollments, clock, legacyReportMaxBytes: config.WORKER_LEGACY_REPORT_MAX_BYTES });
   const hostedWorkers = createHostedWorkers({ db: database.db, secretBox, enrollments: workerEnrollments, audit, clock, log: app.log, concurrency: config.EMBEDDED_WORKER_CONCURRENCY, ...(config.OSV_DB_PATH ? { osvDbPath: config.OSV_DB_PATH } : {}) });
   registerHostedWorkerRoutes(app, { guards, hostedWorkers });
-  const llm = createLlmService({ db: database.db, clock, gateway: createLlmGateway({ ...deps.llmOptions, baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL }) });
+  const llmGatewayOptions = { ...deps.llmOptions, baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL, structuredOutputs: config.LLM_STRUCTURED_OUTPUT };
+  const llm = createLlmService({ db: database.db, clock, gateway: createLlmGateway(llmGatewayOptions) });
   await registerLlmRoutes(app, { guards, llm });
   // Staff "ask operations" over the mesh records: its own gateway on the same LLM_* settings.
   registerMeshAskRoutes(app, {
@@ -361,7 +362,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       db: database.db,
       clock,
       health: createMeshHealthService({ db: database.db, peers: mesh.peers, client: mesh.client, clock, selfName: config.SVC_SELF_NAME }),
-      gateway: createLlmGateway({ ...deps.llmOptions, baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL }),
+      gateway: createLlmGateway(llmGatewayOptions),
     }),
   });
 

@@ -497,3 +497,31 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     expect(server.requests[n]!.closedEarly).toBe(true);
   });
 });
+
+describe('LLM_STRUCTURED_OUTPUT=true (configuration reaches the evidence review)', () => {
+  let t: TestApp;
+  let server: LlmServer;
+  let cast: TenantCast;
+
+  beforeAll(async () => {
+    server = await startLlmServer();
+    t = await createTestApp({ env: { LLM_BASE_URL: server.url, LLM_API_KEY: KEY, LLM_MODEL: 'test-model', LLM_STRUCTURED_OUTPUT: 'true' } });
+    cast = await tenantCast(t, 'llm-schema');
+  });
+  afterAll(async () => {
+    await t.close();
+    await server.close();
+  });
+
+  it('sends the review schema as response_format json_schema and uses the validated answer', async () => {
+    // This server refuses any request without a json_schema response_format, as strict servers do.
+    server.enqueue({ kind: 'response_format', content: JSON.stringify({ requirements: [{ id: 'R1', verdict: 'Covered', citations: [{ fileName: 'auth.pdf', pages: [1] }], rationale: 'MFA is required.' }] }) });
+    const m = multipart([
+      { name: 'requirements', value: JSON.stringify([{ id: 'R1', title: 'Authentication', phrases: ['password', 'mfa'], documentation: ['Password policy'] }]) },
+      { name: 'files', value: await makeTextPdf(['Every password has 14 characters. MFA on email.']), fileName: 'auth.pdf', type: 'application/pdf' },
+    ]);
+    const review = (await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers)).json() as EvidenceReview;
+    expect(review).toMatchObject({ source: 'model', summary: { covered: 1 } });
+    expect(server.requests.at(-1)!.body.response_format).toMatchObject({ type: 'json_schema' });
+  });
+});
