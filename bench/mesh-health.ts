@@ -8,7 +8,7 @@
 // outbound recorder writes one row per attempt) with the triggers enabled and disabled. Target: 30-day window ≤ 400 ms.
 // Env: BENCH_PG_ADMIN_URL, BENCH_KEEP_DB.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/client.ts';
@@ -42,23 +42,36 @@ async function main() {
   try {
     await migrate(database);
     const seedStart = performance.now();
-    // Peer names as the client records them (bench-peer-00 …); integer-millisecond durations with a
-    // long tail; about 2 % failures, spread evenly over the last 30 days.
+    // Peer names as the client records them (bench-peer-00 …); about 2 % failures, spread evenly
+    // over the last 30 days. Durations are whole milliseconds, as the client records them, drawn
+    // from a seeded (hash of g, so every run gets the same data) log-normal distribution: median
+    // 20–200 ms depending on the peer, sigma 1, plus a 3 % tail of up to 10 s more. That gives each
+    // peer a few hundred distinct durations a day (~690,000 histogram rows for 2 million events),
+    // as real traffic does; a narrow synthetic spread would make the histogram unrealistically small.
+    // u1 in (0, 1], u2 and u3 in [0, 1): three independent 52-bit fractions of seeded hashes of g.
     await sql`
       insert into svc_outbound_events (created_at, peer, flow, event_type, severity, ok, http_status, request_id, attempt, error, response, duration_ms, url)
-      select now() - interval '30 days' + (g::float8 / ${sql.lit(EVENTS)}) * interval '30 days',
+      select at, peer, flow, event_type, severity, ok, http_status, request_id, 1, error, response,
+             greatest(1, round(median_ms * exp(sqrt(-2 * ln(u1)) * cos(2 * pi() * u2)) + case when u3 < 0.03 then u3 / 0.03 * 10000 else 0 end))::real,
+             url
+      from (
+      select now() - interval '30 days' + (g::float8 / ${sql.lit(EVENTS)}) * interval '30 days' as at,
              'bench-peer-' || lpad((g % ${sql.lit(PEERS)})::text, 2, '0'),
              case when g % 10 = 0 then 'ping' else 'event_report' end,
              case when g % 10 = 0 then null else 'finding.critical' end,
              case when g % 10 = 0 then null else 'critical' end,
              (g % 53) <> 0,
              case when (g % 53) <> 0 then 200 else 503 end,
-             'bench-' || g, 1,
+             'bench-' || g,
              case when (g % 53) <> 0 then null else 'http_503' end,
              case when (g % 53) <> 0 then jsonb_build_object('requestId', 'bench-' || g, 'accepted', true) else jsonb_build_object('error', 'unavailable') end,
-             (8 + (g::bigint * 7919) % 180 + case when g % 37 = 0 then (g::bigint * 104729) % 4000 else 0 end)::real,
-             'https://peer.example/api/public/svc/dispatch'
-      from generate_series(1, ${sql.lit(EVENTS)}) as g`.execute(database.db);
+             'https://peer.example/api/public/svc/dispatch',
+             20 + ((g % ${sql.lit(PEERS)}) * 37) % 180,
+             ((hashint8extended(g, 1) & 4503599627370495) + 1)::float8 / 4503599627370496,
+             (hashint8extended(g, 2) & 4503599627370495)::float8 / 4503599627370496,
+             (hashint8extended(g, 3) & 4503599627370495)::float8 / 4503599627370496
+      from generate_series(1, ${sql.lit(EVENTS)}) as g
+      ) as e(at, peer, flow, event_type, severity, ok, http_status, request_id, error, response, url, median_ms, u1, u2, u3)`.execute(database.db);
     await sql`
       insert into svc_inbound_events (received_at, caller, flow, status, error_code, duration_ms, request_id, verified, replayed)
       select now() - interval '30 days' + (g::float8 / ${sql.lit(INBOUND)}) * interval '30 days', 'bench-peer-' || lpad((g % ${sql.lit(PEERS)})::text, 2, '0'),
@@ -128,6 +141,8 @@ async function main() {
           histogramRows,
           insertOneRowMedianMs: { withHistogramTriggers: insertMs.with, withoutTriggers: insertMs.without },
           node: process.version,
+          // The machine's 1-minute load average when the timings ended (other work on a shared machine inflates them).
+          loadAverage1m: round(loadavg()[0]!, 2),
           windows: results,
           check,
           targetMs30d: TARGET_MS,

@@ -1,14 +1,14 @@
 // Staff → mesh health (super-admin). getMeshHealthHistory: a read-only rollup per peer over 24 h,
 // 7 d or 30 d: outbound numbers from the daily duration histogram (svc_outbound_daily, whole UTC
-// days) plus the window's partial edge days from svc_outbound_events, inbound numbers from
-// svc_inbound_events.
+// days) plus the window's partial edge days from svc_outbound_events, read peer by peer with p95
+// taken in the database (readOutbound), inbound numbers from svc_inbound_events.
 // runMeshHealthSweep: a signed ping to every configured peer at once, through the outbound mesh
 // client (each attempt stored as an svc_outbound_events row, flow `ping`), results reported as
 // they arrive.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import { withService } from '../db/tenant.ts';
+import { asService, withService, type Tx } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { MeshCallResult, MeshClient, Peer } from '../mesh/index.ts';
 import {
@@ -30,8 +30,9 @@ import {
  * - ties need no special rule: equal values are interchangeable in the sorted list;
  * - the result is always one of the samples (never interpolated).
  * The rollup reads a histogram (exact value → count) instead of the samples; p95FromHistogram
- * walks it in ascending order to the same rank, which is the same sample. Tests check both
- * against each other and against a naive computation over generated events.
+ * walks it in ascending order to the same rank, which is the same sample, and the rollup's query
+ * (readPeerOutbound) does that walk in the database with the same rank condition. Tests check all
+ * three against each other and against a naive computation over generated events.
  */
 export function p95Rank(n: number): number {
   // 95·n is an exact integer, so the division and ceiling are exact too.
@@ -135,6 +136,78 @@ export function classifySweep(r: MeshCallResult, timeoutMs: number): { outcome: 
   return { outcome: 'http_error', label: `Failed${code}` };
 }
 
+/**
+ * Connections reading peers at once (readOutbound). Two: on the 2-core benchmark machine more
+ * lanes only compete for the cores, and two leave the service pool (at least 2 connections, half
+ * of DATABASE_POOL_MAX) mostly to the rest of the server.
+ */
+const PEER_READS_AT_ONCE = 2;
+
+/**
+ * readPeerOutbound for each peer, over PEER_READS_AT_ONCE connections: each lane is one service
+ * transaction that reads peer after peer, one round trip each. The peer reads are small, so the
+ * lanes turn off parallel workers (starting them would cost more than the read, and the lanes are
+ * the parallelism) and JIT (same reason). Results in the peers' order.
+ */
+async function readOutbound(db: Kysely<DB>, peers: readonly string[], innerDays: RawBuilder<unknown>, edges: RawBuilder<unknown>): Promise<PeerOutbound[]> {
+  const out = new Array<PeerOutbound>(peers.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(PEER_READS_AT_ONCE, peers.length) }, () =>
+      withService(db, async (tx) => {
+        await sql`select set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true)`.execute(tx);
+        for (let i = next++; i < peers.length; i = next++) out[i] = await readPeerOutbound(tx, peers[i]!, innerDays, edges);
+      }),
+    ),
+  );
+  return out;
+}
+
+type PeerOutbound = {
+  total: { peer: string; attempts: number; successes: number; avg_ms: number; p95_ms: number | null } | null;
+  days: { peer: string; day: string; attempts: number; successes: number; sum_ms: number }[];
+};
+
+/**
+ * One peer's outbound numbers over the window: the whole days from its rows of the daily
+ * histogram (primary key order: peer first, so an index range), the partial edge days from its
+ * records (index on peer, created_at). One pass groups them both by duration (the window's
+ * histogram) and by day (the per-day buckets), and p95 is taken in the database by walking the
+ * histogram in duration order, so a few dozen rows travel. The rank condition is p95Rank's: with n
+ * attempts of which `cum` are at or below a duration, cum ≥ ⌈0.95·n⌉ ⟺ 100·cum ≥ 95·n (cum is an
+ * integer), and the smallest such duration is the nearest-rank sample.
+ */
+async function readPeerOutbound(tx: Tx, peer: string, innerDays: RawBuilder<unknown>, edges: RawBuilder<unknown>): Promise<PeerOutbound> {
+  const rows = (
+    await sql<{ day: string | null; attempts: number | null; successes: number | null; sum_ms: number | null; p95_ms: number | null }>`
+      with x as (
+        select day, duration_ms, attempts, successes from svc_outbound_daily where peer = ${peer} and ${innerDays}
+        union all
+        select (created_at at time zone 'UTC')::date, duration_ms, count(*)::int, (count(*) filter (where ok))::int
+        from svc_outbound_events where peer = ${peer} and ${edges} group by 1, 2
+      ), g as (
+        select day, duration_ms, grouping(day) as by_duration, sum(attempts)::int8 as n, sum(successes)::int8 as s, sum(duration_ms::float8 * attempts) as sum_ms
+        from x group by grouping sets ((duration_ms), (day))
+      ), h as (
+        select duration_ms, n, s, sum_ms, sum(n) over (order by duration_ms) as cum, sum(n) over () as total from g where by_duration = 1
+      )
+      select null::text as day, sum(n)::float8 as attempts, sum(s)::float8 as successes, sum(sum_ms) as sum_ms,
+             min(duration_ms) filter (where 100 * cum >= 95 * total) as p95_ms
+      from h
+      union all
+      select to_char(day, 'YYYY-MM-DD'), n::float8, s::float8, sum_ms, null from g where by_duration = 0`.execute(tx)
+  ).rows;
+  let total: PeerOutbound['total'] = null;
+  const days: PeerOutbound['days'] = [];
+  for (const r of rows) {
+    const attempts = Number(r.attempts ?? 0);
+    if (!attempts) continue; // no attempt in the window: the summary row of an empty histogram
+    if (r.day === null) total = { peer, attempts, successes: Number(r.successes), avg_ms: Number(r.sum_ms) / attempts, p95_ms: r.p95_ms === null ? null : Number(r.p95_ms) };
+    else days.push({ peer, day: r.day, attempts, successes: Number(r.successes), sum_ms: Number(r.sum_ms) });
+  }
+  return { total, days };
+}
+
 export function createMeshHealthService(deps: MeshHealthDeps): MeshHealthService {
   const { db, peers, client, clock, selfName } = deps;
 
@@ -144,41 +217,34 @@ export function createMeshHealthService(deps: MeshHealthDeps): MeshHealthService
       const days = WINDOW_DAYS[window];
       const from = new Date(to.getTime() - days * 86_400_000);
 
-      // Three independent reads, each in its own service transaction: on PostgreSQL they run on
-      // separate connections at once; PGlite runs them one after the other.
       const { innerDays, edges } = splitRange(from, to);
-      const [histogram, perDay, lasts] = await Promise.all([
-        withService(db, async (tx) =>
+      // Latest attempt per peer, ever: a loose index scan (one index probe per distinct peer). It
+      // also names every peer with outbound records, so the window's reads below go peer by peer.
+      const lastOutRows = await asService(
+        db,
+        async (q) =>
           (
-            await sql<{ peer: string; duration_ms: number; attempts: number; successes: number }>`
-              select peer, duration_ms, sum(attempts)::int as attempts, sum(successes)::int as successes from (
-                select peer, duration_ms, attempts, successes from svc_outbound_daily where ${innerDays}
+            await sql<{ peer: string; created_at: Date; ok: boolean }>`
+              with recursive p(peer) as (
+                select min(peer) from svc_outbound_events
                 union all
-                select peer, duration_ms, count(*)::int, (count(*) filter (where ok))::int from svc_outbound_events where ${edges} group by 1, 2
-              ) h group by 1, 2`.execute(tx)
+                select (select min(e.peer) from svc_outbound_events e where e.peer > p.peer) from p where p.peer is not null
+              )
+              select p.peer, l.created_at, l.ok from p
+              cross join lateral (select created_at, ok from svc_outbound_events e where e.peer = p.peer order by created_at desc limit 1) l
+              where p.peer is not null`.execute(q)
           ).rows,
-        ),
-        withService(db, async (tx) =>
-          (
-            await sql<{ peer: string; day: string; attempts: number; successes: number; sum_ms: number }>`
-              select peer, to_char(day, 'YYYY-MM-DD') as day, sum(attempts)::int as attempts, sum(successes)::int as successes, sum(sum_ms)::float8 as sum_ms from (
-                select peer, day, attempts, successes, duration_ms::float8 * attempts as sum_ms from svc_outbound_daily where ${innerDays}
-                union all
-                select peer, (created_at at time zone 'UTC')::date, 1, ok::int, duration_ms::float8 from svc_outbound_events where ${edges}
-              ) d group by 1, 2`.execute(tx)
-          ).rows,
+      );
+      // The outbound numbers peer by peer, PEER_READS_AT_ONCE at a time, while the inbound side is
+      // read on another connection (PGlite runs them one after the other).
+      const [outbound, inbound] = await Promise.all([
+        readOutbound(
+          db,
+          lastOutRows.map((r) => r.peer),
+          innerDays,
+          edges,
         ),
         withService(db, async (tx) => {
-          // Latest attempt per peer, ever: a loose index scan (one index probe per distinct peer).
-          const lastOut = await sql<{ peer: string; created_at: Date; ok: boolean }>`
-            with recursive p(peer) as (
-              select min(peer) from svc_outbound_events
-              union all
-              select (select min(e.peer) from svc_outbound_events e where e.peer > p.peer) from p where p.peer is not null
-            )
-            select p.peer, l.created_at, l.ok from p
-            cross join lateral (select created_at, ok from svc_outbound_events e where e.peer = p.peer order by created_at desc limit 1) l
-            where p.peer is not null`.execute(tx);
           const lastIn = await sql<{ caller: string; received_at: Date }>`
             with recursive c(caller) as (
               select min(caller) from svc_inbound_events where verified
@@ -191,23 +257,12 @@ export function createMeshHealthService(deps: MeshHealthDeps): MeshHealthService
             select caller, count(*)::int as calls from svc_inbound_events
             where verified and caller is not null and received_at >= ${from} and received_at < ${to}
             group by caller`.execute(tx);
-          return { lastOut: lastOut.rows, lastIn: lastIn.rows, inWindow: inWindow.rows };
+          return { lastIn: lastIn.rows, inWindow: inWindow.rows };
         }),
       ]);
-      const bins = new Map<string, { value: number; count: number }[]>();
-      const totals = new Map<string, { peer: string; attempts: number; successes: number; sum: number }>();
-      for (const h of histogram) {
-        const value = Number(h.duration_ms);
-        const list = bins.get(h.peer) ?? [];
-        list.push({ value, count: h.attempts });
-        bins.set(h.peer, list);
-        const t = totals.get(h.peer) ?? { peer: h.peer, attempts: 0, successes: 0, sum: 0 };
-        t.attempts += h.attempts;
-        t.successes += h.successes;
-        t.sum += value * h.attempts;
-        totals.set(h.peer, t);
-      }
-      const perPeer = [...totals.values()].map((t) => ({ peer: t.peer, attempts: t.attempts, successes: t.successes, avg_ms: t.sum / t.attempts, p95_ms: p95FromHistogram(bins.get(t.peer)!) }));
+      const lasts = { lastOut: lastOutRows, ...inbound };
+      const perPeer = outbound.flatMap((o) => (o.total ? [o.total] : []));
+      const perDay = outbound.flatMap((o) => o.days);
       const failing = perPeer.filter((r) => r.successes < r.attempts).map((r) => r.peer);
       const failureRows = failing.length
         ? await withService(db, async (tx) =>
