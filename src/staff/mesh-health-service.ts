@@ -235,15 +235,10 @@ export function createMeshHealthService(deps: MeshHealthDeps): MeshHealthService
               where p.peer is not null`.execute(q)
           ).rows,
       );
-      // The outbound numbers peer by peer, PEER_READS_AT_ONCE at a time, while the inbound side is
-      // read on another connection (PGlite runs them one after the other).
-      const [outbound, inbound] = await Promise.all([
-        readOutbound(
-          db,
-          lastOutRows.map((r) => r.peer),
-          innerDays,
-          edges,
-        ),
+      // The inbound side, then the outbound numbers peer by peer, PEER_READS_AT_ONCE at a time. The
+      // inbound read is asked for first so that, with a service pool of two connections, it goes
+      // first and the lanes share the peers after it (PGlite runs them all one after the other).
+      const [inbound, outbound] = await Promise.all([
         withService(db, async (tx) => {
           const lastIn = await sql<{ caller: string; received_at: Date }>`
             with recursive c(caller) as (
@@ -259,6 +254,12 @@ export function createMeshHealthService(deps: MeshHealthDeps): MeshHealthService
             group by caller`.execute(tx);
           return { lastIn: lastIn.rows, inWindow: inWindow.rows };
         }),
+        readOutbound(
+          db,
+          lastOutRows.map((r) => r.peer),
+          innerDays,
+          edges,
+        ),
       ]);
       const lasts = { lastOut: lastOutRows, ...inbound };
       const perPeer = outbound.flatMap((o) => (o.total ? [o.total] : []));
