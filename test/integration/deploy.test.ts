@@ -10,7 +10,8 @@
 // - deploy/k8s: every manifest validates against the Kubernetes API schema (kubernetes-models);
 //   Deployment with probes on /healthz and /readyz, Service, migration Job, secrets by reference;
 //   the ConfigMap parses with the server's configuration schema and names shared S3 storage.
-// - deploy/proxy/nginx.conf: balances over exactly the replicas and replaces X-Forwarded-For.
+// - deploy/proxy/nginx.conf: balances over exactly the replicas and replaces X-Forwarded-For
+//   (run by a real nginx in deploy-proxy.test.ts).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
