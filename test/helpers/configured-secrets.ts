@@ -2,7 +2,9 @@
 // recognisable per-run values, for tests that scan answers, pages and exports for secret values
 // (staff mesh tools: "a scan of every export and page response for each configured secret value
 // finds none"). The mesh peer secrets and the model key are per test file; these are the rest.
-// The S3 endpoint is a closed loopback port: the tests that use this never store an object.
+// The S3 endpoint and the SMTP server are closed loopback ports: the tests that use this never
+// store an object, and their apps send mail through the capturing test mailer. The database
+// password is not among them: the test databases use trust authentication (no password).
 import { randomBytes } from 'node:crypto';
 import type { AppDeps } from '../../src/server/app.ts';
 
@@ -30,6 +32,7 @@ export function configuredSecrets(run: string, opts: { authSecret?: string } = {
     STORAGE_S3_BUCKET: `bucket-${run}`,
     STORAGE_S3_ACCESS_KEY_ID: `AKIA${run.toUpperCase()}KEYID`,
     STORAGE_S3_SECRET_ACCESS_KEY: `s3-${run}-secret-access-key`,
+    SMTP_URL: `smtp://mailer-${run}:smtp-${run}-password@127.0.0.1:9`,
   };
   const values = [
     env.CRON_SECRET!,
@@ -42,6 +45,8 @@ export function configuredSecrets(run: string, opts: { authSecret?: string } = {
     env.METRICS_TOKEN!,
     env.STORAGE_S3_ACCESS_KEY_ID!,
     env.STORAGE_S3_SECRET_ACCESS_KEY!,
+    env.SMTP_URL!,
+    `smtp-${run}-password`,
   ];
   return { env, deps: { authSecret, encryptionKey }, values };
 }
