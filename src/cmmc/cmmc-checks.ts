@@ -35,11 +35,17 @@ export interface DeviceCheck {
    * reason, never is.
    */
   attestable?: { reason: UnknownReason; itemId: string; explanation: string };
+  /**
+   * Further reason codes the script may send with an `unknown` result of this check, with what
+   * they mean. They explain the unknown only: no attestation settles them (decision 30), so the
+   * requirement stays NOT MET until a run answers pass.
+   */
+  unknownReasons?: Partial<Record<UnknownReason, string>>;
 }
 
 /** Reason codes a script may attach to an `unknown` result (verify body `reasons`). */
-export type UnknownReason = 'third_party_av';
-export const UNKNOWN_REASONS: readonly UnknownReason[] = ['third_party_av'];
+export type UnknownReason = 'third_party_av' | 'admin_groups_unresolved' | 'no_signed_in_user';
+export const UNKNOWN_REASONS: readonly UnknownReason[] = ['third_party_av', 'admin_groups_unresolved', 'no_signed_in_user'];
 
 const RERUN_WIN = 'Run the Windows device-check script again (right-click PowerShell, "Run as administrator" gives the most complete results); the new run replaces this computer\'s previous result.';
 const RERUN_MAC = 'Run the macOS device-check script again in Terminal (`bash rampart-cmmc-check-macos.sh`; `sudo bash rampart-cmmc-check-macos.sh` gives the most complete results); the new run replaces this Mac\'s previous result.';
@@ -175,12 +181,22 @@ const checks = {
     title: 'Daily user is not an administrator',
     requirementIds: ['AC.L1-b.1.ii'],
     supporting: false,
-    commands: ['Get-LocalGroupMember -SID S-1-5-32-544', '(Get-CimInstance Win32_ComputerSystem).UserName'],
-    passWhen: 'The person signed in at the console (not the account PowerShell was elevated with, so "Run as administrator" is fine) is not a direct member of the local Administrators group, and the group has at most 2 enabled members.',
+    commands: [
+      '(Get-CimInstance Win32_ComputerSystem).UserName; else the owner of explorer.exe in this session (Win32_Process GetOwnerSid)',
+      'whoami /groups /fo csv /nh (when the script runs as that user: the groups of their sign-in, nested ones included)',
+      'Get-LocalGroupMember -SID S-1-5-32-544 (or the WinNT provider when it fails)',
+    ],
+    passWhen: 'The person signed in (at the console, else the owner of the desktop session the script runs in; not the account PowerShell was elevated with, so "Run as administrator" is fine) is not an administrator, directly or through a group, and the Administrators group has at most 2 enabled members. When the script runs as that person, the groups of their sign-in decide (nested domain and Microsoft Entra groups included); when it runs as another account, a member that is a group which could contain that person leaves the result unknown.',
     meaning: 'People do day-to-day work with a standard account, so their access is limited to what their role needs.',
-    fix: 'Create a separate administrator account, then in Settings → Accounts → Family & other users change the daily account type to Standard User.',
+    fix: 'Create a separate administrator account, then in Settings → Accounts → Family & other users change the daily account type to Standard User (and take the daily account out of any group, such as a domain or Microsoft Entra group, that is in the Administrators group).',
     recheck: RERUN_WIN,
-    unknownWhen: 'The group members cannot be listed (e.g. domain-joined computer offline from the domain).',
+    unknownWhen: 'The group members cannot be listed; or the script ran as another account (e.g. "Run as administrator" with an administrator\'s password) while the Administrators group holds groups (a domain group, a Microsoft Entra role) whose members cannot be read from this computer (reason admin_groups_unresolved); or nobody is signed in (reason no_signed_in_user).',
+    unknownReasons: {
+      admin_groups_unresolved:
+        'The Administrators group holds groups (such as a domain group or a Microsoft Entra role) whose members this computer cannot list, and the script ran as another account than the signed-in person, so it cannot tell whether that person is an administrator through one of them. Sign in as the person who uses this computer every day and run the script from their own session without entering another account\'s password (a standard user can run it without "Run as administrator"): the groups of their own sign-in then answer. This cannot be settled by an attestation.',
+      no_signed_in_user:
+        'Nobody was signed in to this computer when the script ran (for example it ran from a management tool as SYSTEM), so there was no daily user to check. Run it again while the person who uses this computer is signed in. This cannot be settled by an attestation.',
+    },
   },
   'win.guest_disabled': {
     os: 'windows',
@@ -431,6 +447,21 @@ export const DEVICE_CHECKS: Readonly<Record<DeviceCheckId, DeviceCheck>> = Objec
 /** The check ids a script for this OS reports, in a stable order. */
 export function checkIdsFor(os: DeviceOs): DeviceCheckId[] {
   return (Object.keys(DEVICE_CHECKS) as DeviceCheckId[]).filter((id) => DEVICE_CHECKS[id].os === os);
+}
+
+/** The reason codes a check accepts with an unknown result (the attestable one first). */
+export function reasonCodesOf(id: DeviceCheckId): UnknownReason[] {
+  const c = DEVICE_CHECKS[id];
+  return [...(c.attestable ? [c.attestable.reason] : []), ...(Object.keys(c.unknownReasons ?? {}) as UnknownReason[])];
+}
+
+/** What a reason code means for this check, and the attestation item that settles it (if any). */
+export function reasonInfo(id: string, code: string): { code: UnknownReason; explanation: string; attestItem: string | null } | null {
+  if (!isDeviceCheckId(id)) return null;
+  const c = DEVICE_CHECKS[id];
+  if (c.attestable && c.attestable.reason === code) return { code: c.attestable.reason, explanation: c.attestable.explanation, attestItem: c.attestable.itemId };
+  const text = c.unknownReasons?.[code as UnknownReason];
+  return text ? { code: code as UnknownReason, explanation: text, attestItem: null } : null;
 }
 
 export function isDeviceCheckId(id: string): id is DeviceCheckId {

@@ -1,6 +1,6 @@
 // Request and response shapes of the CMMC API, shared with the web app (type-only imports there).
 import { z } from 'zod';
-import { checkIdsFor, DEVICE_CHECKS, UNKNOWN_REASONS, type DeviceOs } from './cmmc-checks.ts';
+import { checkIdsFor, reasonCodesOf, reasonInfo, UNKNOWN_REASONS, type DeviceOs } from './cmmc-checks.ts';
 
 /** Device-check runs a profile may send per hour (spec "Limits"). */
 export const VERIFY_RUNS_PER_HOUR = 30;
@@ -115,8 +115,8 @@ const reasonSchema = z.enum(UNKNOWN_REASONS as [string, ...string[]]);
 
 function resultsFor(os: DeviceOs) {
   const ids = checkIdsFor(os);
-  // Only checks with an attestable rule take a reason code (today: win.scan_recent).
-  const reasonIds = ids.filter((id) => DEVICE_CHECKS[id].attestable);
+  // Only checks with reason codes in the catalogue take one (win.scan_recent, win.local_admins).
+  const reasonIds = ids.filter((id) => reasonCodesOf(id).length > 0);
   return {
     results: z
       .strictObject(Object.fromEntries(ids.map((id) => [id, checkResultSchema.optional()])) as Record<string, z.ZodOptional<typeof checkResultSchema>>)
@@ -130,12 +130,12 @@ function resultsFor(os: DeviceOs) {
 // zod's issue code for a refinement (a constant, so the error-code docs check does not read it as an API error code).
 const CUSTOM_ISSUE = 'custom' as const;
 
-/** A reason code goes with an unknown result only, and must be the one the check's rule names. */
+/** A reason code goes with an unknown result only, and must be one the check's catalogue entry names. */
 function reasonsMatchResults(v: { results: Record<string, string | undefined>; reasons?: Record<string, string | undefined> | undefined }, ctx: z.RefinementCtx) {
   for (const [id, reason] of Object.entries(v.reasons ?? {})) {
     if (reason === undefined) continue;
     if (v.results[id] !== 'unknown') ctx.addIssue({ code: CUSTOM_ISSUE, path: ['reasons', id], message: 'A reason code is only sent with an unknown result.' });
-    else if (DEVICE_CHECKS[id as keyof typeof DEVICE_CHECKS]?.attestable?.reason !== reason) ctx.addIssue({ code: CUSTOM_ISSUE, path: ['reasons', id], message: `Not a reason code of ${id}.` });
+    else if (!reasonInfo(id, reason)) ctx.addIssue({ code: CUSTOM_ISSUE, path: ['reasons', id], message: `Not a reason code of ${id}.` });
   }
 }
 
@@ -187,8 +187,11 @@ export const deviceSchema = z.object({
   summary: z.object({ pass: z.number(), fail: z.number(), unknown: z.number() }),
   results: z.record(z.string(), checkResultSchema),
   details: z.record(z.string(), z.string()),
-  /** Reason codes of unknown results (e.g. third_party_av), with what they mean for scoring. */
-  reasons: z.record(z.string(), z.object({ code: z.string(), explanation: z.string(), attestItem: z.string() })),
+  /**
+   * Reason codes of unknown results (e.g. third_party_av), with what they mean for scoring;
+   * attestItem is the item that settles it, null when no attestation can (admin_groups_unresolved).
+   */
+  reasons: z.record(z.string(), z.object({ code: z.string(), explanation: z.string(), attestItem: z.string().nullable() })),
   /** Retired computers are listed (to un-retire them) but never counted. */
   retired: z.object({ at: z.string(), byEmail: z.string().nullable(), note: z.string().nullable() }).nullable(),
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ATTESTATION_ITEMS, findRequirement, REQUIREMENTS } from './cmmc-catalogue.ts';
-import { checkIdsFor } from './cmmc-checks.ts';
+import { checkIdsFor, DEVICE_CHECKS, reasonCodesOf, reasonInfo } from './cmmc-checks.ts';
 import { POLICY_KINDS, requiredChecks, scoreAll, scoreRequirement, type Answer, type ScoringDevice, type ScoringInput } from './cmmc-scoring.ts';
 
 const allPass = (os: 'windows' | 'macos') => Object.fromEntries(checkIdsFor(os).map((id) => [id, 'pass' as const]));
@@ -128,6 +128,26 @@ describe('CMMC Level 1 scoring (no partial credit)', () => {
       const r = scoreRequirement(req('SI.L1-b.1.xv'), full({ devices: [thirdParty('unknown', 'third_party_av', 'win.realtime_protection')] }));
       expect(r.status).toBe('NOT_MET');
       expect(r.failingChecks[0]).toMatchObject({ checkId: 'win.realtime_protection', result: 'unknown' });
+    });
+  });
+
+  describe('administrator check: unknown reasons that no attestation settles (AC.L1-b.1.ii)', () => {
+    for (const reason of ['admin_groups_unresolved', 'no_signed_in_user']) {
+      it(`win.local_admins unknown with ${reason} and every item answered yes → NOT MET, no item named to settle it`, () => {
+        const r = scoreRequirement(req('AC.L1-b.1.ii'), full({ devices: [win({ results: { ...allPass('windows'), 'win.local_admins': 'unknown' }, reasons: { 'win.local_admins': reason } }), mac()] }));
+        expect(r.status).toBe('NOT_MET');
+        expect(r.attestedChecks).toEqual([]);
+        expect(r.failingChecks).toEqual([{ hostname: 'PC-1', checkId: 'win.local_admins', result: 'unknown', reason }]);
+        expect(scoreAll(full({ devices: [win({ results: { ...allPass('windows'), 'win.local_admins': 'unknown' }, reasons: { 'win.local_admins': reason } })] })).met).toBe(14);
+      });
+    }
+    it('decision 30: third_party_av on win.scan_recent is the only reason an attestation settles', () => {
+      const attestable = Object.values(DEVICE_CHECKS).flatMap((c) => (c.attestable ? [`${c.id}:${c.attestable.reason}`] : []));
+      expect(attestable).toEqual(['win.scan_recent:third_party_av']);
+      expect(reasonCodesOf('win.local_admins')).toEqual(['admin_groups_unresolved', 'no_signed_in_user']);
+      expect(reasonInfo('win.local_admins', 'admin_groups_unresolved')).toMatchObject({ attestItem: null, explanation: expect.stringMatching(/cannot be settled by an attestation/) });
+      expect(reasonInfo('win.local_admins', 'third_party_av')).toBeNull();
+      expect(reasonInfo('win.scan_recent', 'admin_groups_unresolved')).toBeNull();
     });
   });
 

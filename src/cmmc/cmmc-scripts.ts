@@ -5,7 +5,7 @@
 // (cmmc-signing.ts), so the scripts are pure ASCII with LF line endings.
 import { checkIdsFor, type DeviceOs } from './cmmc-checks.ts';
 
-export const SCRIPT_VERSION = '1.1.0';
+export const SCRIPT_VERSION = '1.2.0';
 export const VERIFY_PATH = '/api/public/compliance/verify';
 
 export interface ScriptInput {
@@ -294,6 +294,8 @@ export function generateWindowsScript(input: ScriptInput): string {
 # Run in PowerShell (as administrator for the most complete results; the administrator check
 # looks at the person signed in to this computer, not at the account that elevated PowerShell):
 #   powershell -NoProfile -ExecutionPolicy Bypass -File .\\${SCRIPT_FILE_NAMES.windows}
+# If that check comes back unknown (admin_groups_unresolved), run it again signed in as the daily
+# user without entering another account's password: their own groups then answer it.
 # It reads security settings, prints pass / fail / unknown per check, and sends the results
 # (with this computer's name and Windows version) to Rampart. Keep this file private: it holds
 # your company's device-check token.
@@ -305,7 +307,8 @@ $ScriptVersion = '${SCRIPT_VERSION}'
 $ErrorActionPreference = 'Stop'
 $Results = [ordered]@{}
 $Details = [ordered]@{}
-# Reason codes of unknown results the script can explain (only third_party_av for win.scan_recent).
+# Reason codes of unknown results the script can explain: third_party_av (win.scan_recent), and
+# admin_groups_unresolved or no_signed_in_user (win.local_admins).
 $Reasons = [ordered]@{}
 
 function Write-Check([string]$Id, [string]$Status, [string]$Detail) {
@@ -459,17 +462,90 @@ Invoke-Check 'win.screen_lock' {
 
 # 'win.local_admins'
 Invoke-Check 'win.local_admins' {
-  $members = @(Get-LocalGroupMember -SID 'S-1-5-32-544')
   # The daily user is the person signed in at the console, not the account PowerShell was elevated
-  # with ("Run as administrator" with an admin's credentials keeps the console user).
+  # with ("Run as administrator" with an admin's credentials keeps the console user). Over Remote
+  # Desktop there is no console user: then the owner of the desktop (explorer.exe) of the session
+  # this script runs in, else the one desktop owner of any session; only then this script's account.
+  $me = [Security.Principal.WindowsIdentity]::GetCurrent()
+  $daily = $null
+  $dailySid = $null
   $console = (Get-CimInstance Win32_ComputerSystem).UserName
   if ($console) { $daily = $console; $dailySid = (New-Object Security.Principal.NTAccount($console)).Translate([Security.Principal.SecurityIdentifier]) }
-  else { $me = [Security.Principal.WindowsIdentity]::GetCurrent(); $daily = $me.Name; $dailySid = $me.User }
-  $inGroup = @($members | Where-Object { $_.SID -eq $dailySid }).Count -gt 0
-  $enabled = @($members | Where-Object { $_.PrincipalSource -ne 'Local' -or (Get-LocalUser -SID $_.SID -ErrorAction SilentlyContinue).Enabled })
+  else {
+    $session = (Get-Process -Id $PID).SessionId
+    $owners = @()
+    foreach ($proc in @(Get-CimInstance Win32_Process -Filter "Name='explorer.exe'")) {
+      $o = Invoke-CimMethod -InputObject $proc -MethodName GetOwnerSid -ErrorAction SilentlyContinue
+      if ($o -and $o.ReturnValue -eq 0 -and $o.Sid) { $owners += [pscustomobject]@{ Sid = [string]$o.Sid; Session = $proc.SessionId } }
+    }
+    $pick = @($owners | Where-Object { $_.Session -eq $session } | Select-Object -First 1)
+    if ($pick.Count -eq 0 -and @($owners | ForEach-Object { $_.Sid } | Sort-Object -Unique).Count -eq 1) { $pick = @($owners | Select-Object -First 1) }
+    if ($pick.Count -gt 0) {
+      $dailySid = New-Object Security.Principal.SecurityIdentifier($pick[0].Sid)
+      try { $daily = $dailySid.Translate([Security.Principal.NTAccount]).Value } catch { $daily = $dailySid.Value }
+    }
+  }
+  if ($null -eq $dailySid) {
+    if ($me.User.Value -in @('S-1-5-18', 'S-1-5-19', 'S-1-5-20')) {
+      Write-Check 'win.local_admins' 'unknown' ("nobody is signed in to this computer (the script ran as " + $me.Name + ")")
+      $Reasons['win.local_admins'] = 'no_signed_in_user'
+      return
+    }
+    $daily = $me.Name
+    $dailySid = $me.User
+  }
+
+  # The Administrators group: each member's SID and whether it is a user account.
+  $members = @()
+  try {
+    foreach ($m in @(Get-LocalGroupMember -SID 'S-1-5-32-544')) { $members += [pscustomobject]@{ Sid = $m.SID.Value; Name = [string]$m.Name; User = ([string]$m.ObjectClass -eq 'User') } }
+  } catch {
+    # Get-LocalGroupMember fails on members it cannot resolve (e.g. Microsoft Entra role SIDs):
+    # read the group through the WinNT provider instead.
+    $members = @()
+    $groupName = (New-Object Security.Principal.SecurityIdentifier('S-1-5-32-544')).Translate([Security.Principal.NTAccount]).Value.Split('\\')[-1]
+    foreach ($m in @(([ADSI]"WinNT://$env:COMPUTERNAME/$groupName,group").Invoke('Members'))) {
+      $sidBytes = $m.GetType().InvokeMember('objectSid', 'GetProperty', $null, $m, $null)
+      $cls = $m.GetType().InvokeMember('Class', 'GetProperty', $null, $m, $null)
+      $nm = $m.GetType().InvokeMember('Name', 'GetProperty', $null, $m, $null)
+      $members += [pscustomobject]@{ Sid = (New-Object Security.Principal.SecurityIdentifier($sidBytes, 0)).Value; Name = [string]$nm; User = ([string]$cls -eq 'User') }
+    }
+  }
   $names = ($members | ForEach-Object { $_.Name }) -join ', '
-  if ($inGroup) { Write-Check 'win.local_admins' 'fail' "signed-in user $daily is in Administrators (admins: $names)" }
+  $direct = @($members | Where-Object { $_.Sid -eq $dailySid.Value }).Count -gt 0
+  # Local accounts: a member counts unless it is a disabled local user.
+  $enabled = @($members | Where-Object { $lu = Get-LocalUser -SID $_.Sid -ErrorAction SilentlyContinue; (-not $lu) -or $lu.Enabled })
+  $machineSid = ''
+  $anyLocal = Get-LocalUser | Select-Object -First 1
+  if ($anyLocal) { $machineSid = [string]$anyLocal.SID.AccountDomainSid }
+  $dailyDomain = [string]$dailySid.AccountDomainSid
+  $dailyLocal = $machineSid -and $dailyDomain -eq $machineSid
+  # Groups that hold every signed-in person: Everyone, Interactive, Authenticated Users, the daily
+  # user's Domain Users (or a local account's None), and Local account for a local daily user.
+  $broad = @('S-1-1-0', 'S-1-5-4', 'S-1-5-11')
+  if ($dailyDomain) { $broad += ($dailyDomain + '-513') }
+  if ($dailyLocal) { $broad += 'S-1-5-113' }
+  $everyone = @($members | Where-Object { $_.Sid -in $broad })
+  # Other groups could hold the daily user through nesting, and this computer cannot list a domain
+  # group's or a Microsoft Entra role's members. A local account cannot be in a domain group, a
+  # Microsoft Entra role or another built-in group, so only those are ruled out for it.
+  $unresolved = @($members | Where-Object { -not $_.User -and $_.Sid -notin $broad -and -not ($dailyLocal -and ($_.Sid -like 'S-1-5-21-*' -or $_.Sid -like 'S-1-12-1-*' -or $_.Sid -like 'S-1-5-32-*')) })
+  # When this script runs as the daily user, the groups of their sign-in answer, nested domain and
+  # Microsoft Entra groups included (whoami lists Administrators even where UAC keeps it for deny only).
+  $viaToken = $null
+  if ($dailySid.Value -eq $me.User.Value) {
+    $groups = (whoami /groups /fo csv /nh) -join ' '
+    if ($LASTEXITCODE -eq 0 -and $groups -match 'S-1-5-') { $viaToken = $groups -match '"S-1-5-32-544"' }
+  }
+  if ($direct) { Write-Check 'win.local_admins' 'fail' "signed-in user $daily is in Administrators (admins: $names)" }
+  elseif ($viaToken -eq $true) { Write-Check 'win.local_admins' 'fail' "signed-in user $daily is an administrator through a group (admins: $names)" }
+  elseif ($everyone.Count -gt 0) { Write-Check 'win.local_admins' 'fail' ("Administrators holds " + (($everyone | ForEach-Object { $_.Name }) -join ', ') + ", so every signed-in user, $daily included, is an administrator") }
   elseif ($enabled.Count -gt 2) { Write-Check 'win.local_admins' 'fail' "$($enabled.Count) administrators: $names" }
+  elseif ($viaToken -eq $false) { Write-Check 'win.local_admins' 'pass' "signed-in user $daily is not an administrator, by the groups of their sign-in (admins: $names)" }
+  elseif ($unresolved.Count -gt 0) {
+    Write-Check 'win.local_admins' 'unknown' ("signed-in user $daily may be an administrator through " + (($unresolved | ForEach-Object { $_.Name }) -join ', ') + ": their members cannot be listed from " + $me.Name + "; run the script signed in as $daily without another account's password")
+    $Reasons['win.local_admins'] = 'admin_groups_unresolved'
+  }
   else { Write-Check 'win.local_admins' 'pass' "signed-in user $daily is not an administrator (admins: $names)" }
 }
 

@@ -10,7 +10,7 @@ import { withService } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError } from '../lib/errors.ts';
 import { randomToken } from '../lib/ids.ts';
-import { DEVICE_CHECKS, isDeviceCheckId, type DeviceCheckId, type DeviceOs } from './cmmc-checks.ts';
+import { DEVICE_CHECKS, reasonInfo, type DeviceCheckId, type DeviceOs } from './cmmc-checks.ts';
 import { CMMC_ADMIN_ROLES, createCmmcAccess } from './cmmc-access.ts';
 import { cmmcErrors } from './cmmc-errors.ts';
 import { cmmcRepo, parseJson, type DeviceScriptInfo, type ProfileRow, type RunRow } from './cmmc-repo.ts';
@@ -101,8 +101,8 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
     const results = parseJson<Record<string, 'pass' | 'fail' | 'unknown'>>(r.results, {});
     const reasons: DeviceDto['reasons'] = {};
     for (const [id, code] of Object.entries(parseJson<Record<string, string>>(r.reasons, {}))) {
-      const rule = isDeviceCheckId(id) ? DEVICE_CHECKS[id].attestable : undefined;
-      if (rule && rule.reason === code) reasons[id] = { code, explanation: rule.explanation, attestItem: rule.itemId };
+      const info = reasonInfo(id, code);
+      if (info) reasons[id] = info;
     }
     return {
       hostname: r.hostname,

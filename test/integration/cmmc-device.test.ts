@@ -268,6 +268,34 @@ describe('signed scripts', () => {
     expect(ps).toContain('(Get-CimInstance Win32_ComputerSystem).UserName');
     expect(ps).not.toMatch(/IsInRole|runs as an administrator/);
     expect(ps).toMatch(/as administrator for the most complete results; the administrator check\n# looks at the person signed in/);
+    expect(ps).toContain(`$ScriptVersion = '${SCRIPT_VERSION}'`);
+    expect(SCRIPT_VERSION).toBe('1.2.0');
+    // Over Remote Desktop (no console user) the daily user is the owner of the session's desktop,
+    // and only then the script's own account; nobody signed in is an explained unknown.
+    const admins = ps.slice(ps.indexOf("# 'win.local_admins'"), ps.indexOf("# 'win.guest_disabled'"));
+    expect(admins.indexOf('Win32_ComputerSystem).UserName')).toBeLessThan(admins.indexOf("Win32_Process -Filter \"Name='explorer.exe'\""));
+    expect(admins).toContain('Invoke-CimMethod -InputObject $proc -MethodName GetOwnerSid');
+    expect(admins).toMatch(/\$pick = @\(\$owners \| Where-Object \{ \$_\.Session -eq \$session \}/);
+    expect(admins.indexOf('GetOwnerSid')).toBeLessThan(admins.indexOf('$daily = $me.Name'));
+    expect(admins).toContain("$Reasons['win.local_admins'] = 'no_signed_in_user'");
+    // Nested membership: the script's own sign-in groups answer when it runs as the daily user
+    // (whoami lists deny-only Administrators too); as another account, a group member that could
+    // hold the daily user (domain group, Entra role) leaves it unknown with a reason, never pass.
+    expect(admins).toContain("whoami /groups /fo csv /nh");
+    expect(admins).toContain(`$viaToken = $groups -match '"S-1-5-32-544"'`);
+    expect(admins).toContain("$Reasons['win.local_admins'] = 'admin_groups_unresolved'");
+    expect(admins).toMatch(/elseif \(\$unresolved\.Count -gt 0\) \{\n\s+Write-Check 'win\.local_admins' 'unknown'/);
+    // The unresolved branch comes before the membership-only pass, and after every fail.
+    const order = ["if ($direct) { Write-Check 'win.local_admins' 'fail'", "elseif ($viaToken -eq $true) { Write-Check 'win.local_admins' 'fail'", "elseif ($everyone.Count -gt 0) { Write-Check 'win.local_admins' 'fail'", "elseif ($enabled.Count -gt 2) { Write-Check 'win.local_admins' 'fail'", "elseif ($viaToken -eq $false) { Write-Check 'win.local_admins' 'pass'", 'elseif ($unresolved.Count -gt 0) {', "else { Write-Check 'win.local_admins' 'pass'"].map((x) => admins.indexOf(x));
+    expect(order.every((i) => i > 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    // Everyone, Interactive and Authenticated Users in the group make everyone an administrator.
+    expect(admins).toContain("$broad = @('S-1-1-0', 'S-1-5-4', 'S-1-5-11')");
+    // Get-LocalGroupMember fails on unresolvable Entra SIDs: the WinNT provider is the fallback.
+    expect(admins).toContain('[ADSI]"WinNT://$env:COMPUTERNAME/$groupName,group"');
+    expect(admins).toContain(".Value.Split('\\')[-1]");
+    // The only method called on a process is GetOwnerSid (read only).
+    expect([...ps.matchAll(/-MethodName (\w+)/g)].map((m) => m[1])).toEqual(['GetOwnerSid']);
     // The computer name is reduced to the set the server accepts.
     expect(ps).toContain(`-replace '[^A-Za-z0-9 ._''()&,+#!@-]', '-'`);
     // Read only: no cmdlet that changes settings.
@@ -482,9 +510,34 @@ describe('POST /api/public/compliance/verify', () => {
     expect(dev.results['win.scan_recent']).toBe('unknown');
     expect(dev.reasons['win.scan_recent']).toMatchObject({ code: 'third_party_av', attestItem: 'si15.frequency' });
     expect(dev.reasons['win.scan_recent']!.explanation).toMatch(/third-party anti-malware/i);
+    expect(dev.reasons['win.scan_recent']!.attestItem).toBe('si15.frequency');
     // An older script's plain unknown (no reason) carries no explanation.
     expect((await verifyPost(token, winRun('PC-OLD', { results: unknownScan }))).statusCode).toBe(201);
     expect(((await owner.get(`${base}/devices`)).json() as DeviceListDto).devices.find((d) => d.hostname === 'PC-OLD')!.reasons).toEqual({});
+  });
+
+  it('accepts the administrator check reasons (admin_groups_unresolved, no_signed_in_user) only with an unknown win.local_admins, explains them, and no attestation settles them', async () => {
+    const { owner, base } = await cast('cmmc-verify-admin-reasons');
+    const { token } = await setUpProfile(owner, base);
+    const allPass = Object.fromEntries(checkIdsFor('windows').map((id) => [id, 'pass']));
+    const unknownAdmin = { ...allPass, 'win.local_admins': 'unknown' };
+    for (const [label, body, path] of [
+      ['with a pass', winRun('PC-A', { scriptVersion: '1.2.0', results: allPass, reasons: { 'win.local_admins': 'admin_groups_unresolved' } }), 'body.reasons.win.local_admins'],
+      ['with a fail', winRun('PC-A', { scriptVersion: '1.2.0', results: { ...allPass, 'win.local_admins': 'fail' }, reasons: { 'win.local_admins': 'no_signed_in_user' } }), 'body.reasons.win.local_admins'],
+      ['the anti-malware reason on the admin check', winRun('PC-A', { scriptVersion: '1.2.0', results: unknownAdmin, reasons: { 'win.local_admins': 'third_party_av' } }), 'body.reasons.win.local_admins'],
+      ['an admin reason on the scan check', winRun('PC-A', { scriptVersion: '1.2.0', results: { ...allPass, 'win.scan_recent': 'unknown' }, reasons: { 'win.scan_recent': 'admin_groups_unresolved' } }), 'body.reasons.win.scan_recent'],
+    ] as const) {
+      const res = await verifyPost(token, body);
+      expect(res.statusCode, label).toBe(400);
+      expect((res.json() as { details: { path: string }[] }).details.map((d) => d.path), label).toContain(path);
+    }
+    expect((await verifyPost(token, winRun('PC-A', { scriptVersion: '1.2.0', results: unknownAdmin, details: { 'win.local_admins': 'signed-in user ACME\\bob may be an administrator through ACME\\Domain Admins' }, reasons: { 'win.local_admins': 'admin_groups_unresolved' } }))).statusCode).toBe(201);
+    expect((await verifyPost(token, winRun('PC-B', { scriptVersion: '1.2.0', results: unknownAdmin, reasons: { 'win.local_admins': 'no_signed_in_user' } }))).statusCode).toBe(201);
+    const devices = ((await owner.get(`${base}/devices`)).json() as DeviceListDto).devices;
+    const a = devices.find((d) => d.hostname === 'PC-A')!;
+    expect(a.reasons['win.local_admins']).toMatchObject({ code: 'admin_groups_unresolved', attestItem: null });
+    expect(a.reasons['win.local_admins']!.explanation).toMatch(/cannot be settled by an attestation/);
+    expect(devices.find((d) => d.hostname === 'PC-B')!.reasons['win.local_admins']).toMatchObject({ code: 'no_signed_in_user', attestItem: null });
   });
 
   it('lists the latest run per hostname and flags runs older than 30 days as pending', async () => {

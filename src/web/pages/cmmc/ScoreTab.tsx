@@ -19,6 +19,11 @@ const POLICY_NAMES: Record<string, string> = {
   system_information_integrity: 'System and Information Integrity Policy',
 };
 const todayIso = () => new Date().toISOString().slice(0, 10);
+/** Reason codes no attestation settles: what to do instead (the Device check tab has the full text). */
+const UNSETTLED_REASON: Record<string, string> = {
+  admin_groups_unresolved: 'administrator groups could not be read from another account: re-run it signed in as the daily user, without entering another password',
+  no_signed_in_user: 'nobody was signed in when it ran: re-run it while the daily user is signed in',
+};
 
 function Reasons({ r }: { r: ScoreDto['requirements'][number] }) {
   const items: string[] = [];
@@ -26,7 +31,12 @@ function Reasons({ r }: { r: ScoreDto['requirements'][number] }) {
   if (r.noItems.length) items.push(`Answered no: ${r.noItems.join(', ')}`);
   if (r.unjustifiedNa.length) items.push(`Not applicable without a note: ${r.unjustifiedNa.join(', ')}`);
   if (r.needsDeviceRun) items.push('No computer has sent a device check in the last 30 days.');
-  for (const f of r.failingChecks) items.push(f.attestItem ? `${f.hostname}: ${f.checkId} is not readable (third-party anti-malware); answer ${f.attestItem} yes to settle it` : `${f.hostname}: ${f.checkId} is ${f.result}`);
+  for (const f of r.failingChecks)
+    items.push(
+      f.attestItem
+        ? `${f.hostname}: ${f.checkId} is not readable (third-party anti-malware); answer ${f.attestItem} yes to settle it`
+        : `${f.hostname}: ${f.checkId} is ${f.result}${f.reason && UNSETTLED_REASON[f.reason] ? ` (${UNSETTLED_REASON[f.reason]}; see the Device check tab)` : ''}`,
+    );
   if (r.pendingDevices.length) items.push(`Device check older than 30 days (pending): ${r.pendingDevices.join(', ')}`);
   if (r.missingPolicy) items.push(`${POLICY_NAMES[r.missingPolicy] ?? r.missingPolicy} is not approved and in force.`);
   const attested = r.attestedChecks.map((a) => `${a.hostname}: ${a.checkId} (not readable with third-party anti-malware) settled by ${a.itemId}`);
