@@ -1,7 +1,7 @@
 // Request shapes of the CMMC program routes (attestations, policies, score, SPRS, exports,
 // handoff, staff). Responses are the service's objects; the web app imports their types.
 import { z } from 'zod';
-import { cageCodeSchema } from './cmmc-schemas.ts';
+import { cageCodeSchema, cageCodeShapeSchema } from './cmmc-schemas.ts';
 import { POLICY_KINDS } from './cmmc-scoring.ts';
 
 const isoDay = z.iso.date('A date as YYYY-MM-DD.');
@@ -32,7 +32,9 @@ export const sprsConfirmBodySchema = z
     statusDate: isoDay,
     affirmedInSprsOn: isoDay,
     scopeDescription: z.string().trim().min(1, 'Describe the assessment scope as entered in SPRS.').max(4000),
-    cageCodes: z.array(cageCodeSchema).min(1).max(51),
+    // The profile's codes: a code saved before I and O were refused gets cmmc_cage_code_invalid,
+    // naming it, from the service rather than an anonymous validation error here.
+    cageCodes: z.array(cageCodeShapeSchema).min(1).max(51),
     affirm: z.literal(true, 'The Affirming Official must accept the affirmation.'),
     affirmationTextVersion: z.string().min(1).max(100),
   })

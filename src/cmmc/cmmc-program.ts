@@ -23,7 +23,7 @@ import { CMMC_ADMIN_ROLES, createCmmcAccess } from './cmmc-access.ts';
 import { cmmcErrors } from './cmmc-errors.ts';
 import { generatePolicy, POLICY_TITLES, renderPolicyPdf, type PolicyCompany } from './cmmc-policies.ts';
 import { c, cmmcRepo, parseJson, type ProfileRow } from './cmmc-repo.ts';
-import { DEVICE_STALE_DAYS } from './cmmc-schemas.ts';
+import { cageCodeProblem, DEVICE_STALE_DAYS } from './cmmc-schemas.ts';
 import { POLICY_KINDS, scoreAll, type Answer, type PolicyKind, type ScoringDevice } from './cmmc-scoring.ts';
 import { buildZip, type ZipEntry } from './zip-writer.ts';
 
@@ -471,6 +471,12 @@ export function createCmmcProgram(deps: {
         const p = await c(tx).selectFrom('compliance_profiles').selectAll().where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
         if (!p) throw cmmcErrors.profileNotFound();
         requireAffirmingOfficial(p, caller, 'confirm the SPRS entry');
+        // A profile saved before CAGE codes with I or O were refused: SPRS would not know the code.
+        const invalid = [p.cage_code, ...p.additional_cage_codes].filter((x) => cageCodeProblem(x) !== null);
+        if (invalid.length)
+          throw appError('cmmc_cage_code_invalid', `The CAGE code${invalid.length > 1 ? 's' : ''} ${invalid.join(', ')} saved in Scope ${invalid.length > 1 ? 'are' : 'is'} not valid: ${invalid.map((x) => cageCodeProblem(x)).join(' ')} Correct ${invalid.length > 1 ? 'them' : 'it'} in Scope and save, then confirm the SPRS entry.`, {
+            details: { invalidCageCodes: invalid, fields: invalid.map((x) => (x === p.cage_code ? 'cageCode' : 'additionalCageCodes')) },
+          });
         const st = await loadState(tx, p);
         if (!st.score.allMet) throw appError('cmmc_not_all_met', `Only ${st.score.met} of 15 requirements are MET; the SPRS confirmation is possible at 15 of 15.`, { details: { met: st.score.met, total: st.score.total } });
         const own = new Set([p.cage_code, ...p.additional_cage_codes]);

@@ -16,7 +16,27 @@ export const VERIFY_BODY_LIMIT = 64 * 1024;
  */
 export const CAGE_CODE_RE = /^[0-9A-HJ-NP-Z]{5}$/;
 export const CAGE_CODE_MESSAGE = 'A CAGE code is exactly 5 letters or digits, e.g. 1ABC2 (the letters I and O are never used: type 1 and 0).';
-export const cageCodeSchema = z.string().trim().toUpperCase().regex(CAGE_CODE_RE, CAGE_CODE_MESSAGE);
+/**
+ * What is wrong with a CAGE code, naming it when it is one of the codes saved before I and O were
+ * refused (e.g. "1ABO2 uses the letter O: … probably 1AB02."), so Scope and the SPRS confirmation
+ * can say which stored code to correct.
+ */
+export function cageCodeProblem(code: string): string | null {
+  const c = code.trim().toUpperCase();
+  if (CAGE_CODE_RE.test(c)) return null;
+  if (/^[0-9A-Z]{5}$/.test(c)) {
+    const letters = [...new Set(c.match(/[IO]/g) ?? [])].join(' and ');
+    return `${c} uses the letter ${letters}: CAGE codes never use the letters I and O (they are the digits 1 and 0), so it is probably ${c.replace(/I/g, '1').replace(/O/g, '0')}.`;
+  }
+  return CAGE_CODE_MESSAGE;
+}
+export const cageCodeSchema = z
+  .string()
+  .trim()
+  .toUpperCase()
+  .regex(CAGE_CODE_RE, { error: (iss) => (typeof iss.input === 'string' ? (cageCodeProblem(iss.input) ?? CAGE_CODE_MESSAGE) : CAGE_CODE_MESSAGE) });
+/** The CAGE code shape without the I/O rule: the SPRS form sends the profile's codes, which the service checks by name. */
+export const cageCodeShapeSchema = z.string().trim().toUpperCase().regex(/^[0-9A-Z]{5}$/, CAGE_CODE_MESSAGE);
 
 const text = (max: number) => z.string().trim().min(1, 'Required.').max(max, `At most ${max} characters.`);
 const optionalText = (max: number) =>

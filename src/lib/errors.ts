@@ -138,6 +138,7 @@ export const ERROR_STATUS = {
   cmmc_device_not_found: 404,
   cmmc_device_retire_conflict: 409,
   cmmc_not_affirming_official: 403,
+  cmmc_cage_code_invalid: 409,
   // cron hooks and relay
   Unauthorized: 401,
   management_peer_not_configured: 503,

@@ -329,6 +329,80 @@ function unzip(buf: Buffer): Record<string, Buffer> {
   return out;
 }
 
+describe('CAGE codes saved before I and O were refused', () => {
+  /** Stores codes as an older release could (the 0024 triggers refuse them now, so they are bypassed in one transaction). */
+  const storeLegacy = (tenant: string, cageCode: string, additional: string[]) =>
+    t.database.db.transaction().execute(async (tx) => {
+      await sql`alter table compliance_profiles disable trigger compliance_profiles_cage_codes_update`.execute(tx);
+      await sql`update compliance_profiles set cage_code = ${cageCode}, additional_cage_codes = ${additional}::text[] where tenant_id = ${tenant}`.execute(tx);
+      await sql`alter table compliance_profiles enable trigger compliance_profiles_cage_codes_update`.execute(tx);
+    });
+
+  it('Scope names the stored code on save, SPRS confirmation answers cmmc_cage_code_invalid naming it, status changes still work, and the database refuses new ones', async () => {
+    now = new Date();
+    const { owner, tenant, base, email } = await tenantWithProfile('legacy-cage');
+    await postRun(owner, base, 'windows', 'PC-1');
+    await answerAll(owner, base);
+    await approveAll(owner, base);
+    expect((await score(owner, base)).met).toBe(15);
+    const legacy = `9${cage().slice(0, 3)}O`;
+    const legacyFurther = `I${cage().slice(0, 4)}`;
+    await storeLegacy(tenant, legacy, ['9ZZ99', legacyFurther]);
+    const profile = ((await owner.get(`${base}/profile`)).json() as { profile: { cageCode: string; additionalCageCodes: string[] } }).profile;
+    expect(profile).toMatchObject({ cageCode: legacy, additionalCageCodes: ['9ZZ99', legacyFurther] });
+
+    // Re-saving Scope unchanged: each field error names its code and the likely correction.
+    const body = { cageCode: legacy, additionalCageCodes: ['9ZZ99', legacyFurther], companyName: 'legacy-cage Machining LLC', biddingUsers: [{ name: 'Alice Able', email: 'alice@acme.test' }], mailPlatform: 'm365', affirmingOfficial: { name: 'Alice Able', title: 'President', email }, scopeDescription: 'Office network and 2 laptops' };
+    const resave = await owner.put(`${base}/profile`, body);
+    expect(resave.statusCode).toBe(400);
+    const details = (resave.json() as { details: { path: string; message: string }[] }).details;
+    expect(details.find((d) => d.path === 'body.cageCode')!.message).toBe(`${legacy} uses the letter O: CAGE codes never use the letters I and O (they are the digits 1 and 0), so it is probably ${legacy.replace(/O/g, '0')}.`);
+    expect(details.find((d) => d.path === 'body.additionalCageCodes.1')!.message).toContain(`${legacyFurther} uses the letter I`);
+
+    // The SPRS confirmation says which stored codes to correct, and where.
+    const conf = await owner.post(`${base}/sprs-confirmation`, confirmBody(legacy));
+    expect(conf.statusCode, conf.body).toBe(409);
+    const err = conf.json() as { error: string; message: string; details: { invalidCageCodes: string[]; fields: string[] } };
+    expect(err).toMatchObject({ error: 'cmmc_cage_code_invalid', details: { invalidCageCodes: [legacy, legacyFurther], fields: ['cageCode', 'additionalCageCodes'] } });
+    expect(err.message).toContain(`The CAGE codes ${legacy}, ${legacyFurther} saved in Scope are not valid`);
+    expect(err.message).toMatch(/Correct them in Scope and save/);
+
+    // Status changes of such a profile still work (no check constraint on the old row).
+    await withService(t.database.db, (tx) => sql`update compliance_profiles set status = 'renewal_due' where tenant_id = ${tenant}`.execute(tx));
+    await withService(t.database.db, (tx) => sql`update compliance_profiles set status = 'in_progress' where tenant_id = ${tenant}`.execute(tx));
+    // The database refuses writing a code with I or O, primary or further.
+    const refused = async (q: ReturnType<typeof sql>) => {
+      let code = '';
+      try {
+        await q.execute(t.database.db);
+      } catch (e) {
+        code = String((e as { code?: string }).code ?? e);
+      }
+      return code;
+    };
+    expect(await refused(sql`update compliance_profiles set cage_code = '1ABO2' where tenant_id = ${tenant}`)).toBe('23514');
+    expect(await refused(sql`update compliance_profiles set additional_cage_codes = array['9ZZ99', '1ABI2'] where tenant_id = ${tenant}`)).toBe('23514');
+    expect(await refused(sql`update compliance_profiles set additional_cage_codes = array['9ZZ99'] where tenant_id = ${tenant}`)).toBe('23514');
+
+    // Corrected in Scope: saved, and the confirmation goes through.
+    const fixed = await owner.put(`${base}/profile`, { ...body, cageCode: legacy.replace(/O/g, '0'), additionalCageCodes: ['9ZZ99'] });
+    expect(fixed.statusCode, fixed.body).toBe(200);
+    expect((await owner.post(`${base}/sprs-confirmation`, confirmBody(legacy.replace(/O/g, '0')))).statusCode).toBe(201);
+  }, 60_000);
+
+  it('the database refuses a new profile with I or O in a CAGE code', async () => {
+    const { tenant } = await tenantWithProfile('legacy-cage-insert');
+    const row = (await withService(t.database.db, (tx) => sql<Record<string, unknown>>`select * from compliance_profiles where tenant_id = ${tenant}`.execute(tx))).rows[0]!;
+    let code = '';
+    try {
+      await sql`insert into compliance_profiles (tenant_id, cage_code, additional_cage_codes, company_name, bidding_users, mail_platform, affirming_official_name, affirming_official_title, affirming_official_email) values (${tenant}, '1ABO2', '{}', 'x', ${JSON.stringify(row.bidding_users)}, 'm365', 'a', 'b', 'c@d.test')`.execute(t.database.db);
+    } catch (e) {
+      code = String((e as { code?: string }).code ?? e);
+    }
+    expect(code).toBe('23514');
+  });
+});
+
 describe('renewal sweep', () => {
   const hook = () => t.app.inject({ method: 'POST', url: '/api/public/hooks/cmmc-renewals', headers: { authorization: `Bearer ${CRON}` } });
 
