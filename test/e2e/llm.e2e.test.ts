@@ -68,9 +68,9 @@ describeBrowser('language-model helpers in the browser', () => {
     await page.waitForLoadState('networkidle');
     expect(await scanA11y(page), 'explainer page, empty').toEqual([]);
 
-    // A slow answer: 200 words, one every 100 ms.
+    // An answer still being written: six words, then nothing until the connection closes.
     const first = llm.requests.length;
-    llm.enqueue({ kind: 'stream', chunks: Array.from({ length: 200 }, (_, i) => `word${i} `), delayMs: 100 });
+    llm.enqueue({ kind: 'stream', chunks: Array.from({ length: 200 }, (_, i) => `word${i} `), holdAfter: 6 });
     await page.locator('input[type="file"]').setInputFiles({ name: 'trivy-image.json', mimeType: 'application/json', buffer: readFileSync(fixturePath('trivy-image.json')) });
     await page.getByRole('button', { name: 'Explain', exact: true }).click();
     // Text arrives before the answer is complete, with the Stop button.
@@ -82,7 +82,6 @@ describeBrowser('language-model helpers in the browser', () => {
     await page.getByText('Stopped. The answer above is incomplete and was not saved.').waitFor();
     await llm.closed(first);
     expect(llm.requests[first]!.closedEarly).toBe(true);
-    expect(llm.requests[first]!.written).toBeLessThan(200);
     const shown = (await page.getByTestId('streamed-answer').textContent()) ?? '';
     expect(shown).toMatch(/^word0 word1 word2 word3 /);
     expect(shown).not.toContain('word199');

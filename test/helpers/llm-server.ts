@@ -10,8 +10,13 @@ import { crc32, deflateSync } from 'node:zlib';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 
 export type LlmScript =
-  /** An SSE stream of content pieces; `firstDelayMs` before the first, `delayMs` between the rest; `cutAfter` drops the connection after that many. */
-  | { kind: 'stream'; chunks: string[]; firstDelayMs?: number; delayMs?: number; cutAfter?: number }
+  /**
+   * An SSE stream of content pieces; `firstDelayMs` before the first, `delayMs` between the rest;
+   * `cutAfter` drops the connection after that many; `holdAfter`: after that many, nothing more is
+   * sent and the connection stays open until the client closes it (a model still answering, with
+   * no timing to race against).
+   */
+  | { kind: 'stream'; chunks: string[]; firstDelayMs?: number; delayMs?: number; cutAfter?: number; holdAfter?: number }
   /**
    * A whole (non-streaming) answer with this content; streamed as one piece when the request
    * streams. `delayMs`: the response headers at once, the body only after this long (a model
@@ -182,6 +187,12 @@ export async function startLlmServer(opts: { fallback?: (req: RecordedRequest) =
             // The connection drops mid-answer.
             await sleep(20);
             res.destroy();
+            return;
+          }
+          if (effective.holdAfter !== undefined && rec.written >= effective.holdAfter) {
+            // Still "answering": only the client going away (or the server closing) ends it.
+            hanging.add(res);
+            await new Promise<void>((resolve) => res.once('close', () => resolve()));
             return;
           }
         }

@@ -452,7 +452,8 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const address = t.app.server.address() as { port: number };
     const n = server.requests.length;
-    server.enqueue({ kind: 'stream', chunks: Array.from({ length: 100 }, (_, i) => `word${i} `), delayMs: 40 });
+    // Five words, then the model "keeps answering" until the connection closes.
+    server.enqueue({ kind: 'stream', chunks: Array.from({ length: 100 }, (_, i) => `word${i} `), holdAfter: 5 });
     const m = multipart([{ name: 'file', value: trivy, fileName: 'trivy-image.json' }]);
     const ac = new AbortController();
     const res = await fetch(`http://127.0.0.1:${address.port}/api/v1/tenants/${cast.tenant}/llm/explain`, {
@@ -468,7 +469,6 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     ac.abort();
     await server.closed(n);
     expect(server.requests[n]!.closedEarly).toBe(true);
-    expect(server.requests[n]!.written).toBeLessThan(100);
   });
   it('aborts the upstream call when Stop closes a streamed evidence review', async () => {
     const address = t.app.server.address() as { port: number } | null;

@@ -154,9 +154,10 @@ describe('LLM gateway', () => {
   });
 
   it('times out an answer that streams but does not finish within the total time', async () => {
-    const short = createLlmGateway({ baseUrl: server.url, model: 'test-model', connectMs: 2_000, firstTokenMs: 2_000, totalMs: 400 });
+    // The first piece at once, then nothing until the connection closes: only the total limit can end it.
+    const short = createLlmGateway({ baseUrl: server.url, model: 'test-model', connectMs: 10_000, firstTokenMs: 10_000, totalMs: 1_500 });
     const n = server.requests.length;
-    server.enqueue({ kind: 'stream', chunks: Array.from({ length: 60 }, (_, i) => `w${i} `), delayMs: 50 });
+    server.enqueue({ kind: 'stream', chunks: ['started ', 'never sent'], holdAfter: 1 });
     const pieces: string[] = [];
     const e = await failure(
       (async () => {
@@ -166,11 +167,10 @@ describe('LLM gateway', () => {
     expect(e.code).toBe('llm_timeout');
     expect(e.details).toEqual({ timeout: 'total' });
     expect(e.message).toMatch(/too long to finish/);
-    // It had started answering: the total limit, not the first-token one, ended it, and the upstream call was closed.
-    expect(pieces.length).toBeGreaterThan(0);
+    // It had started answering (the first-token limit is far away), and the upstream call was closed.
+    expect(pieces).toEqual(['started ']);
     await server.closed(n);
     expect(server.requests[n]!.closedEarly).toBe(true);
-    expect(server.requests[n]!.written).toBeLessThan(60);
 
     server.enqueue({ kind: 'stream', chunks: ['never'], firstDelayMs: 3_000 });
     const whole = await failure(createLlmGateway({ baseUrl: server.url, model: 'test-model', connectMs: 2_000, totalMs: 300 }).complete({ instructions: 'x', prompt: 'y' }));
@@ -225,7 +225,8 @@ describe('LLM gateway', () => {
 
   it('aborts the upstream request when the caller aborts', async () => {
     const n = server.requests.length;
-    server.enqueue({ kind: 'stream', chunks: Array.from({ length: 50 }, (_, i) => `w${i} `), delayMs: 50 });
+    // Three pieces, then the model "keeps answering" until the connection closes.
+    server.enqueue({ kind: 'stream', chunks: Array.from({ length: 50 }, (_, i) => `w${i} `), holdAfter: 3 });
     const ac = new AbortController();
     let got = '';
     await expect(
@@ -238,6 +239,5 @@ describe('LLM gateway', () => {
     ).rejects.toMatchObject({ name: 'AbortError' });
     await server.closed(n);
     expect(server.requests[n]!.closedEarly).toBe(true);
-    expect(server.requests[n]!.written).toBeLessThan(50);
   });
 });
