@@ -37,7 +37,7 @@ export interface LlmGatewayOptions {
   fetch?: typeof fetch;
 }
 
-/** The JSON schema a structured answer must follow (used only when the gateway has structuredOutputs). */
+/** The JSON schema a structured answer must follow (sent only when the gateway was created with structuredOutputs). */
 export interface LlmOutputSchema {
   /** response_format json_schema name: letters, digits, _ and - only. */
   name: string;
@@ -61,8 +61,6 @@ export interface LlmGateway {
   readonly configured: boolean;
   /** The model name (not a secret); null when unconfigured. */
   readonly model: string | null;
-  /** Whether complete() sends a given output schema as response_format json_schema. */
-  readonly structuredOutputs: boolean;
   /** Streams the answer's text pieces. Throws an llm_* AppError, or an AbortError when `signal` aborted. */
   stream(p: LlmPrompt): AsyncGenerator<string, void, undefined>;
   /** The whole answer's text (non-streaming). */
@@ -137,7 +135,6 @@ export function createLlmGateway(opts: LlmGatewayOptions): LlmGateway {
     return {
       configured: false,
       model: null,
-      structuredOutputs: false,
       stream: off,
       complete: () => Promise.reject(new Error('No language model is configured.')),
     };
@@ -177,7 +174,6 @@ export function createLlmGateway(opts: LlmGatewayOptions): LlmGateway {
   return {
     configured: true,
     model: opts.model,
-    structuredOutputs: structured,
 
     async *stream(p: LlmPrompt) {
       for (let tries = 0; ; tries++) {

@@ -29,10 +29,10 @@ import {
  * - one sample → that sample;
  * - ties need no special rule: equal values are interchangeable in the sorted list;
  * - the result is always one of the samples (never interpolated).
- * The rollup reads a histogram (exact value → count) instead of the samples; p95FromHistogram
- * walks it in ascending order to the same rank, which is the same sample, and the rollup's query
- * (readPeerOutbound) does that walk in the database with the same rank condition. Tests check all
- * three against each other and against a naive computation over generated events.
+ * The rollup reads a histogram (exact value → count) instead of the samples: its query
+ * (readPeerOutbound) walks it in ascending order to the same rank, which is the same sample. Tests
+ * check that walk against this definition and the rollup against a naive computation over
+ * generated events.
  */
 export function p95Rank(n: number): number {
   // 95·n is an exact integer, so the division and ceiling are exact too.
@@ -43,19 +43,6 @@ export function p95NearestRank(samples: readonly number[]): number | null {
   if (samples.length === 0) return null;
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[p95Rank(sorted.length) - 1]!;
-}
-
-/** p95NearestRank of the samples a histogram describes (value → how many samples have it). */
-export function p95FromHistogram(bins: readonly { value: number; count: number }[]): number | null {
-  const n = bins.reduce((s, b) => s + b.count, 0);
-  if (n === 0) return null;
-  const rank = p95Rank(n);
-  let seen = 0;
-  for (const b of [...bins].sort((a, b) => a.value - b.value)) {
-    seen += b.count;
-    if (seen >= rank) return b.value;
-  }
-  return null;
 }
 
 /** Durations shown with 0.01 ms resolution. */

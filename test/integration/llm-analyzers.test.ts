@@ -303,7 +303,6 @@ describe('structured output (LLM_STRUCTURED_OUTPUT)', () => {
     try {
       server.enqueue({ kind: 'json', content: answer('Covered') });
       const gateway = createLlmGateway({ baseUrl: server.url, model: 'test-model' });
-      expect(gateway.structuredOutputs).toBe(false);
       const r = await reviewDocuments(gateway, { files: [{ fileName: 'auth.pdf', data: await pdf() }], requirements: reqs });
       expect(r).toMatchObject({ source: 'model', summary: { covered: 1 } });
       expect(server.requests[0]!.body.response_format).toBeUndefined();
@@ -321,7 +320,6 @@ describe('structured output (LLM_STRUCTURED_OUTPUT)', () => {
     const server = await startLlmServer();
     try {
       const gateway = createLlmGateway({ baseUrl: server.url, model: 'test-model', structuredOutputs: true });
-      expect(gateway.structuredOutputs).toBe(true);
       server.enqueue({ kind: 'response_format', content: answer('Partial') });
       const r = await reviewDocuments(gateway, { files: [{ fileName: 'auth.pdf', data: await pdf() }], requirements: reqs });
       expect(r).toMatchObject({ source: 'model', fallbackReason: null, summary: { covered: 0, partial: 1, missing: 0 } });

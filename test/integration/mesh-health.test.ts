@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../bench/lib.ts';
 import { withService } from '../../src/db/tenant.ts';
 import { p95NearestRank } from '../../src/staff/index.ts';
-import { p95FromHistogram, type MeshHealthService } from '../../src/staff/mesh-health-service.ts';
+import { p95Rank, type MeshHealthService } from '../../src/staff/mesh-health-service.ts';
 import { registerMeshHealthRoutes } from '../../src/staff/mesh-health-routes.ts';
 import type { AuditService } from '../../src/audit/index.ts';
 import type { SessionGuards } from '../../src/server/plugins/session.ts';
@@ -123,7 +123,23 @@ describe('p95NearestRank', () => {
   });
 });
 
-describe('p95FromHistogram', () => {
+/**
+ * The rollup's histogram walk (readPeerOutbound does it in SQL: the smallest duration whose
+ * cumulative count reaches the rank), written out: the sample p95NearestRank picks.
+ */
+function p95FromHistogram(bins: readonly { value: number; count: number }[]): number | null {
+  const n = bins.reduce((s, b) => s + b.count, 0);
+  if (n === 0) return null;
+  const rank = p95Rank(n);
+  let seen = 0;
+  for (const b of [...bins].sort((a, b) => a.value - b.value)) {
+    seen += b.count;
+    if (seen >= rank) return b.value;
+  }
+  return null;
+}
+
+describe('the histogram walk of the rollup', () => {
   it('is p95NearestRank of the samples the histogram describes', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 4000 }).map((x) => x / 4)), { maxLength: 300 }), (samples) => {
