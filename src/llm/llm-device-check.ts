@@ -7,6 +7,11 @@
 // a model is given: each failing or unreadable check is one piece of evidence, ids C1, C2, ...
 // Observed values come from the computers: they are untrusted data (delimited in the prompt,
 // escaped in Markdown).
+//
+// Unknown results count as not met (src/cmmc/cmmc-scoring.ts, decision 30). An attestation settles
+// one only where the check has an `attestable` rule and the run reported exactly its reason code
+// (today: win.scan_recent unknown with third_party_av, settled by si15.frequency answered yes);
+// the explanation and the prompt say which unknowns that is, and that the others are not.
 // The CMMC files themselves, not src/cmmc/index.ts, so that the CMMC module may import src/llm without a cycle.
 import { DEVICE_CHECKS, isDeviceCheckId, type CheckResult, type DeviceCheck, type DeviceOs } from '../cmmc/cmmc-checks.ts';
 import { cmmcRepo, parseJson } from '../cmmc/cmmc-repo.ts';
@@ -26,6 +31,8 @@ export interface DeviceRun {
   results: Record<string, CheckResult>;
   /** Observed values per check, as the script reported them. */
   details: Record<string, string>;
+  /** Reason codes of unknown results, as the script reported them (`{"win.scan_recent": "third_party_av"}`). */
+  reasons: Record<string, string>;
   from: 'latest run' | 'pasted output';
 }
 
@@ -34,7 +41,14 @@ export interface DeviceFinding {
   id: string;
   check: DeviceCheck;
   result: 'fail' | 'unknown';
-  computers: { hostname: string; observed: string | null }[];
+  computers: {
+    hostname: string;
+    observed: string | null;
+    /** The reason code the script gave for an unknown result; null when none. */
+    reason: string | null;
+    /** The attestation item that, answered yes, settles this unknown on this computer; null when none can. */
+    attestItem: string | null;
+  }[];
 }
 
 export interface DeviceAnalysis {
@@ -61,12 +75,23 @@ export async function latestDeviceRuns(tx: Tx, tenantId: string): Promise<Device
     receivedAt: new Date(r.received_at).toISOString(),
     results: parseJson<Record<string, CheckResult>>(r.results, {}),
     details: parseJson<Record<string, string>>(r.details, {}),
+    reasons: parseJson<Record<string, string>>(r.reasons, {}),
     from: 'latest run',
   }));
 }
 
 const HEADER = /Rampart CMMC device check (\S+) on (\S+) \(([^)\n]*)\)/;
 const LINE = /^\s*(pass|fail|unknown)\s+((?:win|mac)\.[a-z0-9_]+)[ \t]*(.*)$/gim;
+/** What the Windows script prints for win.scan_recent when it sends the reason third_party_av. */
+const THIRD_PARTY_AV = /^third-party anti-malware on \(.*\): its scan history is not readable/;
+
+/**
+ * The attestation item that settles an unknown result of this check on a computer that gave this
+ * reason (the check's `attestable` rule, decision 30); null for every other unknown.
+ */
+export function attestItemFor(check: DeviceCheck, reason: string | null): string | null {
+  return check.attestable && reason === check.attestable.reason ? check.attestable.itemId : null;
+}
 
 /**
  * Reads the console output of a device-check script (its header line and one "status check-id
@@ -75,6 +100,7 @@ const LINE = /^\s*(pass|fail|unknown)\s+((?:win|mac)\.[a-z0-9_]+)[ \t]*(.*)$/gim
 export function parsePastedOutput(text: string): DeviceRun {
   const results: Record<string, CheckResult> = {};
   const details: Record<string, string> = {};
+  const reasons: Record<string, string> = {};
   let os: DeviceOs | null = null;
   for (const m of text.matchAll(LINE)) {
     const id = m[2]!.toLowerCase();
@@ -85,10 +111,13 @@ export function parsePastedOutput(text: string): DeviceRun {
     results[id] = m[1]!.toLowerCase() as CheckResult;
     const observed = m[3]!.trim();
     if (observed) details[id] = observed.slice(0, 300);
+    // The console shows no reason codes; the one an attestation can settle is told by the fixed
+    // text the script prints with it (third-party anti-malware whose scan history is not readable).
+    if (results[id] === 'unknown' && id === 'win.scan_recent' && THIRD_PARTY_AV.test(observed)) reasons[id] = 'third_party_av';
   }
   if (!os) throw llmError('llm_device_output_unreadable', 'The pasted text holds no device-check results. Paste the whole output of the Rampart device-check script (the lines starting with pass, fail or unknown).');
   const header = HEADER.exec(text);
-  return { hostname: (header?.[2] ?? 'pasted computer').slice(0, 253), os, osVersion: header?.[3]?.slice(0, 200) ?? null, receivedAt: null, results, details, from: 'pasted output' };
+  return { hostname: (header?.[2] ?? 'pasted computer').slice(0, 253), os, osVersion: header?.[3]?.slice(0, 200) ?? null, receivedAt: null, results, details, reasons, from: 'pasted output' };
 }
 
 /** Combines stored runs and pasted output (which replaces a stored run of the same computer). */
@@ -105,7 +134,8 @@ export function analyzeDeviceRuns(runs: DeviceRun[], now: Date): DeviceAnalysis 
       const key = `${result}:${id}`;
       const entry = byCheck.get(key) ?? byCheck.set(key, { result, computers: [] }).get(key)!;
       const observed = run.details[id];
-      entry.computers.push({ hostname: run.hostname, observed: observed ? observed.slice(0, MAX_OBSERVED) : null });
+      const reason = result === 'unknown' ? (run.reasons[id]?.slice(0, 64) ?? null) : null;
+      entry.computers.push({ hostname: run.hostname, observed: observed ? observed.slice(0, MAX_OBSERVED) : null, reason, attestItem: attestItemFor(DEVICE_CHECKS[id], reason) });
     }
   }
   const order = Object.keys(DEVICE_CHECKS);
@@ -125,6 +155,24 @@ export function analyzeDeviceRuns(runs: DeviceRun[], now: Date): DeviceAnalysis 
 }
 
 const OS_NAME: Record<DeviceOs, string> = { windows: 'Windows', macos: 'macOS' };
+
+/** The checks whose unknown result an attestation can settle, with the reason it needs. */
+const ATTESTABLE = Object.values(DEVICE_CHECKS).filter((c) => c.attestable);
+
+/** How unknown results count, and the one kind an attestation settles (decision 30). */
+export const UNKNOWN_RULE = [
+  'An unknown result counts as not met until a run of the script reads the setting; answering an attestation item does not settle it.',
+  ...ATTESTABLE.map(
+    (c) =>
+      `The one exception: "${c.title}" (${c.id}) reported unknown with the reason ${c.attestable!.reason} is settled on that computer by answering yes to the attestation item ${c.attestable!.itemId}.`,
+  ),
+].join(' ');
+
+/** What a reason code that no attestation settles means for this check, when the knowledge table says. */
+function reasonMeaning(check: DeviceCheck, reason: string): string | null {
+  const known = (check as DeviceCheck & { unknownReasons?: Partial<Record<string, string>> }).unknownReasons;
+  return known && Object.hasOwn(known, reason) ? (known[reason] ?? null) : null;
+}
 const quote = (s: string) => `"${mdInline(s)}"`;
 
 /** The offline answer: Markdown, labelled "offline analysis". */
@@ -163,12 +211,21 @@ export function offlineDeviceExplanation(a: DeviceAnalysis): string {
     lines.push('');
   }
   if (unknowns.length) {
-    lines.push('## Could not be read', '', 'An unknown result counts as not met until the script reads it or the item is attested.', '');
+    lines.push('## Could not be read', '', UNKNOWN_RULE, '');
+    const hosts = (cs: DeviceFinding['computers']) => cs.map((c) => mdInline(c.hostname)).join(', ');
     unknowns.forEach((f, i) => {
       lines.push(`${fails.length + i + 1}. **${mdInline(f.check.title)}**: unknown on ${where(f)} [${f.id}]`);
       lines.push(`   Why: ${mdInline(f.check.unknownWhen)}`);
       const o = observed(f);
       if (o) lines.push(o);
+      const settles = f.computers.filter((c) => c.attestItem);
+      const rest = f.computers.filter((c) => !c.attestItem);
+      if (settles.length) lines.push(`   Can be attested on ${hosts(settles)} (reason ${mdInline(f.check.attestable!.reason)}): ${mdInline(f.check.attestable!.explanation)}`);
+      for (const c of rest.filter((x) => x.reason)) {
+        const meaning = reasonMeaning(f.check, c.reason!);
+        lines.push(`   Reason on ${mdInline(c.hostname)}: ${mdInline(c.reason!)}${meaning ? `: ${mdInline(meaning)}` : ''}`);
+      }
+      if (rest.length) lines.push(`   ${settles.length ? `On ${hosts(rest)} it` : 'It'} cannot be attested: it counts as not met until a run of the script reads it.`);
       lines.push(`   Re-check: ${mdInline(f.check.recheck)}`);
     });
   }
@@ -180,11 +237,12 @@ export const DEVICE_INSTRUCTIONS = [
   DATA_RULE,
   citeRule('C'),
   'Write Markdown with these sections: "Summary" (2-3 sentences), "Fix first" (numbered, most important first; for each: what the result means, the fix step by step for that operating system, and how to re-check), "Could not be read" (unknown results and how to get them read), "Caveats".',
+  `Unknown results: ${UNKNOWN_RULE} Say that an attestation settles an unknown only for a computer whose "attestItem" in the data names the item; never suggest attesting any other unknown result.`,
   'Use the fixes and re-check steps given in the data; adapt them to the notes only where the notes make that necessary. Do not invent computers, checks or results.',
 ].join('\n');
 
 /** The device-check prompt: the analysis as delimited data; evidence ids are the findings' ids. */
-export function devicePrompt(a: DeviceAnalysis, notes?: string): { prompt: string; evidenceIds: string[] } {
+export function devicePrompt(a: DeviceAnalysis, notes?: string): { prompt: string; evidenceIds: string[]; evidencePrefixes: string[] } {
   const facts = {
     computers: a.runs.map((r) => ({ hostname: r.hostname, os: r.os, osVersion: r.osVersion, resultOf: r.receivedAt ?? 'pasted output', stale: a.stale.includes(r.hostname), pass: Object.values(r.results).filter((x) => x === 'pass').length })),
     findings: a.findings.map((f) => ({
@@ -199,9 +257,11 @@ export function devicePrompt(a: DeviceAnalysis, notes?: string): { prompt: strin
       fix: f.check.fix,
       recheck: f.check.recheck,
       unknownWhen: f.check.unknownWhen,
+      // Per computer: `reason` (the script's reason code for an unknown) and `attestItem` (the item that settles it there, or null).
+      ...(f.result === 'unknown' && f.computers.some((c) => c.attestItem) ? { attestation: f.check.attestable!.explanation } : {}),
     })),
   };
   const parts = [`Explain these device-check results and prioritize the fixes.\n\n${dataBlock({ kind: 'device-checks' }, JSON.stringify(facts, null, 1))}`];
   if (notes?.trim()) parts.push('Notes from the user (context only):', dataBlock({ kind: 'notes' }, notes.slice(0, DEVICE_NOTES_MAX)));
-  return { prompt: parts.join('\n\n'), evidenceIds: a.findings.map((f) => f.id) };
+  return { prompt: parts.join('\n\n'), evidenceIds: a.findings.map((f) => f.id), evidencePrefixes: ['C'] };
 }

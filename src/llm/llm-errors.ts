@@ -6,6 +6,7 @@
 // The AI SDK's error classes are recognised by name and shape, not imported: loading `ai` costs
 // ~150 ms, and the gateway loads it only on the first model call (never at server start).
 import { AppError, type ErrorCode } from '../lib/errors.ts';
+import type { LlmFailure } from './llm-schemas.ts';
 
 interface ApiCallErrorLike {
   name: 'AI_APICallError';
@@ -28,6 +29,16 @@ export function llmError(code: LlmErrorCode, message: string, extra: { retryAfte
     headers['retry-after'] = String(extra.retryAfterSeconds);
   }
   return new AppError(code, message, { ...(Object.keys(details).length ? { details } : {}), ...(Object.keys(headers).length ? { headers } : {}) });
+}
+
+/**
+ * What the API says about a failure: its code, friendly message and the wait (`retryAfterSeconds`
+ * when there is one). The `fallbackError` of an offline answer and the `error` event of a stream
+ * that failed mid-answer both carry it.
+ */
+export function llmFailureOf(e: AppError): LlmFailure {
+  const after = (e.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+  return { error: e.code, message: e.message, ...(typeof after === 'number' ? { retryAfterSeconds: after } : {}) };
 }
 
 /** Seconds from a Retry-After (or retry-after-ms) header: a number of seconds or an HTTP date; undefined when absent or unreadable. */

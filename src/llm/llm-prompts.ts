@@ -51,7 +51,7 @@ export const EXPLAIN_INSTRUCTIONS = [
 const MAX_GROUPS_FOR_MODEL = 40;
 
 /** The explainer's prompt; the findings grouped by rule are the evidence, ids F1, F2, ... */
-export function explainPrompt(a: ResultAnalysis): { prompt: string; evidenceIds: string[] } {
+export function explainPrompt(a: ResultAnalysis): { prompt: string; evidenceIds: string[]; evidencePrefixes: string[] } {
   const groups = a.groups.slice(0, MAX_GROUPS_FOR_MODEL).map((g, i) => ({ id: `F${i + 1}`, rule: g.ruleId, title: g.title, severity: g.severity, count: g.count, places: g.places, cves: g.cves, description: g.description, remediation: g.remediation }));
   const facts = {
     file: a.fileName,
@@ -65,6 +65,7 @@ export function explainPrompt(a: ResultAnalysis): { prompt: string; evidenceIds:
   return {
     prompt: `Explain this result file. The facts below were extracted by the platform from the uploaded file.\n\n${dataBlock({ kind: 'scan-results' }, JSON.stringify(facts, null, 1))}`,
     evidenceIds: groups.map((g) => g.id),
+    evidencePrefixes: ['F'],
   };
 }
 

@@ -12,7 +12,7 @@ import type { Clock } from '../lib/clock.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { appError, isAppError } from '../lib/errors.ts';
 import { CMMC_L1_REQUIREMENTS } from './cmmc-l1-requirements.ts';
-import { llmError } from './llm-errors.ts';
+import { llmError, llmFailureOf } from './llm-errors.ts';
 import { extractDocuments, type ExtractLimits, type UploadedFile } from './llm-extract.ts';
 import { LlmAbortedError, type LlmGateway } from './llm-gateway.ts';
 import { startAnswer, type AnswerStream } from './llm-answer.ts';
@@ -125,11 +125,12 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
       await asMember(tenantId, caller, async () => undefined);
       if (file.data.length === 0) throw llmError('llm_result_file_unreadable', 'The file is empty.');
       const analysis = await analyzeResultFile(file.fileName, file.data);
-      const { prompt, evidenceIds } = explainPrompt(analysis);
+      const { prompt, evidenceIds, evidencePrefixes } = explainPrompt(analysis);
       return startAnswer(gateway, {
         instructions: EXPLAIN_INSTRUCTIONS,
         prompt,
         evidenceIds,
+        evidencePrefixes,
         offlineText: offlineResultSummary(analysis),
         signal,
         maxOutputTokens: 2_000,
@@ -157,11 +158,12 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
           wanted ? 'None of these computers has sent device-check results.' : 'There are no device-check results yet. Run the device-check script on a computer (CMMC → Device check), or paste its output.',
         );
       const analysis = analyzeDeviceRuns(runs, clock.now());
-      const { prompt, evidenceIds } = devicePrompt(analysis, input.notes);
+      const { prompt, evidenceIds, evidencePrefixes } = devicePrompt(analysis, input.notes);
       return startAnswer(gateway, {
         instructions: DEVICE_INSTRUCTIONS,
         prompt,
         evidenceIds,
+        evidencePrefixes,
         offlineText: offlineDeviceExplanation(analysis),
         signal,
         maxOutputTokens: 2_500,
@@ -270,9 +272,7 @@ export async function reviewDocuments(
   } catch (e) {
     if (e instanceof LlmAbortedError) throw e;
     if (!isAppError(e)) throw e;
-    const review = offlineEvidenceReview(docs, requirements, { fallbackReason: e.message });
-    const after = (e.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
-    return { ...review, fallbackError: { error: e.code, message: e.message, ...(after !== undefined ? { retryAfterSeconds: after } : {}) } };
+    return { ...offlineEvidenceReview(docs, requirements, { fallbackReason: e.message }), fallbackError: llmFailureOf(e) };
   }
   const v = validateModelReview(text, docs, requirements);
   if (!v.ok) return offlineEvidenceReview(docs, requirements, { fallbackReason: `The model's answer was not used: ${v.reason}.` });

@@ -265,7 +265,7 @@ export type AnswerCheck = { usable: true; markdown: string; check: CitationCheck
  * sections only add a note at the end of a usable answer.
  */
 export function checkAnswer(text: string, evidence: readonly EvidenceItem[]): AnswerCheck {
-  const c = checkCitations(text, evidenceIds(evidence));
+  const c = checkCitations(text, evidenceIds(evidence), { prefixes: ['E'] });
   const check: CitationCheck = { cited: [...c.cited].sort(byEvidenceId), unknown: c.ok ? [] : c.unknown, missingSections: missingSections(text) };
   if (!text.trim()) return { usable: false, reason: 'it was empty', check };
   if (!c.ok) return { usable: false, reason: c.reason, check };

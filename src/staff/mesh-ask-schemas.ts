@@ -2,6 +2,7 @@
 // 24 h, 7 d or 30 d, answered from numbered evidence gathered deterministically from the mesh
 // records, streamed as text/event-stream (docs/mesh.md "Staff tools"), stored in mesh_ask_answers.
 import { z } from 'zod';
+import type { LlmFailure } from '../llm/llm-schemas.ts';
 import { healthWindowSchema } from './mesh-health-schemas.ts';
 
 export const ASK_QUESTION_MAX = 4_000;
@@ -9,8 +10,10 @@ export const ASK_QUESTION_MAX = 4_000;
 /** The answer's sections, in order; the model is asked for exactly these headings. */
 export const ASK_SECTIONS = ['Answer', 'Relevant findings', 'Trends', 'Suggested next steps', 'Caveats'] as const;
 
+/** The offline summary's labels: no model configured, the model failed before its first word, its answer was not used. */
 export const OFFLINE_ASK_LABEL = 'offline summary (no language model)';
-/** The label when the model answered but its answer was not used (it cited evidence that does not exist). */
+export const FAILED_ASK_LABEL = 'offline summary (the language model failed)';
+/** The label when the model answered but its answer was not used (it cited evidence that does not exist, or was empty). */
 export const REJECTED_ASK_LABEL = 'offline summary (the model’s answer was not used)';
 
 export const askBodySchema = z.object({
@@ -62,10 +65,15 @@ export const askAnswerParamsSchema = z.object({ answerId: z.uuid() });
 
 /** The stream's events (server-sent events). */
 export type AskStreamEvent =
-  | { event: 'meta'; data: { source: 'model' | 'offline'; label: string; model: string | null; window: string; windowDays: number; from: string; to: string; evidence: EvidenceItem[] } }
+  /** `fallbackReason` / `fallbackError` (code, friendly message, wait): the model failed before its first word and the offline summary answers. */
+  | { event: 'meta'; data: { source: 'model' | 'offline'; label: string; model: string | null; window: string; windowDays: number; from: string; to: string; evidence: EvidenceItem[]; fallbackReason?: string; fallbackError?: LlmFailure } }
   | { event: 'delta'; data: { text: string } }
   /** The model's answer was not used (it cited evidence that does not exist, or was empty): `text` is the offline summary that replaces it, and is what was stored. */
   | { event: 'fallback'; data: { source: 'offline'; label: string; reason: string; text: string } }
-  /** `check` is the check of the answer as streamed (the model's, when a fallback replaced it); `markdown` is what was stored. */
-  | { event: 'done'; data: { answerId: string; source: 'model' | 'offline'; markdown: string; check: CitationCheck; durationMs: number; fallbackReason: string | null } }
+  /**
+   * `check` is the check of the answer as streamed (the model's, when a fallback replaced it); `markdown` is what was stored.
+   * `fallbackReason`: why the offline summary answers instead of the model (it failed before its first word, or its answer
+   * was not used); `fallbackError`: the model's failure (code, friendly message, wait), null unless it failed.
+   */
+  | { event: 'done'; data: { answerId: string; source: 'model' | 'offline'; markdown: string; check: CitationCheck; durationMs: number; fallbackReason: string | null; fallbackError: LlmFailure | null } }
   | { event: 'error'; data: { error: string; message: string; retryAfterSeconds?: number } };

@@ -1,19 +1,20 @@
 // Staff → "ask operations" (askMeshOperations, listMeshAskAnswers). A question over 24 h, 7 d or
 // 30 d: the evidence is gathered from the mesh records and numbered (mesh-ask-evidence.ts), then
-// the configured language model streams an answer citing it, or, without a model (or when the
-// model fails before its first word), the offline summary, labelled. The finished answer is
-// checked (cited numbers exist, through the shared citation checker; sections present): a model
-// answer citing evidence that does not exist is replaced by the offline summary, labelled, as
-// the other streamed helpers do. What is shown last is stored in mesh_ask_answers through the
-// service role, the only role with access to that table.
+// the answer streams through the language-model helpers' startAnswer (src/llm/llm-answer.ts),
+// like every other helper: the configured model's answer, or, without a model or when the model
+// fails before its first word, the offline summary, labelled, with the failure in `meta`
+// (`fallbackReason`, `fallbackError`). The finished model answer is checked (cited numbers
+// exist, through the shared citation checker; not empty; missing sections noted): one that
+// fails is replaced by the offline summary, labelled. What is shown last is stored in
+// mesh_ask_answers through the service role, the only role with access to that table.
 import type { Generated, Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { withService, type Tx } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
-import { appError, isAppError } from '../lib/errors.ts';
-import { LlmAbortedError, type LlmGateway } from '../llm/index.ts';
-import { askPrompt, ASK_INSTRUCTIONS, buildEvidence, checkAnswer, offlineSummary, readAskRecords } from './mesh-ask-evidence.ts';
-import { OFFLINE_ASK_LABEL, REJECTED_ASK_LABEL, type AskAnswerDetail, type AskAnswerSummary, type AskBody, type AskStreamEvent, type CitationCheck, type EvidenceItem } from './mesh-ask-schemas.ts';
+import { appError } from '../lib/errors.ts';
+import { startAnswer, type LlmGateway, type OfflineWhy } from '../llm/index.ts';
+import { askPrompt, ASK_INSTRUCTIONS, buildEvidence, checkAnswer, evidenceIds, offlineSummary, readAskRecords, type AnswerCheck } from './mesh-ask-evidence.ts';
+import { FAILED_ASK_LABEL, OFFLINE_ASK_LABEL, REJECTED_ASK_LABEL, type AskAnswerDetail, type AskAnswerSummary, type AskBody, type AskStreamEvent, type CitationCheck, type EvidenceItem } from './mesh-ask-schemas.ts';
 import { WINDOW_DAYS } from './mesh-health-schemas.ts';
 import type { MeshHealthService } from './mesh-health-service.ts';
 
@@ -95,50 +96,41 @@ export function createMeshAskService(deps: { db: Kysely<DB>; health: MeshHealthS
       const { items: evidence, leftOut } = buildEvidence(rollup, records, body.question);
       const base = { window: body.window, windowDays, from: rollup.from, to: rollup.to, evidence };
 
-      const finisher = (model: string | null) => async (text: string) => {
-        const checked = checkAnswer(text, evidence);
-        let fallback: { label: string; reason: string; text: string } | null = null;
-        if (!checked.usable) {
-          // Only a model answer can fail the check (the offline summary cites what it was given).
-          const why = `the language model's answer was not used because ${checked.reason}`;
-          fallback = { label: REJECTED_ASK_LABEL, reason: `The model's answer was not used: ${checked.reason}.`, text: offlineSummary(body.question, windowDays, evidence, leftOut, why) };
-        }
-        const markdown = checked.usable ? checked.markdown : fallback!.text;
-        const durationMs = Math.round(performance.now() - started);
-        const answerId = await store({ question: body.question, windowDays, evidence, markdown, model: fallback ? null : model, durationMs, createdBy: caller.userId });
-        return { answerId, markdown, check: checked.check, durationMs, fallback };
-      };
-      const offline = (reason: string | null): AskStream => {
-        const text = offlineSummary(body.question, windowDays, evidence, leftOut, reason ? `the language model could not answer (${reason.trim().replace(/[.\s]+$/, '')})` : null);
-        return {
-          meta: { source: 'offline', label: reason ? `${OFFLINE_ASK_LABEL}: the language model failed` : OFFLINE_ASK_LABEL, model: null, ...base },
-          chunks: (async function* () {
-            // Section by section, so the page shows it arriving like a model's answer.
-            for (const part of text.split(/(?=^## )/m)) yield part;
-          })(),
-          finish: finisher(null),
-        };
-      };
-
-      if (!gateway.configured) return offline(null);
-      const upstream = gateway.stream({ instructions: ASK_INSTRUCTIONS, prompt: askPrompt(body.question, windowDays, evidence, leftOut), signal, maxOutputTokens: 2_000 });
-      let first: IteratorResult<string, void>;
-      try {
-        first = await upstream.next();
-      } catch (e) {
-        if (e instanceof LlmAbortedError || signal.aborted) throw e;
-        // Nothing was streamed yet: the operator still gets the evidence summarised, labelled.
-        if (isAppError(e)) return offline(e.message);
-        throw e;
-      }
+      // The summary's first line says why it answers instead of a model.
+      const why = (w: OfflineWhy): string | null =>
+        w.kind === 'unconfigured' ? null : w.kind === 'failed' ? `the language model could not answer (${w.failure.message.trim().replace(/[.\s]+$/, '')})` : `the language model's answer was not used because ${w.reason}`;
+      let modelCheck: AnswerCheck | null = null;
+      let durationMs = 0;
+      const answer = await startAnswer(gateway, {
+        instructions: ASK_INSTRUCTIONS,
+        prompt: askPrompt(body.question, windowDays, evidence, leftOut),
+        evidenceIds: evidenceIds(evidence),
+        signal,
+        maxOutputTokens: 2_000,
+        nameModel: true,
+        meta: base,
+        offlineText: (w) => offlineSummary(body.question, windowDays, evidence, leftOut, why(w)),
+        offlineLabel: (w) => (w.kind === 'unconfigured' ? OFFLINE_ASK_LABEL : w.kind === 'failed' ? FAILED_ASK_LABEL : REJECTED_ASK_LABEL),
+        // Section by section, so the page shows the summary arriving like a model's answer.
+        offlinePieces: (text) => text.split(/(?=^## )/m),
+        check: (text) => {
+          modelCheck = checkAnswer(text, evidence);
+          return modelCheck.usable ? { ok: true, text: modelCheck.markdown } : { ok: false, reason: modelCheck.reason };
+        },
+        store: ({ source, text }) => {
+          durationMs = Math.round(performance.now() - started);
+          return store({ question: body.question, windowDays, evidence, markdown: text, model: source === 'model' ? gateway.model : null, durationMs, createdBy: caller.userId });
+        },
+      });
       return {
-        meta: { source: 'model', label: 'model answer', model: gateway.model, ...base },
-        chunks: (async function* () {
-          if (first.done) return;
-          yield first.value;
-          yield* upstream;
-        })(),
-        finish: finisher(gateway.model),
+        meta: { ...answer.meta, model: answer.meta.model ?? null },
+        chunks: answer.chunks,
+        async finish(text) {
+          const end = await answer.finish(text);
+          // The check of the text as streamed: the model's (also when a fallback replaced it), or the offline summary's.
+          const check = (modelCheck ?? checkAnswer(text, evidence)).check;
+          return { answerId: end.storedId!, markdown: end.text, check, durationMs, fallback: end.fallback ?? null };
+        },
       };
     },
 

@@ -6,7 +6,7 @@
 // error), drills into a peer, keeps the window in the URL, sends a console call and retries it
 // with the same id (replayed), and asks a question (model answer with its citations checked; one
 // citing evidence that does not exist, or a failing model, falls back to the offline summary,
-// labelled). Every API answer, page (the Mesh records page included) and export is scanned for
+// labelled; a busy model's friendly message shows with "Try again", which then gets the model's answer). Every API answer, page (the Mesh records page included) and export is scanned for
 // each configured secret value: the mesh peer secrets, the model key and every platform secret.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -157,7 +157,7 @@ describeBrowser('staff mesh tools in the browser', () => {
     await page.context().close();
   });
 
-  it('lets staff ask (a failing model falls back to the offline summary, labelled) but not open health or the console', async () => {
+  it('lets staff ask (a busy model falls back to the offline summary, labelled, with the friendly message and "Try again") but not open health or the console', async () => {
     const page = await signInStaff('staff', 'S');
     expect(await page.getByRole('link', { name: 'Mesh health' }).count()).toBe(0);
     expect(await page.getByRole('link', { name: 'Mesh console' }).count()).toBe(0);
@@ -165,7 +165,7 @@ describeBrowser('staff mesh tools in the browser', () => {
       await page.goto(path);
       await page.getByText('Super-admins only').first().waitFor();
     }
-    llm.enqueue({ kind: 'status', status: 402, message: 'no credits' });
+    llm.enqueue({ kind: 'status', status: 429, retryAfter: '30', message: 'slow down' });
     await page.getByRole('link', { name: 'Ask operations' }).click();
     await page.getByRole('heading', { level: 1, name: 'Ask operations' }).waitFor();
     await page.getByRole('textbox', { name: 'Question' }).fill(`Is ${HTML} healthy?`);
@@ -173,7 +173,8 @@ describeBrowser('staff mesh tools in the browser', () => {
     expect(await page.getByRole('radio', { name: '24 hours' }).isChecked()).toBe(true);
     await page.getByRole('button', { name: 'Ask', exact: true }).click();
     await page.getByText('Answer complete.').waitFor();
-    await expect.poll(async () => page.getByTestId('answer-source').textContent()).toMatch(/^offline summary \(no language model\): the language model failed/);
+    await expect.poll(async () => page.getByTestId('answer-source').textContent()).toBe('offline summary (the language model failed)');
+    await page.getByText(/^The language model is busy\. Try again in 30 seconds\. The offline analysis below/).waitFor();
     const answer = page.getByTestId('streamed-answer');
     expect(await answer.textContent()).toMatch(/^AnswerOffline summary: the language model could not answer/);
     for (const h of ['Answer', 'Relevant findings', 'Trends', 'Suggested next steps', 'Caveats']) await answer.getByText(h, { exact: true }).waitFor();
@@ -182,6 +183,12 @@ describeBrowser('staff mesh tools in the browser', () => {
     await evidence.getByText('E1', { exact: true }).waitFor();
     await page.getByRole('region', { name: 'Past answers' }).getByText(`Is ${HTML} healthy?`).waitFor();
     await pageText(page, 'ask page (staff)');
+    // The model may answer now: "Try again" asks once more, and the model's answer replaces the summary.
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await expect.poll(async () => page.getByTestId('answer-source').textContent()).toBe('model: test-model');
+    await page.getByText('Answer complete.').waitFor();
+    expect(await page.getByText(/The language model is busy/).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Try again' }).count()).toBe(0);
     await page.context().close();
   });
 

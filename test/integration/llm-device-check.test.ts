@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVICE_CHECKS } from '../../src/cmmc/cmmc-checks.ts';
 import { analyzeDeviceRuns, devicePrompt, offlineDeviceExplanation, parsePastedOutput, type DeviceRun } from '../../src/llm/index.ts';
+import { DEVICE_INSTRUCTIONS, UNKNOWN_RULE } from '../../src/llm/llm-device-check.ts';
 import { isAppError } from '../../src/lib/errors.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import type { Client } from '../helpers/client.ts';
@@ -27,7 +28,7 @@ const WINDOWS_OUTPUT = [
   'Results sent to Rampart (2 failing checks). Open the Device check tab to see them.',
 ].join('\r\n');
 
-const run = (hostname: string, results: DeviceRun['results'], over: Partial<DeviceRun> = {}): DeviceRun => ({ hostname, os: 'windows', osVersion: 'Windows 11', receivedAt: '2026-11-20T10:00:00.000Z', results, details: {}, from: 'latest run', ...over });
+const run = (hostname: string, results: DeviceRun['results'], over: Partial<DeviceRun> = {}): DeviceRun => ({ hostname, os: 'windows', osVersion: 'Windows 11', receivedAt: '2026-11-20T10:00:00.000Z', results, details: {}, reasons: {}, from: 'latest run', ...over });
 
 async function code(f: () => unknown): Promise<string> {
   try {
@@ -80,6 +81,66 @@ describe('device-check offline analysis', () => {
     expect(md).toMatch(/"OLD-PC" is older than 30 days/);
   });
 
+  it('says which unknown results an attestation settles: only win.scan_recent with the reason third_party_av (decision 30)', () => {
+    const scan = DEVICE_CHECKS['win.scan_recent'];
+    const a = analyzeDeviceRuns(
+      [
+        run('PC-AV', { 'win.scan_recent': 'unknown' }, { reasons: { 'win.scan_recent': 'third_party_av' }, details: { 'win.scan_recent': 'third-party anti-malware on (Bitdefender): its scan history is not readable' } }),
+        run('PC-DEF', { 'win.scan_recent': 'unknown' }, { details: { 'win.scan_recent': 'Defender scan history not readable' } }),
+        run('PC-ODD', { 'win.scan_recent': 'unknown', 'win.firewall_enabled': 'unknown' }, { reasons: { 'win.scan_recent': 'some_other_reason', 'win.firewall_enabled': 'third_party_av' } }),
+        // A reason with a fail (or a pass) settles nothing.
+        run('PC-FAIL', { 'win.scan_recent': 'fail' }, { reasons: { 'win.scan_recent': 'third_party_av' } }),
+      ],
+      NOW,
+    );
+    const byCheck = (id: string, result: string) => a.findings.find((f) => f.check.id === id && f.result === result)!;
+    expect(byCheck('win.scan_recent', 'unknown').computers.map((c) => [c.hostname, c.reason, c.attestItem])).toEqual([
+      ['PC-AV', 'third_party_av', 'si15.frequency'],
+      ['PC-DEF', null, null],
+      ['PC-ODD', 'some_other_reason', null],
+    ]);
+    expect(byCheck('win.firewall_enabled', 'unknown').computers).toMatchObject([{ hostname: 'PC-ODD', reason: 'third_party_av', attestItem: null }]);
+    expect(byCheck('win.scan_recent', 'fail').computers).toMatchObject([{ hostname: 'PC-FAIL', reason: null, attestItem: null }]);
+
+    const md = offlineDeviceExplanation(a);
+    expect(UNKNOWN_RULE).toBe(
+      `An unknown result counts as not met until a run of the script reads the setting; answering an attestation item does not settle it. The one exception: "${scan.title}" (win.scan_recent) reported unknown with the reason third_party_av is settled on that computer by answering yes to the attestation item si15.frequency.`,
+    );
+    expect(md).toContain(`## Could not be read\n\n${UNKNOWN_RULE}\n`);
+    expect(md).not.toMatch(/or the item is attested/);
+    const scanItem = md.slice(md.indexOf(`**${scan.title}**: unknown`));
+    expect(scanItem).toContain(`   Can be attested on PC-AV (reason third\\_party\\_av): ${scan.attestable!.explanation}`);
+    expect(scanItem).toContain('   Reason on PC-ODD: some\\_other\\_reason\n');
+    expect(scanItem).toContain('   On PC-DEF, PC-ODD it cannot be attested: it counts as not met until a run of the script reads it.');
+    const firewallItem = md.slice(md.indexOf(`**${DEVICE_CHECKS['win.firewall_enabled'].title}**: unknown`));
+    expect(firewallItem.split('\n').slice(0, 6).join('\n')).toContain('   It cannot be attested: it counts as not met until a run of the script reads it.');
+    expect(md.match(/Can be attested/g)).toHaveLength(1);
+
+    // The model is given the same facts and the same rule.
+    const { prompt } = devicePrompt(a);
+    expect(prompt).toContain('"reason": "third_party_av",\n     "attestItem": "si15.frequency"');
+    expect(prompt).toContain(JSON.stringify(scan.attestable!.explanation));
+    expect(prompt.match(/"attestItem": "si15\.frequency"/g)).toHaveLength(1);
+    expect(DEVICE_INSTRUCTIONS).toContain(UNKNOWN_RULE);
+    expect(DEVICE_INSTRUCTIONS).toMatch(/never suggest attesting any other unknown result/);
+  });
+
+  it('reads the third-party anti-malware reason from pasted output, where the script prints no reason codes', () => {
+    const pasted = parsePastedOutput(
+      [
+        'Rampart CMMC device check 1.1.0 on AV-PC (Microsoft Windows 11 Pro 10.0.22631)',
+        'unknown  win.scan_recent            third-party anti-malware on (Bitdefender Antivirus): its scan history is not readable; answer the scan-frequency attestation (si15.frequency)',
+        'unknown  win.firewall_enabled       no firewall profiles returned',
+      ].join('\n'),
+    );
+    expect(pasted.reasons).toEqual({ 'win.scan_recent': 'third_party_av' });
+    const other = parsePastedOutput('unknown  win.scan_recent            Defender scan history not readable');
+    expect(other.reasons).toEqual({});
+    const md = offlineDeviceExplanation(analyzeDeviceRuns([pasted], NOW));
+    expect(md).toContain('Can be attested on AV-PC (reason third\\_party\\_av)');
+    expect(md).toContain('It cannot be attested');
+  });
+
   it('says so when everything passes', () => {
     const md = offlineDeviceExplanation(analyzeDeviceRuns([run('PC-1', { 'win.av_enabled': 'pass' })], NOW));
     expect(md).toContain('Every check passes on every computer.');
@@ -111,6 +172,15 @@ async function insertProfileAndRuns(t: TestApp, tenantId: string): Promise<void>
   await insert('PC-A', { 'win.av_enabled': 'fail', 'win.firewall_enabled': 'pass' }, new Date(Date.now() - 5 * 86_400_000).toISOString());
   await insert('pc-a', { 'win.av_enabled': 'pass', 'win.firewall_enabled': 'fail' }, new Date(Date.now() - 86_400_000).toISOString(), { 'win.firewall_enabled': 'Public profile off' });
   await insert('PC-B', { 'win.av_enabled': 'pass', 'win.screen_lock': 'unknown' }, new Date(Date.now() - 2 * 86_400_000).toISOString());
+}
+
+/** A 1.1.0 run whose win.scan_recent is unknown with the reason third_party_av (column reasons, migration 0022). */
+async function insertThirdPartyAvRun(t: TestApp, tenantId: string, hostname: string): Promise<void> {
+  await sql`insert into endpoint_audit_runs (tenant_id, profile_id, hostname, os, os_version, results, details, reasons, script_version, received_at)
+      select ${tenantId}::uuid, id, ${hostname}, 'windows', 'Windows 11', ${JSON.stringify({ 'win.av_enabled': 'pass', 'win.scan_recent': 'unknown' })}::jsonb,
+             ${JSON.stringify({ 'win.scan_recent': 'third-party anti-malware on (Bitdefender): its scan history is not readable' })}::jsonb,
+             ${JSON.stringify({ 'win.scan_recent': 'third_party_av' })}::jsonb, '1.1.0', now()
+        from compliance_profiles where tenant_id = ${tenantId}::uuid`.execute(t.database.db);
 }
 
 const explainDevices = (c: Client, tenant: string, body: Record<string, unknown> = {}) => c.post(`/api/v1/tenants/${tenant}/llm/device-check/explain`, body);
@@ -165,6 +235,18 @@ describe('explainDeviceCheck without a model', () => {
     expect(await countExplanations(t, cast.tenant)).toBe(before);
   });
 
+  it('carries the stored reason codes: an unknown win.scan_recent with third_party_av can be attested, the other unknowns cannot', async () => {
+    await insertThirdPartyAvRun(t, cast.tenant, 'PC-AV');
+    const events = parseSse((await explainDevices(cast.member, cast.tenant, { hostnames: ['PC-AV', 'PC-B'] })).body);
+    const text = events.filter((e) => e.event === 'delta').map((e) => e.data.text).join('');
+    expect(text).toContain(UNKNOWN_RULE);
+    expect(text).toContain(`**${DEVICE_CHECKS['win.scan_recent'].title}**: unknown on PC-AV`);
+    expect(text).toContain(`Can be attested on PC-AV (reason third\\_party\\_av): ${DEVICE_CHECKS['win.scan_recent'].attestable!.explanation}`);
+    // PC-B's unknown screen lock has no reason, and no attestation settles it.
+    const screen = text.slice(text.indexOf(`**${DEVICE_CHECKS['win.screen_lock'].title}**: unknown on PC-B`));
+    expect(screen).toContain('It cannot be attested: it counts as not met until a run of the script reads it.');
+  });
+
   it('reads the runs under the tenant only, and validates the body', async () => {
     expect((await explainDevices(cast.other, cast.tenant)).json()).toMatchObject({ error: 'tenant_forbidden' });
     // The other tenant has no runs of its own and cannot see these.
@@ -206,6 +288,18 @@ describe('explainDeviceCheck with a model', () => {
     expect(prompt).toContain(JSON.stringify(DEVICE_CHECKS['win.firewall_enabled'].recheck));
     expect(prompt).toContain('We use Bitdefender.');
     expect(await countExplanations(t, cast.tenant)).toBe(before);
+  });
+
+  it('gives the model each unknown result’s reason and whether an attestation settles it', async () => {
+    await insertThirdPartyAvRun(t, cast.tenant, 'PC-AV');
+    const n = server.requests.length;
+    server.enqueue({ kind: 'stream', chunks: ['Answer yes to si15.frequency for PC-AV [C2].'] });
+    const events = parseSse((await explainDevices(cast.owner, cast.tenant, { hostnames: ['PC-AV', 'PC-B'] })).body);
+    expect(events.at(-1)!.data).toEqual({ explanationId: null, source: 'model' });
+    const prompt = promptText(server.requests[n]!);
+    expect(prompt).toContain(UNKNOWN_RULE);
+    expect(prompt).toContain('"hostname": "PC-AV",\n     "observed": "third-party anti-malware on (Bitdefender): its scan history is not readable",\n     "reason": "third_party_av",\n     "attestItem": "si15.frequency"');
+    expect(prompt).toContain('"hostname": "PC-B",\n     "observed": null,\n     "reason": null,\n     "attestItem": null');
   });
 
   it('falls back to the offline analysis when the model cites checks that do not exist', async () => {

@@ -2,14 +2,18 @@
 // records, the offline summary (labelled, five sections, citations that exist), a model answer
 // streamed from the local OpenAI-compatible server with its citations checked by the shared
 // checker (lists and ranges; an answer citing evidence that does not exist is replaced by the
-// offline summary, labelled), a model failing before its first word (offline fallback, labelled)
-// or mid-answer (error event, nothing stored), the stored rows (service role only), the access
+// offline summary, labelled; bracketed text that is not an evidence id, such as [P95], is not a
+// citation), a model failing before its first word (offline fallback, labelled, with the failure
+// in `meta` and `done`, logged at warn, audited as offline) or mid-answer (error event, nothing stored), the stored rows (service role only), the access
 // rules, and no configured secret (mesh, model or platform) in any response or prompt. Names carry
 // a per-run marker, so a shared PostgreSQL database works.
+import { Writable } from 'node:stream';
 import { sql } from 'kysely';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withService } from '../../src/db/tenant.ts';
-import { checkCitations, citedIds } from '../../src/llm/index.ts';
+import { checkCitations } from '../../src/llm/index.ts';
+import { loggerOptions } from '../../src/server/app.ts';
 import { buildEvidence, checkAnswer, offlineSummary } from '../../src/staff/mesh-ask-evidence.ts';
 import { ASK_SECTIONS, type AskAnswerDetail, type AskAnswerSummary, type EvidenceItem } from '../../src/staff/mesh-ask-schemas.ts';
 import type { HealthResponse } from '../../src/staff/mesh-health-schemas.ts';
@@ -31,6 +35,8 @@ const PLATFORM = configuredSecrets(RUN);
 const SECRETS = [S('bad'), S('good'), S('good-from'), S('never'), LLM_KEY, ...PLATFORM.values];
 
 const HOUR = 3_600_000;
+/** The model app's log (warn and above), to check what operators are told when the model fails. */
+const logLines: string[] = [];
 let t: TestApp; // no model configured
 let tm: TestApp; // the local model server configured
 let llm: LlmServer;
@@ -82,7 +88,7 @@ beforeAll(async () => {
     ...PLATFORM.env,
   };
   t = await createTestApp({ env, deps: PLATFORM.deps });
-  tm = await createTestApp({ env: { ...env, LLM_BASE_URL: llm.url, LLM_API_KEY: LLM_KEY, LLM_MODEL: 'test-model' }, database: t.database, deps: { ...PLATFORM.deps, llmOptions: { connectMs: 2_000, firstTokenMs: 2_000, busyRetries: 0 } } });
+  tm = await createTestApp({ env: { ...env, LLM_BASE_URL: llm.url, LLM_API_KEY: LLM_KEY, LLM_MODEL: 'test-model' }, database: t.database, deps: { ...PLATFORM.deps, loggerInstance: pino(loggerOptions('warn'), new Writable({ write: (chunk, _enc, cb) => (logLines.push(String(chunk)), cb()) })), llmOptions: { connectMs: 2_000, firstTokenMs: 2_000, busyRetries: 0 } } });
   const now = Date.now();
   const out = (peer: string, ageMs: number, ok: boolean, error: string | null, i: number) => ({
     created_at: new Date(now - ageMs),
@@ -271,15 +277,33 @@ describe('offline summary (no model configured)', () => {
 describe('the shared citation checker (src/llm/llm-citations.ts)', () => {
   const allowed = ['E1', 'E2', 'E3', 'E4', 'E5'];
 
+  const allowed9 = ['E1', 'E2', 'E3', 'E4', 'E5', 'E6', 'E7', 'E8', 'E9'];
+  const cited = (text: string) => checkCitations(text, allowed9).cited;
+
   it('reads single ids, lists, bare numbers after an id, and ranges with hyphens and dashes', () => {
-    expect(citedIds('a [E1] b [E2, E3] c [E4; 5]')).toEqual(['E1', 'E2', 'E3', 'E4', 'E5']);
-    expect(citedIds('[E1-E3]')).toEqual(['E1', 'E2', 'E3']);
-    expect(citedIds('[E2–E4] [E1 — E2] [E3−E4]')).toEqual(['E2', 'E3', 'E4', 'E1']);
-    expect(citedIds('[E4-2]')).toEqual(['E2', 'E3', 'E4']);
-    expect(citedIds('[E1, E3–E5]')).toEqual(['E1', 'E3', 'E4', 'E5']);
-    expect(citedIds('[F1, C3]')).toEqual(['F1', 'C3']);
+    expect(cited('a [E1] b [E2, E3] c [E4; 5]')).toEqual(['E1', 'E2', 'E3', 'E4', 'E5']);
+    expect(cited('[E1-E3]')).toEqual(['E1', 'E2', 'E3']);
+    expect(cited('[E2–E4] [E1 — E2] [E3−E4]')).toEqual(['E2', 'E3', 'E4', 'E1']);
+    expect(cited('[E4-2]')).toEqual(['E2', 'E3', 'E4']);
+    expect(cited('[E1, E3–E5]')).toEqual(['E1', 'E3', 'E4', 'E5']);
     // Not citations: a Markdown link, a footnote number, words in brackets.
-    expect(citedIds('[the docs](https://x.test) [3] [note] [E]')).toEqual([]);
+    expect(checkCitations('[the docs](https://x.test) [3] [note] [E]', allowed9)).toEqual({ ok: true, cited: [] });
+  });
+
+  it('counts only bracket groups with the evidence’s letters: [P95], [S3] or [TLS13] in an answer are text', () => {
+    const answer = '## Answer\nThe p95 [P95] of askbad is 2 s [E1]; its archive bucket is [S3] and it speaks [TLS13] [E2–E3].';
+    expect(checkCitations(answer, allowed)).toEqual({ ok: true, cited: ['E1', 'E2', 'E3'] });
+    expect(checkCitations(answer, allowed, { requireCitation: true }).ok).toBe(true);
+    // Evidence with other letters makes other groups citations: F ids for a result file.
+    expect(checkCitations('[F1, F2] [E9] [P95]', ['F1', 'F2'])).toEqual({ ok: true, cited: ['F1', 'F2'] });
+    // Without evidence, the letters are given: an id of the evidence's kind is still caught.
+    expect(checkCitations('[F1] [P95]', [], { prefixes: ['F'] })).toMatchObject({ ok: false, unknown: ['F1'] });
+    // Inside an evidence group, another id is not skipped: it is not in the evidence.
+    expect(checkCitations('[E1, P95]', allowed)).toMatchObject({ ok: false, unknown: ['P95'] });
+    // The answer check of ask operations (sections, citations) keeps the answer.
+    const ev: EvidenceItem[] = [1, 2, 3].map((n) => ({ n, kind: 'overview', subject: null, text: 'o', facts: {} }));
+    const full = `${answer}\n## Relevant findings\n- x [E1]\n## Trends\n- y [S3]\n## Suggested next steps\n- z [P95]\n## Caveats\n- none\n`;
+    expect(checkAnswer(full, ev)).toMatchObject({ usable: true, markdown: full, check: { cited: ['E1', 'E2', 'E3'], unknown: [] } });
   });
 
   it('accepts ranges inside the evidence and refuses one reaching past it, or between different letters', () => {
@@ -293,7 +317,6 @@ describe('the shared citation checker (src/llm/llm-citations.ts)', () => {
     expect(checkCitations('[E3, 9]', allowed)).toMatchObject({ ok: false, unknown: ['E9'] });
     // A huge range is refused after its first missing ids, without walking all of it.
     expect(checkCitations('[E1-E9999]', allowed)).toMatchObject({ ok: false, unknown: ['E6', 'E7', 'E8'] });
-    expect(citedIds('[E1-E9999]')).toHaveLength(1_000);
   });
 
   it('can require a citation', () => {
@@ -371,13 +394,60 @@ describe('model answer', () => {
     expect(c.usable && c.markdown).toMatch(/> \*\*Section check:\*\* the answer lacks the sections Relevant findings, Trends, Suggested next steps\.\n$/);
   });
 
-  it('falls back to the offline summary, labelled, when the model fails before its first word', async () => {
-    llm.enqueue({ kind: 'status', status: 402, message: 'no credits' });
-    const r = await ask(staffM, `fallback ${RUN}`);
-    expect(r.meta).toMatchObject({ source: 'offline', model: null });
-    expect(r.meta.label).toMatch(/^offline summary \(no language model\): the language model failed/);
-    expect(r.text).toMatch(/^## Answer\n\*\*Offline summary:\*\* the language model could not answer \(The language model account has run out of credits[^)]*\), so this summarises/);
-    expect(r.last.event).toBe('done');
+  it('falls back to the offline summary, labelled, when the model fails before its first word (402, 429): the failure in meta and done, a warn log line, audited as offline', async () => {
+    type Meta = { source: string; label: string; model: string | null; fallbackReason?: string; fallbackError?: { error: string; message: string; retryAfterSeconds?: number } };
+    const cases = [
+      { script: { kind: 'status', status: 402, message: 'no credits' } as const, error: 'llm_credits_exhausted', message: /^The language model account has run out of credits/, retryAfterSeconds: undefined },
+      { script: { kind: 'status', status: 429, retryAfter: '30', message: 'slow down' } as const, error: 'llm_busy', message: /^The language model is busy\. Try again in 30 seconds\.$/, retryAfterSeconds: 30 },
+    ];
+    for (const c of cases) {
+      const logged = logLines.length;
+      llm.enqueue(c.script);
+      const question = `fallback ${c.error} ${RUN}`;
+      const r = await ask(staffM, question);
+      const meta = r.meta as unknown as Meta;
+      expect(meta).toMatchObject({ source: 'offline', model: null, label: 'offline summary (the language model failed)' });
+      expect(meta.fallbackError).toMatchObject({ error: c.error });
+      expect(meta.fallbackError!.message).toMatch(c.message);
+      expect(meta.fallbackError!.retryAfterSeconds).toBe(c.retryAfterSeconds);
+      expect(meta.fallbackReason).toBe(meta.fallbackError!.message);
+      // The summary, section by section, saying why it answers.
+      expect(r.events.filter((e) => e.event === 'delta').length).toBe(ASK_SECTIONS.length);
+      expect(r.text).toMatch(/^## Answer\n\*\*Offline summary:\*\* the language model could not answer \(The language model [^)]*\), so this summarises/);
+      expect(r.events.some((e) => e.event === 'fallback')).toBe(false);
+      expect(r.last.event).toBe('done');
+      const done = r.last.data as Done & { fallbackError: Meta['fallbackError'] | null };
+      expect(done).toMatchObject({ source: 'offline', fallbackReason: meta.fallbackReason, fallbackError: meta.fallbackError, check: { unknown: [] } });
+      expect(done.markdown).toBe(r.text);
+      const stored = (await staffM.get(`/api/v1/staff/mesh/ask/answers/${done.answerId}`)).json() as { answer: AskAnswerDetail };
+      expect(stored.answer).toMatchObject({ model: null, markdown: r.text, question });
+
+      // Operators are told, at warn: the code, the friendly message and the wait; never the question, evidence or key.
+      const lines = logLines.slice(logged);
+      const warned = lines.map((l) => JSON.parse(l) as { level: number; msg?: string; llmError?: string; llmMessage?: string; retryAfterSeconds?: number }).filter((l) => l.msg === 'language model failed; the offline analysis answered');
+      expect(warned).toHaveLength(1);
+      expect(warned[0]).toMatchObject({ level: 40, llmError: c.error, llmMessage: meta.fallbackError!.message });
+      expect(warned[0]!.retryAfterSeconds).toBe(c.retryAfterSeconds);
+      const text = lines.join('\n');
+      expect(text).not.toContain(question);
+      expect(text).not.toContain('UNTRUSTED_DATA');
+      expect(text).not.toContain(LLM_KEY);
+
+      // The audit entry says the offline summary answered, and why.
+      const entries = ((await superAdmin.get('/api/v1/staff/audit-log?action=mesh.ask&limit=200')).json() as { entries: { details: Record<string, unknown> }[] }).entries;
+      expect(entries.find((e) => e.details.answerId === done.answerId)?.details).toMatchObject({ window: '24h', outcome: 'done', source: 'offline', llmError: c.error });
+    }
+  });
+
+  it('audits an answer replaced by the offline summary as offline', async () => {
+    llm.enqueue({ kind: 'stream', chunks: ['## Answer\nInvented [E9999].\n'] });
+    const r = await ask(staffM, `audited rejection ${RUN}`);
+    const done = r.last.data as Done;
+    expect(done).toMatchObject({ source: 'offline', fallbackError: null });
+    const entries = ((await superAdmin.get('/api/v1/staff/audit-log?action=mesh.ask&limit=200')).json() as { entries: { details: Record<string, unknown> }[] }).entries;
+    const details = entries.find((e) => e.details.answerId === done.answerId)?.details;
+    expect(details).toMatchObject({ outcome: 'done', source: 'offline', modelAnswerReplaced: true });
+    expect(details).not.toHaveProperty('llmError');
   });
 
   it('ends with an error event and stores nothing when the model fails mid-answer', async () => {

@@ -1,6 +1,8 @@
 // Staff "ask operations" (/api/v1/staff/mesh/ask…): the streamed answer (text/event-stream:
-// `meta` with the numbered evidence, `delta` pieces, `fallback` when the model's answer cited
-// evidence that does not exist and the offline summary replaced it, then `done` or `error`) and
+// `meta` with the numbered evidence, and `fallbackReason` / `fallbackError` when the model failed
+// before its first word and the offline summary answers; `delta` pieces, `fallback` when the
+// model's answer cited evidence that does not exist and the offline summary replaced it, then
+// `done` or `error`) and
 // the stored answers. askMeshOperations returns what useStreamedAnswer expects, with the stored
 // markdown as the final text; onEvidence gets the meta (evidence included) before any text.
 import { queryOptions } from '@tanstack/react-query';
@@ -44,7 +46,8 @@ export async function askMeshOperations(input: { question: string; window: Healt
     if (event === 'meta') {
       meta = data as AskMeta;
       handlers.onEvidence?.(meta);
-      shown = { source: meta.source, label: meta.label, model: meta.model };
+      // The failure, when there is one, so the page shows the friendly message (and "Try again") as for every helper.
+      shown = { source: meta.source, label: meta.label, model: meta.model, ...(meta.fallbackReason ? { fallbackReason: meta.fallbackReason } : {}), ...(meta.fallbackError ? { fallbackError: meta.fallbackError } : {}) };
       handlers.onMeta?.(shown);
     } else if (event === 'fallback') {
       // The same event as the other helpers': the offline summary replaces the streamed text, labelled.

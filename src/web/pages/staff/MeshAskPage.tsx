@@ -2,8 +2,10 @@
 // 30 d. The server gathers numbered evidence from the mesh records (shown as it arrives), then
 // the answer streams in the sections Answer, Relevant findings, Trends, Suggested next steps and
 // Caveats, citing evidence as [E<n>]; the citations are checked once the answer is complete.
-// Without a language model the offline summary answers, labelled. Past answers (everyone's) are
-// listed below and open with their evidence.
+// Without a language model, or when the model fails before its first word, the offline summary
+// answers, labelled, with the friendly reason (busy with the wait, credits exhausted, timeout) and,
+// unless the credits are exhausted, "Try again". Past answers (everyone's) are listed below and
+// open with their evidence.
 import { Alert, Badge, Button, Group, Modal, SegmentedControl, Stack, Table, Text, Textarea } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
@@ -158,7 +160,9 @@ function MeshAsk() {
 
 function CitationCheckNote({ done }: { done: AskDone }) {
   const { check } = done;
-  if (done.fallbackReason !== null)
+  // The model's answer was streamed and then not used (a model that failed before its first word
+  // wrote nothing to check: the answer card says why the offline summary answers).
+  if (done.fallbackReason !== null && done.fallbackError === null)
     return (
       <Alert color="yellow" variant="light" title="Citation check" data-testid="citation-check">
         <Text size="sm">
