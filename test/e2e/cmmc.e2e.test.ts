@@ -77,7 +77,8 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await page.getByLabel("Official's e-mail").fill(ALICE);
     await page.getByLabel('Assessment scope').fill('Office network, 2 laptops, Microsoft 365 tenant');
     await page.getByRole('button', { name: 'Save scope' }).click();
-    await page.getByText('A CAGE code is exactly 5 letters or digits', { exact: false }).first().waitFor();
+    // The message names the code and its likely correction (I and O are never used).
+    await page.getByText('1ABO2 uses the letter O: CAGE codes never use the letters I and O (they are the digits 1 and 0), so it is probably 1AB02.').first().waitFor();
     await page.getByLabel('CAGE code', { exact: false }).first().fill(CAGE);
     await page.getByRole('button', { name: 'Save scope' }).click();
     // A new profile moves on to the Device check tab.
@@ -276,6 +277,55 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await buyer.goto(`/cmmc/start?token=${token}`);
     await buyer.getByText('This link cannot be used').waitFor();
     await buyer.getByText('already used', { exact: false }).waitFor();
+
+    // The profile is saved meanwhile (another admin, another tab) while this tab still holds the
+    // prefill of a link claimed before it existed: the details are offered, not reported as "not
+    // filled in", and nothing changes until the user asks.
+    const buyerTenant = await buyer.evaluate(async () => ((await (await fetch('/api/v1/me')).json()) as { activeTenantId: string }).activeTenantId);
+    const putStatus = await buyer.evaluate(
+      async ({ tenantId, body }) => {
+        const me = (await (await fetch('/api/v1/me')).json()) as { csrfToken: string };
+        return (await fetch(`/api/v1/tenants/${tenantId}/cmmc/profile`, { method: 'PUT', headers: { 'content-type': 'application/json', 'x-csrf-token': me.csrfToken }, body: JSON.stringify(body) })).status;
+      },
+      { tenantId: buyerTenant, body: { cageCode: '7HX70', companyName: 'Saved Meanwhile Inc', biddingUsers: [{ name: 'Hana Handoff', email: 'hana@handoff.test' }], mailPlatform: 'google', affirmingOfficial: { name: 'Hana Handoff', title: 'Owner', email: 'hana@handoff.test' } } },
+    );
+    expect(putStatus).toBe(200);
+    await buyer.goto('/cmmc');
+    await buyer.getByRole('tab', { name: 'Scope' }).click();
+    const offer = buyer.getByTestId('handoff-available');
+    await offer.getByText('4HX77').waitFor();
+    await offer.getByText('Handoff Fabrication').waitFor();
+    expect(await buyer.getByTestId('handoff-unapplied').count()).toBe(0);
+    expect(await buyer.getByLabel('CAGE code', { exact: false }).first().inputValue()).toBe('7HX70');
+    expect(await buyer.getByLabel('Company name').inputValue()).toBe('Saved Meanwhile Inc');
+    expect(await scanA11y(buyer)).toEqual([]);
+    await offer.getByRole('button', { name: "Fill in the bid portal's details" }).click();
+    await offer.waitFor({ state: 'detached' });
+    expect(await buyer.getByLabel('CAGE code', { exact: false }).first().inputValue()).toBe('4HX77');
+    expect(await buyer.getByLabel('Company name').inputValue()).toBe('Handoff Fabrication');
+    expect(await buyer.getByLabel('Person 2 e-mail').inputValue()).toBe('buyer@handoff.test');
+
+    // A CAGE code saved before I and O were refused (stored directly: the 0024 trigger is bypassed
+    // in one transaction): Scope names it and its likely correction, on the field and above it.
+    await e2e.server.database.db.transaction().execute(async (tx) => {
+      await sql`alter table compliance_profiles disable trigger compliance_profiles_cage_codes_update`.execute(tx);
+      await sql`update compliance_profiles set cage_code = '7HX7O', additional_cage_codes = array['9ZZI9'] where tenant_id = ${buyerTenant}`.execute(tx);
+      await sql`alter table compliance_profiles enable trigger compliance_profiles_cage_codes_update`.execute(tx);
+    });
+    await buyer.reload();
+    await buyer.getByRole('tab', { name: 'Scope' }).click();
+    const invalid = buyer.getByTestId('cage-invalid');
+    await invalid.getByText('7HX7O uses the letter O', { exact: false }).waitFor();
+    await invalid.getByText('probably 7HX70', { exact: false }).waitFor();
+    await invalid.getByText('9ZZI9 uses the letter I', { exact: false }).waitFor();
+    await buyer.locator('.mantine-TextInput-error', { hasText: '7HX7O uses the letter O' }).waitFor();
+    await buyer.locator('.mantine-TextInput-error', { hasText: '9ZZI9 uses the letter I' }).waitFor();
+    // (The alert is labelled by its title, so the field is found by its role.)
+    await buyer.getByRole('textbox', { name: /^CAGE code/ }).fill('7HX70');
+    await buyer.getByLabel('Further CAGE codes in scope').fill('9ZZ19');
+    await buyer.getByRole('button', { name: 'Save scope' }).click();
+    await buyer.getByText('Scope saved.').waitFor();
+    await invalid.waitFor({ state: 'detached' });
     await buyer.context().close();
 
     // A second link claimed by the first company, which already has a profile: used up, nothing

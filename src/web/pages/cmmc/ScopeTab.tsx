@@ -4,7 +4,7 @@ import { Alert, Button, Fieldset, Group, Paper, Radio, SimpleGrid, Stack, Text, 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../lib/api.ts';
-import { clearHandoffPrefill, cmmcKeys, readHandoffPrefill, saveProfile, type HandoffPrefill, type ProfileBody, type ProfileResponse } from '../../lib/cmmc-api.ts';
+import { CAGE_MESSAGE, cageCodeProblem, clearHandoffPrefill, cmmcKeys, invalidStoredCageCodes, readHandoffPrefill, saveProfile, type HandoffPrefill, type ProfileBody, type ProfileResponse } from '../../lib/cmmc-api.ts';
 import { notifyError, notifySuccess } from '../../lib/errors.ts';
 
 interface BiddingUserRow {
@@ -29,9 +29,6 @@ interface Values {
   biddingUsers: BiddingUserRow[];
 }
 
-// As the server's CAGE_CODE_RE: 5 characters, never the letters I or O.
-const CAGE_RE = /^[0-9A-HJ-NP-Z]{5}$/;
-const CAGE_MESSAGE = 'A CAGE code is exactly 5 letters or digits, e.g. 1ABC2 (the letters I and O are never used: type 1 and 0).';
 
 /** The saved profile, or for a new one the prefill of a claimed bid-portal handoff link. */
 function initial(data: ProfileResponse, tenantId: string): Values {
@@ -62,9 +59,11 @@ const splitCodes = (s: string) =>
 
 function validate(v: Values): Record<string, string> {
   const e: Record<string, string> = {};
-  if (!CAGE_RE.test(v.cageCode.trim().toUpperCase())) e['body.cageCode'] = CAGE_MESSAGE;
-  const bad = splitCodes(v.additionalCageCodes).filter((c) => !CAGE_RE.test(c));
-  if (bad.length) e['body.additionalCageCodes'] = `Not CAGE codes: ${bad.join(', ')}`;
+  // A code saved before I and O were refused is named, with its likely correction.
+  const primary = cageCodeProblem(v.cageCode);
+  if (primary) e['body.cageCode'] = v.cageCode.trim() ? primary : CAGE_MESSAGE;
+  const bad = splitCodes(v.additionalCageCodes).filter((c) => cageCodeProblem(c) !== null);
+  if (bad.length) e['body.additionalCageCodes'] = bad.map((c) => (cageCodeProblem(c) === CAGE_MESSAGE ? `${c} is not a CAGE code (5 letters or digits, never I or O).` : cageCodeProblem(c))).join(' ');
   if (!v.companyName.trim()) e['body.companyName'] = 'Required.';
   if (!v.mailPlatform) e['body.mailPlatform'] = 'Choose the mail platform.';
   if (!v.officialName.trim()) e['body.affirmingOfficial.name'] = 'Required.';
@@ -94,16 +93,42 @@ function toBody(v: Values): ProfileBody {
   };
 }
 
+function PendingActions({ onApply }: { onApply: () => void }) {
+  return (
+    <Group mt="xs">
+      <Button size="xs" variant="light" onClick={onApply}>
+        Fill in the bid portal&apos;s details
+      </Button>
+    </Group>
+  );
+}
+
 export function ScopeTab({ tenantId, data, onSaved }: { tenantId: string; data: ProfileResponse; onSaved: () => void }) {
   const queryClient = useQueryClient();
   const [values, setValues] = useState<Values>(() => initial(data, tenantId));
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  // A bid-portal link claimed while this tenant already had a profile: its details were not filled
-  // in (that would overwrite the saved Scope), so they are shown here to compare.
-  const [unapplied, setUnapplied] = useState<HandoffPrefill | null>(() => (data.profile ? readHandoffPrefill(tenantId) : null));
-  const dismissUnapplied = () => {
+  // CAGE codes saved before I and O were refused: named at once, on the fields and above them.
+  const storedInvalid = data.profile ? invalidStoredCageCodes(data.profile) : [];
+  const [errors, setErrors] = useState<Record<string, string>>(() => (storedInvalid.length ? Object.fromEntries(Object.entries(validate(initial(data, tenantId))).filter(([k]) => k === 'body.cageCode' || k === 'body.additionalCageCodes')) : {}));
+  // A claimed bid-portal link's details, when this tenant has a profile (they are never filled in
+  // by themselves: that would overwrite the saved Scope). profileExisted: the link was claimed
+  // while the profile existed, so nothing was filled in and the page says so; otherwise the link
+  // was claimed before the profile was saved (e.g. by another admin meanwhile), and the details are
+  // only offered. Either way "Fill in" copies them into the form, which is saved as usual.
+  const [pending, setPending] = useState<HandoffPrefill | null>(() => (data.profile ? readHandoffPrefill(tenantId) : null));
+  const dismissPending = () => {
     clearHandoffPrefill();
-    setUnapplied(null);
+    setPending(null);
+  };
+  const applyPending = () => {
+    if (!pending) return;
+    setValues((prev) => ({
+      ...prev,
+      cageCode: pending.cageCode ?? prev.cageCode,
+      companyName: pending.companyName ?? prev.companyName,
+      biddingUsers:
+        pending.contactEmail && !prev.biddingUsers.some((u) => u.email.trim().toLowerCase() === pending.contactEmail!.toLowerCase()) ? [...prev.biddingUsers, { name: '', email: pending.contactEmail, role: '' }] : prev.biddingUsers,
+    }));
+    dismissPending();
   };
   const readOnly = !data.canManage;
   const set = <K extends keyof Values>(k: K, v: Values[K]) => setValues((prev) => ({ ...prev, [k]: v }));
@@ -115,6 +140,7 @@ export function ScopeTab({ tenantId, data, onSaved }: { tenantId: string; data: 
       queryClient.setQueryData(cmmcKeys.profile(tenantId), res);
       setErrors({});
       clearHandoffPrefill();
+      setPending(null);
       notifySuccess(data.profile ? 'Scope saved.' : 'Scope saved. Next: run the device checks.');
       if (!data.profile) onSaved();
     },
@@ -138,11 +164,23 @@ export function ScopeTab({ tenantId, data, onSaved }: { tenantId: string; data: 
     <Paper withBorder p="lg" radius="md" maw={860}>
       <form onSubmit={submit} noValidate aria-label="CMMC scope">
         <Stack gap="lg">
-          {unapplied && (
-            <Alert color="yellow" variant="light" title="The bid portal's details were not filled in" withCloseButton closeButtonLabel="Dismiss" onClose={dismissUnapplied} data-testid="handoff-unapplied">
-              The link from the bid portal was used, but {data.profile?.companyName ?? 'this company'} already has a CMMC profile, so nothing in it was changed. The bid portal sent: CAGE code <strong>{unapplied.cageCode ?? '-'}</strong>, company <strong>{unapplied.companyName ?? '-'}</strong>, contact {unapplied.contactEmail ?? '-'}. Update the fields below if they differ.
+          {storedInvalid.length > 0 && (
+            <Alert color="red" variant="light" title={storedInvalid.length > 1 ? 'Saved CAGE codes are not valid' : 'The saved CAGE code is not valid'} data-testid="cage-invalid">
+              {storedInvalid.map((c) => cageCodeProblem(c)).join(' ')} It was saved before such codes were refused. {readOnly ? 'An owner or admin corrects it here and saves' : 'Correct it below and save'}: until then Scope cannot be saved and the SPRS entry cannot be confirmed.
             </Alert>
           )}
+          {pending &&
+            (pending.profileExisted ? (
+              <Alert color="yellow" variant="light" title="The bid portal's details were not filled in" withCloseButton closeButtonLabel="Dismiss" onClose={dismissPending} data-testid="handoff-unapplied">
+                The link from the bid portal was used, but {data.profile?.companyName ?? 'this company'} already has a CMMC profile, so nothing in it was changed. The bid portal sent: CAGE code <strong>{pending.cageCode ?? '-'}</strong>, company <strong>{pending.companyName ?? '-'}</strong>, contact {pending.contactEmail ?? '-'}. Update the fields below if they differ.
+                {!readOnly && <PendingActions onApply={applyPending} />}
+              </Alert>
+            ) : (
+              <Alert color="blue" variant="light" title="Details from the bid portal are available" withCloseButton closeButtonLabel="Dismiss" onClose={dismissPending} data-testid="handoff-available">
+                The link from the bid portal was used before this CMMC profile was saved. It sent: CAGE code <strong>{pending.cageCode ?? '-'}</strong>, company <strong>{pending.companyName ?? '-'}</strong>, contact {pending.contactEmail ?? '-'}. Nothing was changed; fill them in if they are right, then save.
+                {!readOnly && <PendingActions onApply={applyPending} />}
+              </Alert>
+            ))}
           {readOnly && (
             <Alert color="gray" variant="light" role="note">
               Only owners and admins of this tenant can change the scope.

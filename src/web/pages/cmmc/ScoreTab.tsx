@@ -5,7 +5,7 @@ import { Alert, Anchor, Badge, Button, Checkbox, FileButton, Group, List, Paper,
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
-import { cmmcKeys, confirmSprs, exportUrls, programKeys, scoreQuery, sprsProofUrl, uploadSprsProof, type ProfileDto, type ScoreDto } from '../../lib/cmmc-api.ts';
+import { cageCodeProblem, cmmcKeys, confirmSprs, exportUrls, invalidStoredCageCodes, programKeys, scoreQuery, sprsProofUrl, uploadSprsProof, type ProfileDto, type ScoreDto } from '../../lib/cmmc-api.ts';
 import { notifySuccess } from '../../lib/errors.ts';
 import { formatDate, formatDateTime } from '../../lib/format.ts';
 
@@ -59,6 +59,8 @@ function Reasons({ r }: { r: ScoreDto['requirements'][number] }) {
 function SprsForm({ tenantId, profile, score }: { tenantId: string; profile: ProfileDto; score: ScoreDto }) {
   const qc = useQueryClient();
   const codes = [profile.cageCode, ...profile.additionalCageCodes];
+  // Codes saved before I and O were refused: the server answers cmmc_cage_code_invalid.
+  const invalidCodes = invalidStoredCageCodes(profile);
   const [statusDate, setStatusDate] = useState(todayIso());
   const [affirmedOn, setAffirmedOn] = useState(todayIso());
   const [scope, setScope] = useState(profile.scopeDescription ?? '');
@@ -91,10 +93,15 @@ function SprsForm({ tenantId, profile, score }: { tenantId: string; profile: Pro
             ))}
           </Group>
         </Checkbox.Group>
+        {invalidCodes.length > 0 && (
+          <Alert color="red" variant="light" title="Correct the CAGE code in Scope first" data-testid="sprs-cage-invalid">
+            {invalidCodes.map((c) => cageCodeProblem(c)).join(' ')} SPRS does not know such a code, so the confirmation cannot be recorded until it is corrected in Scope and saved.
+          </Alert>
+        )}
         <Checkbox checked={affirm} onChange={(e) => setAffirm(e.currentTarget.checked)} label={score.affirmationText} />
         <ErrorAlert error={confirm.error} title="Could not record the confirmation" />
         <Group>
-          <Button onClick={() => confirm.mutate()} disabled={!affirm || !scope.trim() || !statusDate || !affirmedOn} loading={confirm.isPending}>
+          <Button onClick={() => confirm.mutate()} disabled={!affirm || !scope.trim() || !statusDate || !affirmedOn || invalidCodes.length > 0} loading={confirm.isPending}>
             Record SPRS confirmation
           </Button>
         </Group>
