@@ -13,7 +13,7 @@
 // (today: win.scan_recent unknown with third_party_av, settled by si15.frequency answered yes);
 // the explanation and the prompt say which unknowns that is, and that the others are not.
 // The CMMC files themselves, not src/cmmc/index.ts, so that the CMMC module may import src/llm without a cycle.
-import { DEVICE_CHECKS, isDeviceCheckId, type CheckResult, type DeviceCheck, type DeviceOs } from '../cmmc/cmmc-checks.ts';
+import { DEVICE_CHECKS, isDeviceCheckId, reasonInfo, type CheckResult, type DeviceCheck, type DeviceOs } from '../cmmc/cmmc-checks.ts';
 import { cmmcRepo, parseJson } from '../cmmc/cmmc-repo.ts';
 import { DEVICE_STALE_DAYS } from '../cmmc/cmmc-schemas.ts';
 import type { Tx } from '../db/tenant.ts';
@@ -85,13 +85,6 @@ const LINE = /^\s*(pass|fail|unknown)\s+((?:win|mac)\.[a-z0-9_]+)[ \t]*(.*)$/gim
 /** What the Windows script prints for win.scan_recent when it sends the reason third_party_av. */
 const THIRD_PARTY_AV = /^third-party anti-malware on \(.*\): its scan history is not readable/;
 
-/**
- * The attestation item that settles an unknown result of this check on a computer that gave this
- * reason (the check's `attestable` rule, decision 30); null for every other unknown.
- */
-export function attestItemFor(check: DeviceCheck, reason: string | null): string | null {
-  return check.attestable && reason === check.attestable.reason ? check.attestable.itemId : null;
-}
 
 /**
  * Reads the console output of a device-check script (its header line and one "status check-id
@@ -135,7 +128,9 @@ export function analyzeDeviceRuns(runs: DeviceRun[], now: Date): DeviceAnalysis 
       const entry = byCheck.get(key) ?? byCheck.set(key, { result, computers: [] }).get(key)!;
       const observed = run.details[id];
       const reason = result === 'unknown' ? (run.reasons[id]?.slice(0, 64) ?? null) : null;
-      entry.computers.push({ hostname: run.hostname, observed: observed ? observed.slice(0, MAX_OBSERVED) : null, reason, attestItem: attestItemFor(DEVICE_CHECKS[id], reason) });
+      // The attestation item that settles this unknown here: the check's `attestable` rule with exactly its reason (decision 30), else none.
+      const attestItem = reason ? (reasonInfo(id, reason)?.attestItem ?? null) : null;
+      entry.computers.push({ hostname: run.hostname, observed: observed ? observed.slice(0, MAX_OBSERVED) : null, reason, attestItem });
     }
   }
   const order = Object.keys(DEVICE_CHECKS);
@@ -168,11 +163,6 @@ export const UNKNOWN_RULE = [
   ),
 ].join(' ');
 
-/** What a reason code that no attestation settles means for this check, when the knowledge table says. */
-function reasonMeaning(check: DeviceCheck, reason: string): string | null {
-  const known = (check as DeviceCheck & { unknownReasons?: Partial<Record<string, string>> }).unknownReasons;
-  return known && Object.hasOwn(known, reason) ? (known[reason] ?? null) : null;
-}
 const quote = (s: string) => `"${mdInline(s)}"`;
 
 /** The offline answer: Markdown, labelled "offline analysis". */
@@ -222,7 +212,7 @@ export function offlineDeviceExplanation(a: DeviceAnalysis): string {
       const rest = f.computers.filter((c) => !c.attestItem);
       if (settles.length) lines.push(`   Can be attested on ${hosts(settles)} (reason ${mdInline(f.check.attestable!.reason)}): ${mdInline(f.check.attestable!.explanation)}`);
       for (const c of rest.filter((x) => x.reason)) {
-        const meaning = reasonMeaning(f.check, c.reason!);
+        const meaning = reasonInfo(f.check.id, c.reason!)?.explanation;
         lines.push(`   Reason on ${mdInline(c.hostname)}: ${mdInline(c.reason!)}${meaning ? `: ${mdInline(meaning)}` : ''}`);
       }
       if (rest.length) lines.push(`   ${settles.length ? `On ${hosts(rest)} it` : 'It'} cannot be attested: it counts as not met until a run of the script reads it.`);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVICE_CHECKS } from '../../src/cmmc/cmmc-checks.ts';
 import { analyzeDeviceRuns, devicePrompt, offlineDeviceExplanation, parsePastedOutput, type DeviceRun } from '../../src/llm/index.ts';
 import { DEVICE_INSTRUCTIONS, UNKNOWN_RULE } from '../../src/llm/llm-device-check.ts';
+import { mdInline } from '../../src/llm/llm-offline-results.ts';
 import { isAppError } from '../../src/lib/errors.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import type { Client } from '../helpers/client.ts';
@@ -90,6 +91,8 @@ describe('device-check offline analysis', () => {
         run('PC-ODD', { 'win.scan_recent': 'unknown', 'win.firewall_enabled': 'unknown' }, { reasons: { 'win.scan_recent': 'some_other_reason', 'win.firewall_enabled': 'third_party_av' } }),
         // A reason with a fail (or a pass) settles nothing.
         run('PC-FAIL', { 'win.scan_recent': 'fail' }, { reasons: { 'win.scan_recent': 'third_party_av' } }),
+        // A reason the knowledge table explains, which no attestation settles.
+        run('PC-ADM', { 'win.local_admins': 'unknown' }, { reasons: { 'win.local_admins': 'admin_groups_unresolved' } }),
       ],
       NOW,
     );
@@ -114,6 +117,8 @@ describe('device-check offline analysis', () => {
     expect(scanItem).toContain('   On PC-DEF, PC-ODD it cannot be attested: it counts as not met until a run of the script reads it.');
     const firewallItem = md.slice(md.indexOf(`**${DEVICE_CHECKS['win.firewall_enabled'].title}**: unknown`));
     expect(firewallItem.split('\n').slice(0, 6).join('\n')).toContain('   It cannot be attested: it counts as not met until a run of the script reads it.');
+    const admins = md.slice(md.indexOf(`**${DEVICE_CHECKS['win.local_admins'].title}**: unknown`));
+    expect(admins).toContain(`   Reason on PC-ADM: admin\\_groups\\_unresolved: ${mdInline(DEVICE_CHECKS['win.local_admins'].unknownReasons!.admin_groups_unresolved!)}\n   It cannot be attested`);
     expect(md.match(/Can be attested/g)).toHaveLength(1);
 
     // The model is given the same facts and the same rule.
