@@ -514,11 +514,12 @@ Invoke-Check 'win.local_admins' {
   $names = ($members | ForEach-Object { $_.Name }) -join ', '
   $direct = @($members | Where-Object { $_.Sid -eq $dailySid.Value }).Count -gt 0
   # Local accounts: a member counts unless it is a disabled local user.
-  $enabled = @($members | Where-Object { $lu = Get-LocalUser -SID $_.Sid -ErrorAction SilentlyContinue; (-not $lu) -or $lu.Enabled })
+  $enabled = @($members | Where-Object { $lu = $null; try { $lu = Get-LocalUser -SID $_.Sid -ErrorAction Stop } catch { $lu = $null }; (-not $lu) -or $lu.Enabled })
   $machineSid = ''
   $anyLocal = Get-LocalUser | Select-Object -First 1
   if ($anyLocal) { $machineSid = [string]$anyLocal.SID.AccountDomainSid }
-  $dailyDomain = [string]$dailySid.AccountDomainSid
+  $dailyDomain = ''
+  try { $dailyDomain = [string]$dailySid.AccountDomainSid } catch { $dailyDomain = '' }
   $dailyLocal = $machineSid -and $dailyDomain -eq $machineSid
   # Groups that hold every signed-in person: Everyone, Interactive, Authenticated Users, the daily
   # user's Domain Users (or a local account's None), and Local account for a local daily user.
