@@ -4,7 +4,10 @@
 // carry (almost) no text is a scan: it is reported as "not assessable", never guessed at.
 //
 // Extracted text is untrusted data. Nothing here interprets it; prompts delimit it (llm-prompts.ts).
-import { getDocumentProxy } from 'unpdf';
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { normaliseText, unreadablePdf } from './llm-extract-pdf.ts';
+import type { PdfTask } from './llm-extract-worker.ts';
 import { llmError } from './llm-errors.ts';
 import { LlmAbortedError } from './llm-gateway.ts';
 
@@ -84,88 +87,98 @@ export function checkUploadLimits(files: readonly UploadedFile[], limits: Pick<E
   if (total > limits.totalBytes) throw llmError('llm_files_too_large', `The files total ${(total / 1024 / 1024).toFixed(1)} MB; at most ${(limits.totalBytes / 1024 / 1024).toFixed(0)} MB in all are accepted.`, { details: { maxTotalBytes: limits.totalBytes } });
 }
 
-class ExtractTimeout extends Error {}
+// PDFs are read on up to two threads of their own (llm-extract-worker.ts), created when first
+// needed and ended after a minute idle: PDF.js parsing is CPU work of up to seconds per request,
+// which on the request thread would delay every other request, and a hostile file that exhausts
+// the thread's heap then ends only that thread (the file is reported unreadable).
+const PDF_THREADS = Math.max(1, Math.min(2, availableParallelism()));
+const PDF_THREAD_IDLE_MS = 60_000;
+const PDF_THREAD_HEAP_MB = 384;
 
-/** `p`, or an ExtractTimeout once the deadline passed (PDF.js yields often enough for the timer to run). */
-function beforeDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
-  const left = deadline - Date.now();
-  if (left <= 0) {
-    p.catch(() => undefined);
-    return Promise.reject(new ExtractTimeout());
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new ExtractTimeout()), left)));
-  return Promise.race([p, limit]).finally(() => clearTimeout(timer));
+interface PdfJob {
+  task: Omit<PdfTask, 'id'>;
+  resolve(doc: ExtractedDocument): void;
+  reject(e: Error): void;
+}
+interface PdfThread {
+  worker: Worker;
+  job: PdfJob | null;
+  idleTimer?: NodeJS.Timeout;
 }
 
-const normalise = (s: string) => s.replace(/\r\n?/g, '\n').replace(/[ \t\f\v]+/g, ' ');
+const threads = new Set<PdfThread>();
+const queue: PdfJob[] = [];
+let nextTaskId = 1;
 
-async function extractPdf(f: UploadedFile, limits: ExtractLimits, deadline: number, signal?: AbortSignal): Promise<ExtractedDocument> {
-  const base = { fileName: f.fileName, kind: 'pdf' as const, size: f.data.length };
-  let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
-  try {
-    // A copy: PDF.js may transfer (detach) the buffer it is given.
-    const loading = getDocumentProxy(new Uint8Array(f.data), { isEvalSupported: false, maxImageSize: 1, stopAtErrors: false });
-    pdf = await beforeDeadline(loading, deadline).catch((e: unknown) => {
-      // Opened too late: close it once it is open.
-      if (e instanceof ExtractTimeout) loading.then((d) => d.destroy()).catch(() => undefined);
-      throw e;
-    });
-  } catch (e) {
-    if (e instanceof ExtractTimeout) return { ...base, pages: [], pageCount: 0, assessable: false, note: 'The time limit for reading the files was reached before this PDF could be opened. Not assessable; upload fewer or smaller files.' };
-    return { ...base, pages: [], pageCount: 0, assessable: false, note: 'The PDF could not be read (damaged or password-protected). Not assessable.' };
-  }
-  try {
-    const pageCount = pdf.numPages;
-    const pages: string[] = [];
-    let chars = 0;
-    let truncated: string | undefined;
-    for (let n = 1; n <= pageCount; n++) {
-      if (n > limits.pagesPerFile) {
-        truncated = `Only the first ${limits.pagesPerFile} of ${pageCount} pages were read.`;
-        break;
-      }
-      if (signal?.aborted) throw new LlmAbortedError();
-      if (Date.now() > deadline) {
-        truncated = `Reading stopped at page ${n - 1} of ${pageCount}: the time limit for extraction was reached.`;
-        break;
-      }
-      let page: Awaited<ReturnType<typeof pdf.getPage>>;
-      let content: Awaited<ReturnType<typeof page.getTextContent>>;
-      try {
-        page = await beforeDeadline(pdf.getPage(n), deadline);
-        content = await beforeDeadline(page.getTextContent(), deadline);
-      } catch (e) {
-        if (!(e instanceof ExtractTimeout)) throw e;
-        truncated = `Reading stopped at page ${n - 1} of ${pageCount}: the time limit for extraction was reached.`;
-        break;
-      }
-      let text = '';
-      for (const item of content.items) {
-        if ('str' in item) text += item.str + (item.hasEOL ? '\n' : ' ');
-      }
-      page.cleanup();
-      text = normalise(text).trim();
-      if (chars + text.length > limits.charsPerFile) {
-        pages.push(text.slice(0, Math.max(0, limits.charsPerFile - chars)));
-        truncated = `Only the first ${limits.charsPerFile.toLocaleString('en-US')} characters were read.`;
-        break;
-      }
-      chars += text.length;
-      pages.push(text);
+function startThread(): PdfThread {
+  const thread: PdfThread = { worker: new Worker(new URL('./llm-extract-worker.ts', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: PDF_THREAD_HEAP_MB } }), job: null };
+  threads.add(thread);
+  const settled = () => {
+    const job = thread.job;
+    thread.job = null;
+    return job;
+  };
+  thread.worker.on('message', (m: { doc?: ExtractedDocument; aborted?: boolean; error?: string }) => {
+    const job = settled();
+    if (job) {
+      if (m.doc) job.resolve(m.doc);
+      else if (m.aborted) job.reject(new LlmAbortedError());
+      // PDF.js failed inside the document (not a limit): the file is unreadable, never a 500.
+      else job.resolve(unreadablePdf({ fileName: job.task.fileName, data: job.task.data }));
     }
-    const textChars = pages.reduce((a, p) => a + p.replace(/\s/g, '').length, 0);
-    if (pages.length > 0 && textChars < limits.scannedCharsPerPage * pages.length && textChars < 200)
-      return { ...base, pages: pages.map(() => ''), pageCount, assessable: false, note: 'No extractable text: the PDF looks scanned (image-only). Not assessable; upload a text PDF (export it from the source document, or run OCR first).' };
-    if (pages.length === 0) return { ...base, pages, pageCount, assessable: false, note: truncated ? `${truncated} Not assessable.` : 'The PDF has no pages. Not assessable.' };
-    return { ...base, pages, pageCount, assessable: true, ...(truncated ? { note: truncated, truncated: true } : {}) };
-  } finally {
-    await pdf.destroy().catch(() => undefined);
+    idle(thread);
+    pump();
+  });
+  // Out of memory or a crash: the file is unreadable; the next job gets a new thread.
+  const gone = () => {
+    if (!threads.delete(thread)) return;
+    clearTimeout(thread.idleTimer);
+    const job = settled();
+    if (job) {
+      if (Atomics.load(job.task.abort, 0) === 1) job.reject(new LlmAbortedError());
+      else job.resolve(unreadablePdf({ fileName: job.task.fileName, data: job.task.data }));
+    }
+    pump();
+  };
+  thread.worker.on('error', gone);
+  thread.worker.on('exit', gone);
+  return thread;
+}
+
+/** An idle thread does not keep the process alive, and ends after a minute without work. */
+function idle(thread: PdfThread): void {
+  thread.worker.unref();
+  clearTimeout(thread.idleTimer);
+  thread.idleTimer = setTimeout(() => {
+    if (!thread.job) void thread.worker.terminate();
+  }, PDF_THREAD_IDLE_MS).unref();
+}
+
+function pump(): void {
+  while (queue.length) {
+    let thread = [...threads].find((t) => !t.job);
+    if (!thread) {
+      if (threads.size >= PDF_THREADS) return;
+      thread = startThread();
+    }
+    const job = queue.shift()!;
+    thread.job = job;
+    clearTimeout(thread.idleTimer);
+    thread.worker.ref();
+    const data = new Uint8Array(job.task.data); // a copy the thread owns (transferred, not cloned)
+    thread.worker.postMessage({ ...job.task, data, id: nextTaskId++ } satisfies PdfTask, [data.buffer]);
   }
+}
+
+function extractPdfOnThread(task: Omit<PdfTask, 'id'>): Promise<ExtractedDocument> {
+  return new Promise((resolve, reject) => {
+    queue.push({ task, resolve, reject });
+    pump();
+  });
 }
 
 function extractText(f: UploadedFile, kind: 'text' | 'markdown', limits: ExtractLimits): ExtractedDocument {
-  let text = normalise(f.data.toString('utf8').replace(/^\uFEFF/, ''));
+  let text = normaliseText(f.data.toString('utf8').replace(/^\uFEFF/, ''));
   let truncated: string | undefined;
   if (text.length > limits.charsPerFile) {
     text = text.slice(0, limits.charsPerFile);
@@ -192,16 +205,25 @@ export async function extractDocuments(files: readonly UploadedFile[], limits: E
   const names = new Set<string>();
   const kinds = files.map((f) => classify(f));
   const deadline = Date.now() + limits.timeMs;
-  const out: ExtractedDocument[] = [];
-  for (const [i, f] of files.entries()) {
-    // Citations name files, so names must be unique within a request.
-    let name = f.fileName;
-    for (let k = 2; names.has(name); k++) name = f.fileName.replace(/(\.[^.]*)?$/, ` (${k})$1`);
-    names.add(name);
-    const file = { ...f, fileName: name };
-    const kind = kinds[i]!;
+  if (signal?.aborted) throw new LlmAbortedError();
+  const abort = new Int32Array(new SharedArrayBuffer(4));
+  const onAbort = () => Atomics.store(abort, 0, 1);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const docs = await Promise.all(
+      files.map((f, i) => {
+        // Citations name files, so names must be unique within a request.
+        let name = f.fileName;
+        for (let k = 2; names.has(name); k++) name = f.fileName.replace(/(\.[^.]*)?$/, ` (${k})$1`);
+        names.add(name);
+        const kind = kinds[i]!;
+        return kind === 'pdf' ? extractPdfOnThread({ fileName: name, data: f.data, limits: { ...limits }, deadline, abort }) : extractText({ ...f, fileName: name }, kind, limits);
+      }),
+    );
     if (signal?.aborted) throw new LlmAbortedError();
-    out.push(kind === 'pdf' ? await extractPdf(file, limits, deadline, signal) : extractText(file, kind, limits));
+    return docs;
+  } finally {
+    onAbort(); // whatever is still being read for this request stops at its next page
+    signal?.removeEventListener('abort', onAbort);
   }
-  return out;
 }
