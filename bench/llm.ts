@@ -177,10 +177,11 @@ async function cappedPdf(n: number, pages: number, charsPerPage: number): Promis
   return Buffer.from(await doc.save());
 }
 
-async function worstCaseExtraction(): Promise<{ medianMs: number; files: number; totalBytes: number; pages: number; chars: number; truncatedFiles: number; runs: number }> {
+async function worstCaseExtraction(): Promise<{ medianMs: number; files: number; totalBytes: number; pages: number; chars: number; truncatedFiles: number; cutByTimeLimit: number; runs: number }> {
   const pages = EXTRACT_LIMITS.pagesPerFile;
-  // Just under the character cap, so every page is read and none is cut.
-  const charsPerPage = Math.floor((EXTRACT_LIMITS.charsPerFile * 0.97) / pages);
+  // Under the character cap with room for the spaces and line breaks extraction adds, so every
+  // page is read and none is cut.
+  const charsPerPage = Math.floor((EXTRACT_LIMITS.charsPerFile * 0.9) / pages);
   const files: UploadedFile[] = [];
   for (let i = 0; i < 8; i++) files.push({ fileName: `manual-${i + 1}.pdf`, data: await cappedPdf(i, pages, charsPerPage) });
   const totalBytes = files.reduce((n, f) => n + f.data.length, 0);
@@ -189,6 +190,7 @@ async function worstCaseExtraction(): Promise<{ medianMs: number; files: number;
   let read = 0;
   let chars = 0;
   let truncatedFiles = 0;
+  let cutByTimeLimit = 0;
   await extractDocuments(files.slice(0, 1));
   for (let i = 0; i < WORST_RUNS; i++) {
     const t0 = performance.now();
@@ -197,8 +199,9 @@ async function worstCaseExtraction(): Promise<{ medianMs: number; files: number;
     read = docs.reduce((n, d) => n + d.pages.length, 0);
     chars = docs.reduce((n, d) => n + d.pages.reduce((m, p) => m + p.length, 0), 0);
     truncatedFiles = docs.filter((d) => d.truncated).length;
+    cutByTimeLimit = docs.filter((d) => /time limit/.test(d.note ?? '')).length;
   }
-  return { medianMs: round(median(samples)), files: files.length, totalBytes, pages: read, chars, truncatedFiles, runs: samples.length };
+  return { medianMs: round(median(samples)), files: files.length, totalBytes, pages: read, chars, truncatedFiles, cutByTimeLimit, runs: samples.length };
 }
 
 const ft = await firstToken();
@@ -209,7 +212,7 @@ console.log(
     {
       firstStreamedToken: { ...ft, targetMs: FIRST_TOKEN_TARGET_MS, ok: ft.medianMs <= FIRST_TOKEN_TARGET_MS },
       textExtraction: { ...ex, targetMs: EXTRACT_TARGET_MS, ok: ex.medianMs <= EXTRACT_TARGET_MS },
-      ...(worst ? { worstCaseExtraction: { ...worst, targetMs: EXTRACT_TARGET_MS, ok: worst.medianMs <= EXTRACT_TARGET_MS, timeLimitMs: EXTRACT_LIMITS.timeMs, withinTimeLimit: worst.truncatedFiles === 0 } } : {}),
+      ...(worst ? { worstCaseExtraction: { ...worst, targetMs: EXTRACT_TARGET_MS, ok: worst.medianMs <= EXTRACT_TARGET_MS, timeLimitMs: EXTRACT_LIMITS.timeMs, withinTimeLimit: worst.cutByTimeLimit === 0 } } : {}),
     },
     null,
     2,
