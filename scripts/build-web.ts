@@ -1,6 +1,6 @@
 // Builds the SPA (src/web → dist/web) with Vite unless the bundle on disk was built from the same
-// inputs. The stamp is a SHA-256 over every file under src/web, the Vite and PostCSS configs and
-// package-lock.json. Usage: `node scripts/build-web.ts [--force]`; the server start script imports
+// inputs. The stamp is a SHA-256 over every file under src/web, the shared modules it imports from
+// elsewhere (src/cmmc/cage-code.ts), the Vite and PostCSS configs and package-lock.json. Usage: `node scripts/build-web.ts [--force]`; the server start script imports
 // ensureWebBuilt().
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -13,6 +13,8 @@ const webSrc = path.join(repoRoot, 'src', 'web');
 const outDir = path.join(repoRoot, 'dist', 'web');
 const stampFile = path.join(outDir, '.build-stamp');
 const extraInputs = [
+  // Modules outside src/web that the bundle imports values from.
+  'src/cmmc/cage-code.ts',
   'vite.config.ts',
   'postcss.config.cjs',
   'postcss.config.js',

@@ -197,19 +197,9 @@ async function postFile<T>(path: string, file: File): Promise<T> {
   return body as T;
 }
 
-// As the server's CAGE_CODE_RE: 5 characters, never the letters I or O.
-export const CAGE_RE = /^[0-9A-HJ-NP-Z]{5}$/;
-export const CAGE_MESSAGE = 'A CAGE code is exactly 5 letters or digits, e.g. 1ABC2 (the letters I and O are never used: type 1 and 0).';
-/** As the server's cageCodeProblem: null for a valid code, else what is wrong, naming the code. */
-export function cageCodeProblem(code: string): string | null {
-  const c = code.trim().toUpperCase();
-  if (CAGE_RE.test(c)) return null;
-  if (/^[0-9A-Z]{5}$/.test(c)) {
-    const letters = [...new Set(c.match(/[IO]/g) ?? [])].join(' and ');
-    return `${c} uses the letter ${letters}: CAGE codes never use the letters I and O (they are the digits 1 and 0), so it is probably ${c.replace(/I/g, '1').replace(/O/g, '0')}.`;
-  }
-  return CAGE_MESSAGE;
-}
+// The server's CAGE code rule itself (src/cmmc/cage-code.ts), so the form and the API agree.
+export { CAGE_CODE_MESSAGE as CAGE_MESSAGE, cageCodeProblem } from '../../cmmc/cage-code.ts';
+import { cageCodeProblem } from '../../cmmc/cage-code.ts';
 /** The profile's stored CAGE codes that are not valid (saved before I and O were refused). */
 export const invalidStoredCageCodes = (p: Pick<ProfileDto, 'cageCode' | 'additionalCageCodes'>): string[] => [p.cageCode, ...p.additionalCageCodes].filter((c) => cageCodeProblem(c) !== null);
 
