@@ -178,6 +178,7 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await openRetire();
     await dialog.getByLabel('Why (optional)').fill('Replaced by FRONT-DESK-01');
     await dialog.getByRole('button', { name: 'Retire', exact: true }).click();
+    await dialog.waitFor({ state: 'hidden' });
     await old.getByText('Retired', { exact: true }).waitFor();
     await old.getByText('Replaced by FRONT-DESK-01', { exact: false }).waitFor();
     expect(await scanA11y(page)).toEqual([]);
@@ -185,6 +186,7 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await old.getByText('Pending: last run over 30 days ago').waitFor();
     await openRetire();
     await dialog.getByRole('button', { name: 'Retire', exact: true }).click();
+    await dialog.waitFor({ state: 'hidden' });
     await old.getByText('Retired', { exact: true }).waitFor();
     // The language-model explainer (issue 9's component) sits under the results.
     await page.getByRole('form', { name: 'Explain device-check results' }).waitFor();

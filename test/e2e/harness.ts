@@ -127,6 +127,15 @@ interface AxeViolation {
  * violations, one line each. The page's context needs bypassCSP to inject axe.
  */
 export async function scanA11y(page: Page): Promise<string[]> {
+  // Let finite CSS transitions settle first: a dialog fading out has half-transparent text, which
+  // axe reports as low contrast (seen once on a loaded CI machine). Endless spinners are skipped.
+  await page.evaluate(async () => {
+    const settling = document
+      .getAnimations()
+      .filter((a) => a.playState === 'running' && a.effect?.getTiming().iterations !== Infinity)
+      .map((a) => a.finished.then(() => undefined, () => undefined));
+    await Promise.race([Promise.all(settling), new Promise((resolve) => setTimeout(resolve, 3_000))]);
+  });
   await page.addScriptTag({ path: AXE_PATH });
   const result = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: AxeViolation[] }> } }).axe;
