@@ -34,6 +34,7 @@ export interface FastPathDeps {
 
 /** Returns true when it took the request; everything else goes on to Fastify. */
 export function createDispatchFastPath(deps: FastPathDeps): FastPath {
+  const answers = createAnswerBatch();
   const tooLarge = { error: 'payload_too_large', message: `The body is larger than the limit of ${deps.maxBodyBytes} bytes.` };
 
   return (req, res) => {
@@ -47,16 +48,23 @@ export function createDispatchFastPath(deps: FastPathDeps): FastPath {
       if (answered) return;
       answered = true;
       const json = JSON.stringify(body);
-      res.writeHead(status, {
-        ...headers,
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(json),
-        'x-request-id': requestId,
-        ...(close || deps.inFlight.closing ? { connection: 'close' } : {}),
+      answers.push(() => {
+        try {
+          res.writeHead(status, {
+            ...headers,
+            'content-type': 'application/json; charset=utf-8',
+            'content-length': Buffer.byteLength(json),
+            'x-request-id': requestId,
+            ...(close || deps.inFlight.closing ? { connection: 'close' } : {}),
+          });
+          res.end(json);
+          deps.inbound.record(inboundRecord(state, status, performance.now() - started));
+        } catch (error) {
+          deps.onUnexpected(error, requestId); // one broken answer must not hold back the others of its turn
+        } finally {
+          deps.inFlight.leave();
+        }
       });
-      res.end(json);
-      deps.inbound.record(inboundRecord(state, status, performance.now() - started));
-      deps.inFlight.leave();
     };
 
     if (!deps.inFlight.enter()) {
@@ -108,5 +116,26 @@ export function createDispatchFastPath(deps: FastPathDeps): FastPath {
       }
     });
     return true;
+  };
+}
+
+/**
+ * Answers are written together once per event-loop turn (setImmediate), after every request that
+ * arrived in that turn was dispatched, instead of one `write` as each is ready. Each write to a peer
+ * whose event loop sleeps wakes it, and on a busy host those wake-ups, not the protocol work, were
+ * most of the cost: written in one burst, the peer collects them in one wake-up (Redis writes its
+ * replies the same way, before it sleeps). Measured in BENCHMARKS.md (signed ping, decision 37).
+ */
+export function createAnswerBatch(): { push(send: () => void): void } {
+  let pending: (() => void)[] = [];
+  const flush = () => {
+    const batch = pending;
+    pending = [];
+    for (const send of batch) send(); // each send catches its own errors
+  };
+  return {
+    push(send) {
+      if (pending.push(send) === 1) setImmediate(flush);
+    },
   };
 }

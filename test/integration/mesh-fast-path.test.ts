@@ -5,7 +5,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-import { dispatch, DISPATCH, socketSend, type Send } from '../helpers/mesh.ts';
+import { dispatch, DISPATCH, peerSign, socketSend, type Send } from '../helpers/mesh.ts';
 
 const RUN = Math.random().toString(36).slice(2, 8);
 const peer = `fast-${RUN}`;
@@ -75,6 +75,25 @@ describe('direct dispatch path', () => {
     const head = `POST ${DISPATCH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n`;
     const reply = await rawExchange(port, [head]);
     expect(reply).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
+  it('answers pipelined calls on one connection in order, each with its own answer', async () => {
+    // Answers are written once per event-loop turn (createAnswerBatch); several calls that arrive
+    // together on one socket must still come back in request order.
+    const requests = Array.from({ length: 6 }, (_, i) => {
+      const body = JSON.stringify({ flow: 'ping', payload: { nonce: `n${i}` } });
+      const ts = new Date().toISOString();
+      return `POST ${DISPATCH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nx-svc-caller: ${peer}\r\nx-svc-timestamp: ${ts}\r\nx-svc-signature: ${peerSign(SECRET, peer, ts, body)}\r\nx-request-id: r${i}\r\n\r\n${body}`;
+    });
+    // One write with a bad signature in the middle: its 401 keeps its place too.
+    requests.splice(3, 0, requests[3]!.replace(/x-svc-signature: [0-9a-f]+/, `x-svc-signature: ${'0'.repeat(64)}`).replace('x-request-id: r3', 'x-request-id: bad'));
+    const reply = await rawExchange(port, [requests.join('')]);
+    const statuses = [...reply.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+    const ids = [...reply.matchAll(/x-request-id: (\S+)/gi)].map((m) => m[1]);
+    const nonces = [...reply.matchAll(/"nonce":"(n\d)"/g)].map((m) => m[1]);
+    expect(statuses).toEqual([200, 200, 200, 401, 200, 200, 200]);
+    expect(ids).toEqual(['r0', 'r1', 'r2', 'bad', 'r3', 'r4', 'r5']);
+    expect(nonces).toEqual(['n0', 'n1', 'n2', 'n3', 'n4', 'n5']);
   });
 
   it('leaves other methods and URLs to Fastify', async () => {
