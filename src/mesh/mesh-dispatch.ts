@@ -76,22 +76,29 @@ export function inboundRecord(state: CallState, status: number, durationMs: numb
 
 class LostClaimError extends Error {}
 
-/** A header's only value; null when it was sent more than once (Node would join the copies). */
-export function singleHeader(req: IncomingMessage, name: string): string | undefined | null {
-  let all: string[] | undefined = req.headersDistinct?.[name];
-  if (!all) {
-    // Injected requests (tests, light-my-request) have no headersDistinct.
-    const raw = req.rawHeaders;
-    if (raw?.length) {
-      all = [];
-      for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) all.push(raw[i + 1]!);
-    } else {
-      const v = req.headers[name];
-      all = v === undefined ? [] : Array.isArray(v) ? v : [v];
+/**
+ * A header's only value; null when it was sent more than once (Node would join the copies).
+ * Reads `rawHeaders` in one pass on first use, instead of Node's `headers`/`headersDistinct`
+ * getters, which build an object (and an array per header) for every header of every call.
+ */
+export function headerReader(req: Pick<IncomingMessage, 'rawHeaders' | 'headers'>): (name: string) => string | undefined | null {
+  let seen: Map<string, string | null> | undefined;
+  return (name) => {
+    if (!seen) {
+      seen = new Map();
+      const raw = req.rawHeaders;
+      if (raw?.length) {
+        for (let i = 0; i + 1 < raw.length; i += 2) {
+          const key = raw[i]!.toLowerCase();
+          seen.set(key, seen.has(key) ? null : raw[i + 1]!);
+        }
+      } else {
+        // Injected requests (tests, light-my-request) may carry only the parsed headers.
+        for (const [key, v] of Object.entries(req.headers)) if (v !== undefined) seen.set(key, Array.isArray(v) ? (v.length === 1 ? v[0]! : null) : String(v));
+      }
     }
-  }
-  if (all.length === 0) return undefined;
-  return all.length === 1 ? all[0]! : null;
+    return seen.get(name);
+  };
 }
 
 class DeadlineError extends Error {}
@@ -283,7 +290,7 @@ export function registerDispatchRoute(app: FastifyInstance, deps: { dispatcher: 
       },
       async (req, reply) => {
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        const out = await deps.dispatcher({ header: (name) => singleHeader(req.raw, name), raw }, (req as WithCall)[kCall]!);
+        const out = await deps.dispatcher({ header: headerReader(req.raw), raw }, (req as WithCall)[kCall]!);
         if (out.headers) void reply.headers(out.headers);
         return reply.code(out.status).send(out.body);
       },

@@ -6,7 +6,7 @@
 // this path cannot drift apart; test/integration/mesh-dispatch.test.ts runs over both.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { inboundRecord, newCallState, singleHeader, type Dispatcher } from './mesh-dispatch.ts';
+import { headerReader, inboundRecord, newCallState, type Dispatcher } from './mesh-dispatch.ts';
 import type { InboundRecorder } from './mesh-records.ts';
 import { DISPATCH_PATH } from './mesh-signing.ts';
 
@@ -40,7 +40,8 @@ export function createDispatchFastPath(deps: FastPathDeps): FastPath {
   return (req, res) => {
     if (req.method !== 'POST' || req.url !== DISPATCH_PATH) return false;
     const started = performance.now();
-    const requestId = deps.requestId(req.headers['x-request-id']);
+    const header = headerReader(req);
+    const requestId = deps.requestId(header('x-request-id') ?? undefined);
     const state = newCallState();
     let answered = false;
 
@@ -77,7 +78,7 @@ export function createDispatchFastPath(deps: FastPathDeps): FastPath {
     }
 
     // Refused before reading or authenticating anything (the documented departure in docs/mesh.md).
-    const declared = Number(req.headers['content-length'] ?? 0);
+    const declared = Number(header('content-length') ?? 0);
     if (declared > deps.maxBodyBytes) {
       answer(413, tooLarge, undefined, true);
       req.resume();
@@ -99,7 +100,7 @@ export function createDispatchFastPath(deps: FastPathDeps): FastPath {
     req.on('end', () => {
       if (answered) return;
       const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-      deps.dispatcher({ header: (name) => singleHeader(req, name), raw }, state).then(
+      deps.dispatcher({ header, raw }, state).then(
         (out) => answer(out.status, out.body, out.headers),
         (error: unknown) => {
           deps.onUnexpected(error, requestId);
