@@ -5,7 +5,7 @@ import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect, sql, type Databa
 import pg from 'pg';
 import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
 import { PGLITE_SHARED_BUFFERS_DEFAULT } from '../lib/config.ts';
-import { copyText, type CopyValue } from './copy-text.ts';
+import { copyBinary, type CopyColumn, type CopyValue } from './copy-binary.ts';
 import { ThreadedPGlite } from './pglite-thread.ts';
 import type { DB } from './schema.ts';
 import { registerServiceDb } from './tenant.ts';
@@ -23,7 +23,7 @@ export interface Database {
    * while holding the connection so that no request's transaction is open around it. For
    * append-only records written by the server itself; table and columns are code, never input.
    */
-  readonly copyRows?: (table: string, columns: readonly string[], rows: readonly (readonly CopyValue[])[]) => Promise<void>;
+  readonly copyRows?: (table: string, columns: readonly CopyColumn[], rows: readonly (readonly CopyValue[])[]) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -182,8 +182,8 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
       kind: 'pglite',
       pglite,
       copyRows: (table, columns, rows) => {
-        const statement = sql`copy ${sql.table(table)} (${sql.join(columns.map((c) => sql.id(c)))}) from '/dev/blob'`.compile(db).sql;
-        return db.connection().execute(() => pglite.copyFrom(statement, copyText(rows)));
+        const statement = sql`copy ${sql.table(table)} (${sql.join(columns.map((c) => sql.id(c.name)))}) from '/dev/blob' with (format binary)`.compile(db).sql;
+        return db.connection().execute(() => pglite.copyFrom(statement, copyBinary(columns, rows)));
       },
       close: async () => {
         try {

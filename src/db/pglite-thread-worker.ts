@@ -38,7 +38,7 @@ port.on('message', (m: ThreadRequest) => {
         const r = await pglite.query(m.sql, m.params, { rowMode: 'object' });
         result = { rows: r.rows, affectedRows: r.affectedRows };
       } else if (m.op === 'copy') {
-        await pglite.query(m.sql, [], { blob: new Blob([m.data]) });
+        await pglite.query(m.sql, [], { blob: new Blob([m.data as Uint8Array<ArrayBuffer>]) });
         result = null;
       } else if (m.op === 'exec') {
         await pglite.transaction(async (tx) => {

@@ -46,7 +46,7 @@ function compiledModules() {
 export type ThreadRequest =
   | { id: number; op: 'query'; sql: string; params: unknown[] }
   | { id: number; op: 'exec'; scripts: string[] }
-  | { id: number; op: 'copy'; sql: string; data: string }
+  | { id: number; op: 'copy'; sql: string; data: Uint8Array }
   | { id: number; op: 'dump' }
   | { id: number; op: 'close' };
 export interface ThreadReply {
@@ -182,8 +182,8 @@ export class ThreadedPGlite implements Queryable {
     return out;
   }
 
-  /** `COPY … FROM '/dev/blob'` with `data` as the file (COPY text format): one round trip. */
-  copyFrom(sql: string, data: string): Promise<void> {
+  /** `COPY … FROM '/dev/blob'` with `data` as the file (copy-binary.ts): one round trip. */
+  copyFrom(sql: string, data: Uint8Array): Promise<void> {
     return this.#call<void>({ op: 'copy', sql, data });
   }
 

@@ -4,6 +4,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.ts';
+import type { CopyColumn } from '../db/copy-binary.ts';
 import type { DB } from '../db/schema.ts';
 import { withService } from '../db/tenant.ts';
 import type { OutboundAttempt } from './mesh-client.ts';
@@ -29,7 +30,17 @@ export interface InboundRecorder {
 // A text value cannot hold NUL: one in a peer's flow name must not fail the batch it is in.
 const clip = (s: string | null, n: number) => (s === null ? null : s.slice(0, n).replace(/\0/g, '\uFFFD'));
 
-const INBOUND_COLUMNS = ['received_at', 'caller', 'flow', 'status', 'error_code', 'duration_ms', 'request_id', 'verified', 'replayed'] as const;
+const INBOUND_COLUMNS: readonly CopyColumn[] = [
+  { name: 'received_at', type: 'timestamptz' },
+  { name: 'caller', type: 'text' },
+  { name: 'flow', type: 'text' },
+  { name: 'status', type: 'int4' },
+  { name: 'error_code', type: 'text' },
+  { name: 'duration_ms', type: 'float4' },
+  { name: 'request_id', type: 'text' },
+  { name: 'verified', type: 'bool' },
+  { name: 'replayed', type: 'bool' },
+];
 
 export function createInboundRecorder(deps: {
   db: Kysely<DB>;
@@ -54,7 +65,7 @@ export function createInboundRecorder(deps: {
   const copyRows = deps.copyRows;
   const write = (batch: InboundRecord[]): Promise<unknown> => {
     if (copyRows) {
-      const rows = batch.map((r) => [r.receivedAt.toISOString(), clip(r.caller, 200), clip(r.flow, 100), r.status, r.errorCode, r.durationMs, clip(r.requestId, 200), r.verified, r.replayed]);
+      const rows = batch.map((r) => [r.receivedAt, clip(r.caller, 200), clip(r.flow, 100), r.status, r.errorCode, r.durationMs, clip(r.requestId, 200), r.verified, r.replayed]);
       return copyRows('svc_inbound_events', INBOUND_COLUMNS, rows);
     }
     const col = <T>(f: (r: InboundRecord) => T) => batch.map(f);
