@@ -1,7 +1,7 @@
 // Builds the SPA (src/web → dist/web) with Vite unless the bundle on disk was built from the same
-// inputs. The stamp is a SHA-256 over every file under src/web, the shared modules it imports from
-// elsewhere (src/cmmc/cage-code.ts), the Vite and PostCSS configs and package-lock.json. Usage: `node scripts/build-web.ts [--force]`; the server start script imports
-// ensureWebBuilt().
+// inputs. The stamp is a SHA-256 over every file under src/web, the shared modules it imports
+// from elsewhere (src/cmmc/cage-code.ts), the Vite and PostCSS configs and package-lock.json.
+// Usage: `node scripts/build-web.ts [--force]`; the server start script imports ensureWebBuilt().
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';

@@ -23,7 +23,8 @@ import { CMMC_ADMIN_ROLES, createCmmcAccess } from './cmmc-access.ts';
 import { cmmcErrors } from './cmmc-errors.ts';
 import { generatePolicy, POLICY_TITLES, renderPolicyPdf, type PolicyCompany } from './cmmc-policies.ts';
 import { c, cmmcRepo, parseJson, type ProfileRow } from './cmmc-repo.ts';
-import { cageCodeProblem, DEVICE_STALE_DAYS } from './cmmc-schemas.ts';
+import { cageCodeProblem } from './cage-code.ts';
+import { DEVICE_STALE_DAYS } from './cmmc-schemas.ts';
 import { POLICY_KINDS, scoreAll, type Answer, type PolicyKind, type ScoringDevice } from './cmmc-scoring.ts';
 import { buildZip, type ZipEntry } from './zip-writer.ts';
 

@@ -9,7 +9,6 @@ export const VERIFY_RUNS_PER_HOUR = 30;
 export const DEVICE_STALE_DAYS = 30;
 export const VERIFY_BODY_LIMIT = 64 * 1024;
 
-export { CAGE_CODE_MESSAGE, CAGE_CODE_RE, cageCodeProblem } from './cage-code.ts';
 export const cageCodeSchema = z
   .string()
   .trim()

@@ -198,7 +198,6 @@ async function postFile<T>(path: string, file: File): Promise<T> {
 }
 
 // The server's CAGE code rule itself (src/cmmc/cage-code.ts), so the form and the API agree.
-export { CAGE_CODE_MESSAGE as CAGE_MESSAGE, cageCodeProblem } from '../../cmmc/cage-code.ts';
 import { cageCodeProblem } from '../../cmmc/cage-code.ts';
 /** The profile's stored CAGE codes that are not valid (saved before I and O were refused). */
 export const invalidStoredCageCodes = (p: Pick<ProfileDto, 'cageCode' | 'additionalCageCodes'>): string[] => [p.cageCode, ...p.additionalCageCodes].filter((c) => cageCodeProblem(c) !== null);

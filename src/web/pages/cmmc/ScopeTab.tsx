@@ -4,7 +4,8 @@ import { Alert, Button, Fieldset, Group, Paper, Radio, SimpleGrid, Stack, Text, 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../lib/api.ts';
-import { CAGE_MESSAGE, cageCodeProblem, clearHandoffPrefill, cmmcKeys, invalidStoredCageCodes, readHandoffPrefill, saveProfile, type HandoffPrefill, type ProfileBody, type ProfileResponse } from '../../lib/cmmc-api.ts';
+import { CAGE_CODE_MESSAGE, cageCodeProblem } from '../../../cmmc/cage-code.ts';
+import { clearHandoffPrefill, cmmcKeys, invalidStoredCageCodes, readHandoffPrefill, saveProfile, type HandoffPrefill, type ProfileBody, type ProfileResponse } from '../../lib/cmmc-api.ts';
 import { notifyError, notifySuccess } from '../../lib/errors.ts';
 
 interface BiddingUserRow {
@@ -61,9 +62,9 @@ function validate(v: Values): Record<string, string> {
   const e: Record<string, string> = {};
   // A code saved before I and O were refused is named, with its likely correction.
   const primary = cageCodeProblem(v.cageCode);
-  if (primary) e['body.cageCode'] = v.cageCode.trim() ? primary : CAGE_MESSAGE;
+  if (primary) e['body.cageCode'] = v.cageCode.trim() ? primary : CAGE_CODE_MESSAGE;
   const bad = splitCodes(v.additionalCageCodes).filter((c) => cageCodeProblem(c) !== null);
-  if (bad.length) e['body.additionalCageCodes'] = bad.map((c) => (cageCodeProblem(c) === CAGE_MESSAGE ? `${c} is not a CAGE code (5 letters or digits, never I or O).` : cageCodeProblem(c))).join(' ');
+  if (bad.length) e['body.additionalCageCodes'] = bad.map((c) => (cageCodeProblem(c) === CAGE_CODE_MESSAGE ? `${c} is not a CAGE code (5 letters or digits, never I or O).` : cageCodeProblem(c))).join(' ');
   if (!v.companyName.trim()) e['body.companyName'] = 'Required.';
   if (!v.mailPlatform) e['body.mailPlatform'] = 'Choose the mail platform.';
   if (!v.officialName.trim()) e['body.affirmingOfficial.name'] = 'Required.';

@@ -5,7 +5,8 @@ import { Alert, Anchor, Badge, Button, Checkbox, FileButton, Group, List, Paper,
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
-import { cageCodeProblem, cmmcKeys, confirmSprs, exportUrls, invalidStoredCageCodes, programKeys, scoreQuery, sprsProofUrl, uploadSprsProof, type ProfileDto, type ScoreDto } from '../../lib/cmmc-api.ts';
+import { cageCodeProblem } from '../../../cmmc/cage-code.ts';
+import { cmmcKeys, confirmSprs, exportUrls, invalidStoredCageCodes, programKeys, scoreQuery, sprsProofUrl, uploadSprsProof, type ProfileDto, type ScoreDto } from '../../lib/cmmc-api.ts';
 import { notifySuccess } from '../../lib/errors.ts';
 import { formatDate, formatDateTime } from '../../lib/format.ts';
 
