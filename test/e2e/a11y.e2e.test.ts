@@ -3,7 +3,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { uniqueEmail } from '../helpers/app.ts';
-import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e } from './harness.ts';
+import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e, uniqueTenantName } from './harness.ts';
 
 describeBrowser('accessibility', () => {
   let e2e: E2e;
@@ -28,7 +28,7 @@ describeBrowser('accessibility', () => {
     await signUpInBrowser(page, { name: 'Ally Bright', email: uniqueEmail('a11y'), password: 'correct horse battery staple' });
     await page.getByLabel('Tenant name', { exact: true }).waitFor();
     expect(await scanA11y(page), 'first tenant').toEqual([]);
-    await page.getByLabel('Tenant name', { exact: true }).fill('Access Co');
+    await page.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Access Co'));
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.url()).toMatch(/\/assets$/);
     for (const viewport of [{ width: 1280, height: 800 }, { width: 375, height: 740 }]) {

@@ -6,7 +6,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { STAFF_DOMAIN, uniqueEmail } from '../helpers/app.ts';
-import { createAndSignIn, describeBrowser, type E2e, openE2e, scanA11y, signUpInBrowser } from './harness.ts';
+import { createAndSignIn, describeBrowser, type E2e, openE2e, scanA11y, signUpInBrowser, uniqueTenantName } from './harness.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const RUN = Math.random().toString(36).slice(2, 8);
@@ -44,7 +44,7 @@ describeBrowser('assets in the browser', () => {
 
   it('starts with an empty inventory', async () => {
     await signUpInBrowser(owner, { name: 'Ada Assets', email: uniqueEmail('assets'), password: PASSWORD });
-    await owner.getByLabel('Tenant name', { exact: true }).fill('Asset Co');
+    await owner.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Asset Co'));
     await owner.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => owner.url()).toMatch(/\/assets$/);
     await owner.getByText('No assets yet').waitFor();
@@ -188,7 +188,7 @@ describeBrowser('assets in the browser', () => {
     const email = uniqueEmail('root', STAFF_DOMAIN);
     const staff = await e2e.newPage({ bypassCSP: true });
     await createAndSignIn(e2e.server, staff, { email, role: 'super_admin' });
-    await staff.getByLabel('Tenant name', { exact: true }).fill('Staff Lab');
+    await staff.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Staff Lab'));
     await staff.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => staff.url()).toMatch(/\/assets$/);
     await addAsset(staff, { kind: 'Host', target: '198.51.100.7' });

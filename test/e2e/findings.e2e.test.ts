@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { withTenant } from '../../src/db/tenant.ts';
 import type { NormalizedFindingInput } from '../../src/findings/index.ts';
 import { uniqueEmail } from '../helpers/app.ts';
-import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e } from './harness.ts';
+import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e, uniqueTenantName } from './harness.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const RUN = Math.random().toString(36).slice(2, 8);
@@ -49,7 +49,7 @@ describeBrowser('findings in the browser', () => {
 
   it('shows an empty state, then the findings a scan reported, worst first, with severity counts', async () => {
     await signUpInBrowser(owner, { name: 'Fin Dings', email: uniqueEmail('findings-e2e'), password: PASSWORD });
-    await owner.getByLabel('Tenant name', { exact: true }).fill('Findings Co');
+    await owner.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Findings Co'));
     await owner.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => owner.url(), POLL).toMatch(/\/assets$/);
     await owner.goto('/findings');

@@ -146,6 +146,13 @@ export async function scanA11y(page: Page): Promise<string[]> {
     .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
+/**
+ * A tenant name no other test uses: on PostgreSQL every test file shares one database, and a
+ * fixed name's slug collides with the same name created by another file (the form then says the
+ * slug is taken and no tenant is made).
+ */
+export const uniqueTenantName = (base: string): string => `${base} ${Math.random().toString(36).slice(2, 8)}`;
+
 export const STAFF_PASSWORD = 'staff passphrase 123';
 
 /**

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { withService } from '../../src/db/tenant.ts';
 import { fixturePath } from '../../src/workers/importers/test-helpers.ts';
 import { uniqueEmail } from '../helpers/app.ts';
-import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e } from './harness.ts';
+import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e, uniqueTenantName } from './harness.ts';
 
 const HOST = `imports-${Math.random().toString(36).slice(2, 8)}.example.test`;
 
@@ -28,7 +28,7 @@ describeBrowser('import results in the browser', () => {
 
   it('imports a nuclei report for an asset and shows its progress and outcome', async () => {
     await signUpInBrowser(page, { name: 'Ivy Importer', email: uniqueEmail('imports-e2e'), password: 'correct horse battery staple' });
-    await page.getByLabel('Tenant name', { exact: true }).fill('Import Co');
+    await page.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Import Co'));
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.url()).toMatch(/\/assets$/);
     // The list must have loaded (its empty state is shown) before the page's buttons work.
