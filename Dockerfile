@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # Rampart server image (also carries the rampart-worker CLI). Multi-stage: the build stage
-# installs everything and builds the web bundle; the runtime stage has production dependencies
-# only, runs as the unprivileged `node` user, and reports health on /healthz.
+# installs everything and builds the web bundle and the worker CLI's bundle; the runtime stage
+# has production dependencies only, runs as the unprivileged `node` user, and reports health on
+# /healthz.
 # The server runs its TypeScript sources directly on Node 24 (type stripping), so there is no
 # transpile step: the sources are the artifact (docs/decisions.md, "Production build").
 
@@ -26,10 +27,11 @@ COPY --from=build /app/src ./src
 COPY --from=build /app/bin ./bin
 COPY --from=build /app/docs ./docs
 COPY --from=build /app/dist/web ./dist/web
+COPY --from=build /app/dist/worker-cli ./dist/worker-cli
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "src/server/main.ts"]
+CMD ["node", "--no-wasm-code-gc", "src/server/main.ts"]

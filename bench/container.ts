@@ -9,8 +9,17 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createContainerScanner, importOsvDump, type ContainerScanDetails } from '../src/worker/scanners/container/index.ts';
-import { DEBIAN_OS_RELEASE, writeDockerArchive, type TestFile, type TestLayer } from '../test/fixtures/image-archives.ts';
+import {
+  createContainerScanner,
+  importOsvDump,
+  type ContainerScanDetails,
+} from '../src/worker/scanners/container/index.ts';
+import {
+  DEBIAN_OS_RELEASE,
+  writeDockerArchive,
+  type TestFile,
+  type TestLayer,
+} from '../test/fixtures/image-archives.ts';
 import { median, round } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -24,7 +33,17 @@ function dpkgStatus(n: number): string {
   for (let i = 0; i < n; i++) {
     const name = i === 0 ? 'libssl3' : `libbench${i}`;
     out.push(
-      [`Package: ${name}`, 'Status: install ok installed', 'Priority: optional', 'Architecture: amd64', ...(i === 0 ? ['Source: openssl'] : i % 3 === 0 ? [`Source: benchsrc${i % 50}`] : []), `Version: ${i === 0 ? '3.0.11-1~deb12u1' : `1.${i}.0-1+deb12u1`}`, 'Description: benchmark package', ' with a continuation line', ''].join('\n'),
+      [
+        `Package: ${name}`,
+        'Status: install ok installed',
+        'Priority: optional',
+        'Architecture: amd64',
+        ...(i === 0 ? ['Source: openssl'] : i % 3 === 0 ? [`Source: benchsrc${i % 50}`] : []),
+        `Version: ${i === 0 ? '3.0.11-1~deb12u1' : `1.${i}.0-1+deb12u1`}`,
+        'Description: benchmark package',
+        ' with a continuation line',
+        '',
+      ].join('\n'),
     );
   }
   return out.join('\n');
@@ -48,15 +67,35 @@ function layers(totalBytes: number): TestLayer[] {
   for (let i = 0; i < 1_500; i++) {
     const name = i % 10 === 0 ? `@scope${i % 7}/pkg${i}` : `pkg${i}`;
     const base = i % 4 === 0 ? `app/node_modules/parent${i % 13}/node_modules/${name}` : `app/node_modules/${name}`;
-    node.push({ path: `${base}/package.json`, content: JSON.stringify({ name, version: `1.${i % 30}.${i % 7}`, description: 'bench' }) });
+    node.push({
+      path: `${base}/package.json`,
+      content: JSON.stringify({ name, version: `1.${i % 30}.${i % 7}`, description: 'bench' }),
+    });
     node.push({ path: `${base}/index.js`, randomBytes: 2048 });
   }
-  node.push({ path: 'app/node_modules/lodash/package.json', content: JSON.stringify({ name: 'lodash', version: '4.17.20' }) });
+  node.push({
+    path: 'app/node_modules/lodash/package.json',
+    content: JSON.stringify({ name: 'lodash', version: '4.17.20' }),
+  });
   const py: TestFile[] = [];
-  for (let i = 0; i < 200; i++) py.push({ path: `usr/lib/python3/dist-packages/bench_pkg${i}-1.${i}.0.dist-info/METADATA`, content: `Metadata-Version: 2.1\nName: bench_pkg${i}\nVersion: 1.${i}.0\n\n` });
-  py.push({ path: 'usr/lib/python3/dist-packages/requests-2.30.0.dist-info/METADATA', content: 'Metadata-Version: 2.1\nName: requests\nVersion: 2.30.0\n\n' });
+  for (let i = 0; i < 200; i++)
+    py.push({
+      path: `usr/lib/python3/dist-packages/bench_pkg${i}-1.${i}.0.dist-info/METADATA`,
+      content: `Metadata-Version: 2.1\nName: bench_pkg${i}\nVersion: 1.${i}.0\n\n`,
+    });
+  py.push({
+    path: 'usr/lib/python3/dist-packages/requests-2.30.0.dist-info/METADATA',
+    content: 'Metadata-Version: 2.1\nName: requests\nVersion: 2.30.0\n\n',
+  });
   return [
-    { files: [{ path: 'usr/lib/os-release', content: DEBIAN_OS_RELEASE }, { path: 'etc/os-release', type: 'symlink', linkname: '../usr/lib/os-release' }, { path: 'var/lib/dpkg/status', content: dpkgStatus(400) }, ...filler('usr/lib/x86_64-linux-gnu', per)] },
+    {
+      files: [
+        { path: 'usr/lib/os-release', content: DEBIAN_OS_RELEASE },
+        { path: 'etc/os-release', type: 'symlink', linkname: '../usr/lib/os-release' },
+        { path: 'var/lib/dpkg/status', content: dpkgStatus(400) },
+        ...filler('usr/lib/x86_64-linux-gnu', per),
+      ],
+    },
     { gzip: true, files: [...node, ...filler('app/dist', per - 1_500 * 2048)] },
     { files: [...py, ...filler('usr/share', per)] },
     { gzip: true, files: filler('opt/tools', per) },
@@ -75,7 +114,13 @@ async function scanRounds(archive: string, db: string): Promise<void> {
   let findings = 0;
   for (let i = 0; i < ROUNDS; i++) {
     const start = performance.now();
-    const out = await scanner.scan({ target: archive, options: {}, chunk: null, signal: new AbortController().signal, progress: () => undefined });
+    const out = await scanner.scan({
+      target: archive,
+      options: {},
+      chunk: null,
+      signal: new AbortController().signal,
+      progress: () => undefined,
+    });
     times.push(performance.now() - start);
     details = out.details;
     findings = out.findings.length;
@@ -92,14 +137,27 @@ if (process.env.BENCH_CONTAINER_SCAN) {
     const archive = join(dir, 'image.tar');
     const t0 = performance.now();
     const spec = layers(TARGET_MB * MiB);
-    await writeDockerArchive(archive, { config: { config: { User: 'app', Env: ['PATH=/usr/bin:/bin'] } }, layers: spec }, { workDir: join(dir, 'parts') });
+    await writeDockerArchive(
+      archive,
+      { config: { config: { User: 'app', Env: ['PATH=/usr/bin:/bin'] } }, layers: spec },
+      { workDir: join(dir, 'parts') },
+    );
     rmSync(join(dir, 'parts'), { recursive: true, force: true });
     const buildMs = performance.now() - t0;
     const db = join(dir, 'osv.db');
     await importOsvDump(join(import.meta.dirname, '../src/worker/scanners/container/sample-osv'), db);
-    const child = spawnSync(process.execPath, [import.meta.filename], { env: { ...process.env, BENCH_CONTAINER_SCAN: JSON.stringify([archive, db]) }, encoding: 'utf8', maxBuffer: 64 * MiB });
+    const child = spawnSync(process.execPath, [import.meta.filename], {
+      env: { ...process.env, BENCH_CONTAINER_SCAN: JSON.stringify([archive, db]) },
+      encoding: 'utf8',
+      maxBuffer: 64 * MiB,
+    });
     if (child.status !== 0) throw new Error(`the scan process failed: ${child.stderr}`);
-    const r = JSON.parse(child.stdout) as { times: number[]; details: ContainerScanDetails; findings: number; maxRssKiB: number };
+    const r = JSON.parse(child.stdout) as {
+      times: number[];
+      details: ContainerScanDetails;
+      findings: number;
+      maxRssKiB: number;
+    };
     const sizeMb = statSync(archive).size / MiB;
     console.log(
       JSON.stringify(

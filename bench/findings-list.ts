@@ -18,9 +18,14 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const PAGES = Number(process.env.BENCH_PAGES ?? 5);
 const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-for (const [k, v] of Object.entries({ FINDINGS, CONCURRENCY, ROUNDS, PAGES })) if (!Number.isInteger(v) || v < 1) throw new Error(`BENCH_${k} must be a positive integer`);
+for (const [k, v] of Object.entries({ FINDINGS, CONCURRENCY, ROUNDS, PAGES }))
+  if (!Number.isInteger(v) || v < 1) throw new Error(`BENCH_${k} must be a positive integer`);
 
-async function api(base: string, path: string, init: { method?: string; cookie?: string; body?: unknown; csrf?: string } = {}) {
+async function api(
+  base: string,
+  path: string,
+  init: { method?: string; cookie?: string; body?: unknown; csrf?: string } = {},
+) {
   const res = await fetch(`${base}${path}`, {
     method: init.method ?? 'GET',
     headers: {
@@ -37,14 +42,29 @@ async function api(base: string, path: string, init: { method?: string; cookie?:
 
 async function setUp(base: string): Promise<{ cookie: string; tenantId: string; assetIds: string[] }> {
   const email = `bench-findings-${Date.now()}@example.test`;
-  const up = await api(base, '/api/auth/sign-up/email', { method: 'POST', body: { email, name: 'Bench', password: 'bench password 123' } });
-  const cookie = up.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const org = await api(base, '/api/auth/organization/create', { method: 'POST', cookie, body: { name: 'Bench Co', slug: `bench-${Date.now()}` } });
+  const up = await api(base, '/api/auth/sign-up/email', {
+    method: 'POST',
+    body: { email, name: 'Bench', password: 'bench password 123' },
+  });
+  const cookie = up.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const org = await api(base, '/api/auth/organization/create', {
+    method: 'POST',
+    cookie,
+    body: { name: 'Bench Co', slug: `bench-${Date.now()}` },
+  });
   const tenantId = ((await org.json()) as { id: string }).id;
   const me = (await (await api(base, '/api/v1/me', { cookie })).json()) as { csrfToken: string };
   const assetIds: string[] = [];
   for (let i = 0; i < 10; i++) {
-    const res = await api(base, `/api/v1/tenants/${tenantId}/assets`, { method: 'POST', cookie, csrf: me.csrfToken, body: { kind: 'host', target: `h${i}.bench.example.test` } });
+    const res = await api(base, `/api/v1/tenants/${tenantId}/assets`, {
+      method: 'POST',
+      cookie,
+      csrf: me.csrfToken,
+      body: { kind: 'host', target: `h${i}.bench.example.test` },
+    });
     assetIds.push(((await res.json()) as { asset: { id: string } }).asset.id);
   }
   return { cookie, tenantId, assetIds };
@@ -138,7 +158,13 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 };
-const stats = (xs: number[]) => ({ requests: xs.length, p50Ms: round(pct(xs, 50), 1), p95Ms: round(pct(xs, 95), 1), p99Ms: round(pct(xs, 99), 1), maxMs: round(Math.max(...xs), 1) });
+const stats = (xs: number[]) => ({
+  requests: xs.length,
+  p50Ms: round(pct(xs, 50), 1),
+  p95Ms: round(pct(xs, 95), 1),
+  p99Ms: round(pct(xs, 99), 1),
+  maxMs: round(Math.max(...xs), 1),
+});
 
 async function main() {
   const benchDb = await createBenchDatabase(PG_ADMIN_URL, `rampart_bench_findings_${process.pid}`);
@@ -147,7 +173,10 @@ async function main() {
   const port = await freePort();
   let server: Server | null = null;
   try {
-    server = spawnServer({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, DATABASE_POOL_MAX: '16', EMBEDDED_WORKER: 'false' }, port);
+    server = spawnServer(
+      { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, DATABASE_POOL_MAX: '16', EMBEDDED_WORKER: 'false' },
+      port,
+    );
     await msUntilHealthy(port, performance.now());
     const base = `http://127.0.0.1:${port}`;
     const { cookie, tenantId, assetIds } = await setUp(base);
@@ -158,7 +187,9 @@ async function main() {
     for (let round_ = 0; round_ <= ROUNDS; round_++) {
       // Round 0 warms caches and plans; it is discarded.
       for (const combo of list) {
-        const results = await Promise.all(Array.from({ length: CONCURRENCY }, () => walk(base, cookie, tenantId, combo)));
+        const results = await Promise.all(
+          Array.from({ length: CONCURRENCY }, () => walk(base, cookie, tenantId, combo)),
+        );
         if (round_ > 0) perCombo.get(combo.name)!.push(...results.flat());
       }
     }
@@ -179,7 +210,11 @@ async function main() {
           overall,
           targetP95Ms: 100,
           meetsTarget: overall.p95Ms <= 100,
-          combos: list.map((c) => ({ name: c.name, query: c.query.replace(/assetId=[0-9a-f-]+/, 'assetId=…'), ...stats(perCombo.get(c.name)!) })),
+          combos: list.map((c) => ({
+            name: c.name,
+            query: c.query.replace(/assetId=[0-9a-f-]+/, 'assetId=…'),
+            ...stats(perCombo.get(c.name)!),
+          })),
         },
         null,
         2,

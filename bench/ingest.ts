@@ -12,18 +12,14 @@
 // time to parse the same file without a database (the parser's share).
 // BENCH_FINDINGS (100000), BENCH_DBS (pglite,postgres), BENCH_BATCH (the runner's default),
 // BENCH_WRITERS (concurrent batch writers; as the server: 2 on PostgreSQL, 1 on PGlite).
-import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import pg from 'pg';
-import { serverNodeFlags } from './lib.ts';
+import { childKind, mb, openIngestBench, runBenchChild, sampleMemory, type BenchDb } from './ingest-setup.ts';
 
 const FINDINGS = Number(process.env.BENCH_FINDINGS ?? 100_000);
-const DBS = (process.env.BENCH_DBS ?? 'pglite,postgres').split(',').map((s) => s.trim()).filter(Boolean);
-const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DBS = (process.env.BENCH_DBS ?? 'pglite,postgres')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 if (!Number.isInteger(FINDINGS) || FINDINGS < 1) throw new Error('BENCH_FINDINGS must be a positive integer');
 
 const SEVERITIES = ['info', 'info', 'info', 'low', 'low', 'medium', 'medium', 'high', 'critical'];
@@ -50,7 +46,12 @@ function nucleiLine(i: number): string {
       reference: [`https://example.test/advisories/${t}`, `https://nvd.nist.gov/vuln/detail/${cve?.[0] ?? 'none'}`],
       severity,
       metadata: { 'max-request': 1, vendor: 'bench', product: `product-${t % 17}` },
-      classification: { 'cve-id': cve ?? null, 'cwe-id': [`cwe-${200 + (t % 50)}`], 'cvss-metrics': 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:N/A:N', 'cvss-score': 5.3 },
+      classification: {
+        'cve-id': cve ?? null,
+        'cwe-id': [`cwe-${200 + (t % 50)}`],
+        'cvss-metrics': 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:N/A:N',
+        'cvss-score': 5.3,
+      },
       remediation: 'Restrict access to the endpoint and update the component.',
     },
     'matcher-name': t % 4 === 0 ? `matcher-${t % 7}` : undefined,
@@ -90,66 +91,25 @@ function reportStream(n: number): Readable {
 
 // ---- child: one database, one ingest -------------------------------------------------------------
 
-async function child(kind: 'pglite' | 'postgres', databaseUrl: string | undefined): Promise<void> {
-  const { openDatabase } = await import('../src/db/client.ts');
-  const { migrate } = await import('../src/db/migrate.ts');
+async function child(kind: BenchDb): Promise<void> {
   const { withService } = await import('../src/db/tenant.ts');
-  const { createBatchedFindingsIngest } = await import('../src/findings/index.ts');
-  const { createBuiltinStore } = await import('../src/storage/index.ts');
-  const { createIngestionService } = await import('../src/workers/ingestion-service.ts');
   const { parseReport } = await import('../src/workers/importers/index.ts');
-
-  const dataDir = mkdtempSync(join(tmpdir(), 'rampart-bench-ingest-'));
-  const database = kind === 'postgres' ? await openDatabase({ databaseUrl: databaseUrl!, dataDir, poolMax: 5 }) : await openDatabase({ dataDir });
+  const bench = await openIngestBench(kind, {
+    source: 'worker',
+    ...(process.env.BENCH_BATCH ? { batchSize: Number(process.env.BENCH_BATCH) } : {}),
+    ...(process.env.BENCH_WRITERS ? { writers: Number(process.env.BENCH_WRITERS) } : {}),
+  });
   try {
-    await migrate(database);
-    const db = database.db;
-    const store = createBuiltinStore(join(dataDir, 'storage'), 'bench');
-    const storage = { forTenant: async () => store, builtin: () => store, builtinFor: () => store };
-    const reporter = { report: async () => ({ sent: false as const, reason: 'no_management_peer' as const }) };
-    const clock = { now: () => new Date() };
-    const quiet = { warn: () => undefined, error: (o: unknown, m?: string) => console.error(m, o), info: () => undefined };
-
-    const tenantId = randomUUID();
-    const assetId = randomUUID();
-    const scanId = randomUUID();
-    // Set-up as the owner (the service role may not create tenants).
-    await db.transaction().execute(async (tx) => {
-      await tx.insertInto('organization').values({ id: tenantId, name: 'Bench ingest', slug: `bench-ingest-${tenantId}`, createdAt: new Date() }).execute();
-      await tx
-        .insertInto('assets')
-        .values({ id: assetId, tenant_id: tenantId, kind: 'webapp', target: 'https://app.bench.example.test/', name: 'bench', verification_status: 'verified', verification_token: 'bench' })
-        .execute();
-      await tx.insertInto('scans').values({ id: scanId, tenant_id: tenantId, asset_id: assetId, kind: 'template', status: 'ingesting', percent: 99, attempts: 1 }).execute();
-    });
+    const { db, store, scanId } = bench;
     const key = `reports/${scanId}/bench`;
-    const put = await store.put(key, reportStream(FINDINGS), { maxBytes: 4 * 1024 ** 3 });
+    const { ingestionId, size } = await bench.enqueue(key, reportStream(FINDINGS), 'bench.jsonl', 4 * 1024 ** 3);
 
-    const ingestion = createIngestionService({
-      db,
-      storage,
-      findings: createBatchedFindingsIngest({ db, reporter, clock }),
-      clock,
-      log: quiet,
-      ...(process.env.BENCH_BATCH ? { batchSize: Number(process.env.BENCH_BATCH) } : {}),
-      // As the server configures it (src/server/app.ts).
-      writers: Number(process.env.BENCH_WRITERS ?? (kind === 'postgres' ? 2 : 1)),
-    });
-    const { ingestionId } = await withService(db, (tx) =>
-      ingestion.enqueue(tx, { tenantId, scanId, uploadId: null, source: 'worker', storage: 'builtin', objectKey: key, size: put.size, sha256: put.sha256, format: null, fileName: 'bench.jsonl' }),
-    );
-
-    global.gc?.();
-    const baseline = process.memoryUsage().rss;
-    let peak = process.memoryUsage().rss;
-    const sampler = setInterval(() => {
-      peak = Math.max(peak, process.memoryUsage().rss);
-    }, 20);
+    const memory = sampleMemory(20);
     const started = performance.now();
-    await ingestion.drain();
+    await bench.drain();
     const wallMs = performance.now() - started;
-    clearInterval(sampler);
-    peak = Math.max(peak, process.memoryUsage().rss);
+    const { peakRss: peak } = memory.stop();
+    const baseline = memory.baseline;
 
     // Afterwards, the parser alone over the same file (no database), for the parser's share of the time.
     const parseStarted = performance.now();
@@ -157,16 +117,26 @@ async function child(kind: 'pglite' | 'postgres', databaseUrl: string | undefine
     for await (const _f of parseReport('nuclei', (await store.get(key)).body)) parsed += 1;
     const parseMs = performance.now() - parseStarted;
 
-    const job = await withService(db, (tx) => tx.selectFrom('report_ingestions').selectAll().where('id', '=', ingestionId).executeTakeFirstOrThrow());
-    const scan = await withService(db, (tx) => tx.selectFrom('scans').select(['status', 'percent']).where('id', '=', scanId).executeTakeFirstOrThrow());
-    const count = await withService(db, (tx) => tx.selectFrom('findings').select((eb) => eb.fn.countAll<string>().as('n')).where('scan_id', '=', scanId).executeTakeFirstOrThrow());
-    if (job.status !== 'succeeded' || scan.status !== 'succeeded' || Number(count.n) !== FINDINGS) throw new Error(`ingest incomplete: job ${job.status} (${job.error}), scan ${scan.status}, ${count.n} findings`);
-    const mb = (b: number) => Math.round((b / 1024 / 1024) * 10) / 10;
+    const job = await withService(db, (tx) =>
+      tx.selectFrom('report_ingestions').selectAll().where('id', '=', ingestionId).executeTakeFirstOrThrow(),
+    );
+    const scan = await withService(db, (tx) =>
+      tx.selectFrom('scans').select(['status', 'percent']).where('id', '=', scanId).executeTakeFirstOrThrow(),
+    );
+    const count = await withService(db, (tx) =>
+      tx
+        .selectFrom('findings')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('scan_id', '=', scanId)
+        .executeTakeFirstOrThrow(),
+    );
+    if (job.status !== 'succeeded' || scan.status !== 'succeeded' || Number(count.n) !== FINDINGS)
+      throw new Error(`ingest incomplete: job ${job.status} (${job.error}), scan ${scan.status}, ${count.n} findings`);
     process.stdout.write(
       `${JSON.stringify({
         db: kind,
         findings: Number(count.n),
-        reportMB: mb(put.size),
+        reportMB: mb(size),
         wallSeconds: Math.round(wallMs / 10) / 100,
         findingsPerSecond: Math.round(FINDINGS / (wallMs / 1000)),
         peakRssMB: mb(peak),
@@ -179,56 +149,42 @@ async function child(kind: 'pglite' | 'postgres', databaseUrl: string | undefine
       })}\n`,
     );
   } finally {
-    await database.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 
 // ---- parent: one child per database --------------------------------------------------------------
 
-async function runChild(kind: string, databaseUrl?: string): Promise<unknown> {
-  // The server's own Node flags (heap sizes), plus BENCH_CHILD_NODE_OPTIONS to compare others.
-  const extra = (process.env.BENCH_CHILD_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
-  const proc = spawn(process.execPath, ['--expose-gc', ...serverNodeFlags(), ...extra, import.meta.filename, '--child', kind], {
-    env: { ...process.env, ...(databaseUrl ? { BENCH_CHILD_DATABASE_URL: databaseUrl } : {}) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => proc.on('exit', (c) => resolve(c)));
-  if (code !== 0) throw new Error(`${kind} run exited with ${code}`);
-  return JSON.parse(out.trim().split('\n').at(-1)!);
-}
-
 async function main(): Promise<void> {
+  // The server's own Node flags (heap sizes), plus BENCH_CHILD_NODE_OPTIONS to compare others.
+  const extraFlags = (process.env.BENCH_CHILD_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
   const results: unknown[] = [];
   for (const kind of DBS) {
-    if (kind === 'pglite') {
-      results.push(await runChild('pglite'));
-    } else if (kind === 'postgres') {
-      if (process.env.DATABASE_URL) {
-        results.push(await runChild('postgres', process.env.DATABASE_URL));
-        continue;
-      }
-      const name = `rampart_bench_ingest_${Date.now()}`;
-      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await admin.connect();
-      await admin.query(`create database ${name}`);
-      try {
-        const url = new URL(PG_ADMIN_URL);
-        url.pathname = `/${name}`;
-        results.push(await runChild('postgres', url.toString()));
-      } finally {
-        await admin.query(`drop database if exists ${name} with (force)`);
-        await admin.end();
-      }
-    } else {
-      throw new Error(`unknown database ${kind} in BENCH_DBS`);
-    }
+    if (kind !== 'pglite' && kind !== 'postgres') throw new Error(`unknown database ${kind} in BENCH_DBS`);
+    const databaseUrl = kind === 'postgres' ? process.env.DATABASE_URL : undefined;
+    results.push(
+      await runBenchChild(import.meta.filename, kind, {
+        extraFlags,
+        pgName: `rampart_bench_ingest_${Date.now()}`,
+        ...(databaseUrl ? { databaseUrl } : {}),
+      }),
+    );
   }
-  console.log(JSON.stringify({ bench: 'ingest', findings: FINDINGS, targets: { wallSeconds: 20, peakRssMB: 400 }, node: process.version, results }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'ingest',
+        findings: FINDINGS,
+        targets: { wallSeconds: 20, peakRssMB: 400 },
+        node: process.version,
+        results,
+      },
+      null,
+      2,
+    ),
+  );
 }
 
-const childAt = process.argv.indexOf('--child');
-if (childAt !== -1) await child(process.argv[childAt + 1] as 'pglite' | 'postgres', process.env.BENCH_CHILD_DATABASE_URL);
+const kind = childKind();
+if (kind) await child(kind);
 else await main();

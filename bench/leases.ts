@@ -42,21 +42,46 @@ async function json(res: Response): Promise<Record<string, unknown>> {
 
 async function setupTenants(base: string, admin: pg.Client, tag: string): Promise<Worker[]> {
   const email = `bench-leases-${tag}@example.test`;
-  const up = await fetch(`${base}/api/auth/sign-up/email`, { method: 'POST', headers: { 'content-type': 'application/json', origin: base }, body: JSON.stringify({ email, name: 'Bench', password: 'bench password 123' }) });
+  const up = await fetch(`${base}/api/auth/sign-up/email`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: base },
+    body: JSON.stringify({ email, name: 'Bench', password: 'bench password 123' }),
+  });
   if (!up.ok) throw new Error(`sign-up failed: ${up.status} ${await up.text()}`);
-  const cookie = up.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const csrf = ((await json(await fetch(`${base}/api/v1/me`, { headers: { cookie } }))) as { csrfToken: string }).csrfToken;
+  const cookie = up.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const csrf = ((await json(await fetch(`${base}/api/v1/me`, { headers: { cookie } }))) as { csrfToken: string })
+    .csrfToken;
   const call = async (method: string, path: string, body?: unknown) =>
-    json(await fetch(`${base}${path}`, { method, headers: { origin: base, cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) }));
+    json(
+      await fetch(`${base}${path}`, {
+        method,
+        headers: { origin: base, cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+        body: JSON.stringify(body ?? {}),
+      }),
+    );
   const workers: Worker[] = [];
   for (let i = 0; i < TENANTS; i++) {
-    const org = await fetch(`${base}/api/auth/organization/create`, { method: 'POST', headers: { 'content-type': 'application/json', origin: base, cookie }, body: JSON.stringify({ name: `Lease bench ${i}`, slug: `lease-bench-${tag}-${i}` }) });
+    const org = await fetch(`${base}/api/auth/organization/create`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: base, cookie },
+      body: JSON.stringify({ name: `Lease bench ${i}`, slug: `lease-bench-${tag}-${i}` }),
+    });
     const tenantId = (await json(org)).id as string;
     await call('PUT', `/api/v1/tenants/${tenantId}/settings`, { dailyScanQuota: 100_000, perAssetConcurrentScans: 64 });
-    const secret = (await call('POST', `/api/v1/tenants/${tenantId}/webhook-secret`, { graceHours: 0 })).secret as string;
+    const secret = (await call('POST', `/api/v1/tenants/${tenantId}/webhook-secret`, { graceHours: 0 }))
+      .secret as string;
     for (let k = 0; k < WORKERS_PER_TENANT; k++) {
       const code = (await call('POST', `/api/v1/tenants/${tenantId}/worker-enrollments`)).code as string;
-      const enrolled = await json(await fetch(`${base}/api/public/worker/v1/enroll`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code, name: `bench-${i}-${k}`, platform: 'linux/x64', version: 'bench' }) }));
+      const enrolled = await json(
+        await fetch(`${base}/api/public/worker/v1/enroll`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ code, name: `bench-${i}-${k}`, platform: 'linux/x64', version: 'bench' }),
+        }),
+      );
       workers.push({ tenantId, token: enrolled.token as string, secret, base });
     }
     // Assets and scans straight into the database: their creation is not what is measured.
@@ -83,7 +108,12 @@ async function setupTenants(base: string, admin: pg.Client, tag: string): Promis
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 function lease(w: Worker): Promise<{ scanId: string } | null> {
-  const body = JSON.stringify({ sentAt: new Date().toISOString(), nonce: randomBytes(16).toString('base64url'), kinds: ['port'], waitSeconds: 0 });
+  const body = JSON.stringify({
+    sentAt: new Date().toISOString(),
+    nonce: randomBytes(16).toString('base64url'),
+    kinds: ['port'],
+    waitSeconds: 0,
+  });
   const url = new URL('/api/public/worker/v1/lease', w.base);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -114,7 +144,13 @@ function lease(w: Worker): Promise<{ scanId: string } | null> {
 }
 
 const transactions = async (db: pg.Client) =>
-  Number((await db.query<{ n: string }>(`select pg_stat_force_next_flush(), (select xact_commit + xact_rollback from pg_stat_database where datname = current_database())::text as n`)).rows[0]!.n);
+  Number(
+    (
+      await db.query<{ n: string }>(
+        `select pg_stat_force_next_flush(), (select xact_commit + xact_rollback from pg_stat_database where datname = current_database())::text as n`,
+      )
+    ).rows[0]!.n,
+  );
 
 async function round1(bases: string[], admin: pg.Client, tag: string) {
   const workers = (await setupTenants(bases[0]!, admin, tag)).map((w, i) => ({ ...w, base: bases[i % bases.length]! }));
@@ -184,7 +220,19 @@ async function main() {
     for (let i = 0; i < REPLICAS; i++) {
       const port = await freePort();
       // Replicas share the database and the encryption key; the first one migrates.
-      servers.push(spawnServer({ DATA_DIR: join(dataDir, `r${i}`), DATABASE_URL: databaseUrl.toString(), DATABASE_POOL_MAX: String(POOL_MAX), APP_ENCRYPTION_KEY: 'CQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQk=', AUTH_SECRET: 'bench-auth-secret-bench-auth-secret-0123', ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}) }, port));
+      servers.push(
+        spawnServer(
+          {
+            DATA_DIR: join(dataDir, `r${i}`),
+            DATABASE_URL: databaseUrl.toString(),
+            DATABASE_POOL_MAX: String(POOL_MAX),
+            APP_ENCRYPTION_KEY: 'CQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQk=',
+            AUTH_SECRET: 'bench-auth-secret-bench-auth-secret-0123',
+            ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+          },
+          port,
+        ),
+      );
       await msUntilHealthy(port, performance.now());
       bases.push(`http://127.0.0.1:${port}`);
     }
@@ -200,14 +248,21 @@ async function main() {
       scansQueued: TENANTS * SCANS_PER_TENANT,
       leasesPerSecond: round(median(rounds.map((r) => r.leasesPerSecond)), 0),
       rounds,
-      meets: { atLeast500PerSecond: median(rounds.map((r) => r.leasesPerSecond)) >= 500, zeroDoubleLeases: rounds.every((r) => r.doubleLeases === 0), zeroQuotaViolations: rounds.every((r) => r.quotaViolations === 0), allLeased: rounds.every((r) => r.leased === r.expected) },
+      meets: {
+        atLeast500PerSecond: median(rounds.map((r) => r.leasesPerSecond)) >= 500,
+        zeroDoubleLeases: rounds.every((r) => r.doubleLeases === 0),
+        zeroQuotaViolations: rounds.every((r) => r.quotaViolations === 0),
+        allLeased: rounds.every((r) => r.leased === r.expected),
+      },
       violations,
     };
   } finally {
     await db.end().catch(() => {});
     for (const s of servers) await s.stop();
     rmSync(dataDir, { recursive: true, force: true });
-    await admin.query(`drop database if exists ${dbName} with (force)`).catch((err: unknown) => process.stderr.write(`bench: could not drop ${dbName}: ${String(err)}\n`));
+    await admin
+      .query(`drop database if exists ${dbName} with (force)`)
+      .catch((err: unknown) => process.stderr.write(`bench: could not drop ${dbName}: ${String(err)}\n`));
     await admin.end();
   }
 }

@@ -1,6 +1,6 @@
 // Shared pieces of the benchmarks: spawning the real server, waiting for health, statistics.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -33,7 +33,15 @@ export interface Server {
 export function spawnServer(env: Record<string, string>, port: number): Server {
   const child = spawn(process.execPath, [...serverNodeFlags(), MAIN], {
     // BENCH_SERVER_NODE_OPTIONS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the server.
-    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}), ...env },
+    env: {
+      PATH: process.env.PATH,
+      LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
@@ -73,7 +81,10 @@ export const round = (x: number, digits = 2): number => Math.round(x * 10 ** dig
  * A fresh PostgreSQL database for one bench run (dropped first if a crashed run left it), and
  * drop(), which keeps it when BENCH_KEEP_DB is set (for profiling afterwards).
  */
-export async function createBenchDatabase(adminUrl: string, name: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createBenchDatabase(
+  adminUrl: string,
+  name: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
   const admin = async (query: string) => {
     const client = new pg.Client({ connectionString: adminUrl });
     await client.connect();
@@ -92,4 +103,50 @@ export async function createBenchDatabase(adminUrl: string, name: string): Promi
       else await admin(`drop database if exists ${name} with (force)`);
     },
   };
+}
+
+/**
+ * CPU time of each thread of a process so far, in microseconds, keyed by thread name and id
+ * (Linux /proc; an empty map elsewhere). Taken before and after a round, divided by its calls, it
+ * gives the CPU each thread spends per call, which a busy shared machine disturbs far less than
+ * it disturbs throughput.
+ */
+export function threadCpuMicros(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  const hz = 100; // USER_HZ on Linux
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // Fields after the command name (which may contain spaces) start after the last ')'.
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(rest[11]) + Number(rest[12]); // utime, stime
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      out.set(`${name}#${tid}`, (ticks * 1e6) / hz);
+    } catch {
+      /* the thread ended */
+    }
+  }
+  return out;
+}
+
+/** Per-call CPU of each busy thread between two threadCpuMicros() snapshots, grouped by thread name. */
+export function cpuPerCall(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  calls: number,
+): Record<string, number> {
+  const byName: Record<string, number> = {};
+  for (const [key, t] of after) {
+    const used = t - (before.get(key) ?? 0);
+    if (used <= 0 || calls <= 0) continue;
+    const name = key.slice(0, key.lastIndexOf('#'));
+    byName[name] = round((byName[name] ?? 0) + used / calls, 1);
+  }
+  return byName;
 }

@@ -38,10 +38,21 @@ const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length -
 async function seed(base: string): Promise<{ cookie: string; csrf: string; tenantId: string }> {
   const headers = { 'content-type': 'application/json', origin: base };
   const email = `bench-llm-${Date.now()}@example.test`;
-  const up = await fetch(`${base}/api/auth/sign-up/email`, { method: 'POST', headers, body: JSON.stringify({ email, name: 'Bench', password: 'bench password 123' }) });
+  const up = await fetch(`${base}/api/auth/sign-up/email`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ email, name: 'Bench', password: 'bench password 123' }),
+  });
   if (!up.ok) throw new Error(`sign-up failed: ${up.status} ${await up.text()}`);
-  const cookie = up.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const org = await fetch(`${base}/api/auth/organization/create`, { method: 'POST', headers: { ...headers, cookie }, body: JSON.stringify({ name: 'Bench LLM Co', slug: `bench-llm-${Date.now()}` }) });
+  const cookie = up.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const org = await fetch(`${base}/api/auth/organization/create`, {
+    method: 'POST',
+    headers: { ...headers, cookie },
+    body: JSON.stringify({ name: 'Bench LLM Co', slug: `bench-llm-${Date.now()}` }),
+  });
   if (!org.ok) throw new Error(`create tenant failed: ${org.status}`);
   const tenantId = ((await org.json()) as { id: string }).id;
   const me = (await (await fetch(`${base}/api/v1/me`, { headers: { cookie } })).json()) as { csrfToken: string };
@@ -50,12 +61,27 @@ async function seed(base: string): Promise<{ cookie: string; csrf: string; tenan
 
 async function firstToken(): Promise<{ medianMs: number; p95Ms: number; runs: number }> {
   const llm = await startLlmServer();
-  llm.fallback = () => ({ kind: 'stream', chunks: ['## Summary\n', 'Upgrade openssl ', 'first [F1].'], firstDelayMs: 150, delayMs: 5 });
+  llm.fallback = () => ({
+    kind: 'stream',
+    chunks: ['## Summary\n', 'Upgrade openssl ', 'first [F1].'],
+    firstDelayMs: 150,
+    delayMs: 5,
+  });
   await ensurePgliteTemplate();
   const dataDir = mkdtempSync(join(tmpdir(), 'rampart-bench-llm-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const server = spawnServer({ DATA_DIR: dataDir, LLM_BASE_URL: llm.url, LLM_API_KEY: 'sk-bench', LLM_MODEL: 'bench-model' }, port);
+  const server = spawnServer(
+    {
+      DATA_DIR: dataDir,
+      LLM_BASE_URL: llm.url,
+      LLM_API_KEY: 'sk-bench',
+      LLM_MODEL: 'bench-model',
+      // The model runs on loopback, which the egress policy refuses unless allowed.
+      EGRESS_ALLOW: '127.0.0.1',
+    },
+    port,
+  );
   try {
     await msUntilHealthy(port, performance.now());
     const { cookie, csrf, tenantId } = await seed(base);
@@ -65,7 +91,11 @@ async function firstToken(): Promise<{ medianMs: number; p95Ms: number; runs: nu
       const index = llm.requests.length;
       const form = new FormData();
       form.append('file', new Blob([new Uint8Array(file)], { type: 'application/json' }), 'trivy-image.json');
-      const res = await fetch(`${base}/api/v1/tenants/${tenantId}/llm/explain`, { method: 'POST', body: form, headers: { cookie, origin: base, 'x-csrf-token': csrf, accept: 'text/event-stream' } });
+      const res = await fetch(`${base}/api/v1/tenants/${tenantId}/llm/explain`, {
+        method: 'POST',
+        body: form,
+        headers: { cookie, origin: base, 'x-csrf-token': csrf, accept: 'text/event-stream' },
+      });
       if (res.status !== 200 || !res.body) throw new Error(`explain failed: ${res.status} ${await res.text()}`);
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = '';
@@ -112,14 +142,39 @@ function noisePng(bytes: number, seed: number): Buffer {
  * characters in all, under the 400 000 read per file) and a figure making up the rest of the size.
  */
 async function policyPdf(n: number, bytes: number): Promise<Buffer> {
-  const words = ['access', 'control', 'policy', 'authorized', 'users', 'password', 'multi-factor', 'firewall', 'boundary', 'visitor', 'escort', 'media', 'sanitize', 'patch', 'malware', 'scan', 'the', 'and', 'every', 'within', 'days', 'review'];
-  const line = (p: number, l: number) => Array.from({ length: 13 }, (_, k) => words[(n * 7 + p * 13 + l * 5 + k) % words.length]).join(' ');
+  const words = [
+    'access',
+    'control',
+    'policy',
+    'authorized',
+    'users',
+    'password',
+    'multi-factor',
+    'firewall',
+    'boundary',
+    'visitor',
+    'escort',
+    'media',
+    'sanitize',
+    'patch',
+    'malware',
+    'scan',
+    'the',
+    'and',
+    'every',
+    'within',
+    'days',
+    'review',
+  ];
+  const line = (p: number, l: number) =>
+    Array.from({ length: 13 }, (_, k) => words[(n * 7 + p * 13 + l * 5 + k) % words.length]).join(' ');
   const build = async (imageBytes: number) => {
     const doc = await PDFDocument.create();
     const font = await doc.embedFont(StandardFonts.Helvetica);
     for (let p = 0; p < 60; p++) {
       const page = doc.addPage([612, 792]);
-      for (let l = 0; l < 60; l++) page.drawText(`${p + 1}.${l + 1} ${line(p, l)}`, { x: 36, y: 760 - l * 12, size: 9, font });
+      for (let l = 0; l < 60; l++)
+        page.drawText(`${p + 1}.${l + 1} ${line(p, l)}`, { x: 36, y: 760 - l * 12, size: 9, font });
     }
     if (imageBytes > 0) {
       const image = await doc.embedPng(noisePng(imageBytes, n + 1));
@@ -177,7 +232,30 @@ async function extraction() {
  * `charsPerPage` characters, so that the file holds just under charsPerFile characters.
  */
 async function cappedPdf(n: number, pages: number, charsPerPage: number): Promise<Buffer> {
-  const words = ['access', 'control', 'policy', 'authorized', 'users', 'password', 'multi-factor', 'firewall', 'boundary', 'visitor', 'escort', 'media', 'sanitize', 'patch', 'malware', 'scan', 'the', 'and', 'every', 'within', 'days', 'review'];
+  const words = [
+    'access',
+    'control',
+    'policy',
+    'authorized',
+    'users',
+    'password',
+    'multi-factor',
+    'firewall',
+    'boundary',
+    'visitor',
+    'escort',
+    'media',
+    'sanitize',
+    'patch',
+    'malware',
+    'scan',
+    'the',
+    'and',
+    'every',
+    'within',
+    'days',
+    'review',
+  ];
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
   const lineChars = 95;
@@ -199,7 +277,8 @@ async function worstCaseExtraction() {
   // page is read and none is cut.
   const charsPerPage = Math.floor((EXTRACT_LIMITS.charsPerFile * 0.9) / pages);
   const files: UploadedFile[] = [];
-  for (let i = 0; i < 8; i++) files.push({ fileName: `manual-${i + 1}.pdf`, data: await cappedPdf(i, pages, charsPerPage) });
+  for (let i = 0; i < 8; i++)
+    files.push({ fileName: `manual-${i + 1}.pdf`, data: await cappedPdf(i, pages, charsPerPage) });
   const { allRead: _allRead, ...figures } = await timeExtraction(files, WORST_RUNS);
   return figures;
 }
@@ -212,7 +291,17 @@ console.log(
     {
       firstStreamedToken: { ...ft, targetMs: FIRST_TOKEN_TARGET_MS, ok: ft.medianMs <= FIRST_TOKEN_TARGET_MS },
       textExtraction: { ...ex, targetMs: EXTRACT_TARGET_MS, ok: ex.medianMs <= EXTRACT_TARGET_MS },
-      ...(worst ? { worstCaseExtraction: { ...worst, targetMs: EXTRACT_TARGET_MS, ok: worst.medianMs <= EXTRACT_TARGET_MS, timeLimitMs: EXTRACT_LIMITS.timeMs, withinTimeLimit: worst.cutByTimeLimit === 0 } } : {}),
+      ...(worst
+        ? {
+            worstCaseExtraction: {
+              ...worst,
+              targetMs: EXTRACT_TARGET_MS,
+              ok: worst.medianMs <= EXTRACT_TARGET_MS,
+              timeLimitMs: EXTRACT_LIMITS.timeMs,
+              withinTimeLimit: worst.cutByTimeLimit === 0,
+            },
+          }
+        : {}),
     },
     null,
     2,

@@ -71,7 +71,9 @@ async function main() {
              (hashint8extended(g, 2) & 4503599627370495)::float8 / 4503599627370496,
              (hashint8extended(g, 3) & 4503599627370495)::float8 / 4503599627370496
       from generate_series(1, ${sql.lit(EVENTS)}) as g
-      ) as e(at, peer, flow, event_type, severity, ok, http_status, request_id, error, response, url, median_ms, u1, u2, u3)`.execute(database.db);
+      ) as e(at, peer, flow, event_type, severity, ok, http_status, request_id, error, response, url, median_ms, u1, u2, u3)`.execute(
+      database.db,
+    );
     await sql`
       insert into svc_inbound_events (received_at, caller, flow, status, error_code, duration_ms, request_id, verified, replayed)
       select now() - interval '30 days' + (g::float8 / ${sql.lit(INBOUND)}) * interval '30 days', 'bench-peer-' || lpad((g % ${sql.lit(PEERS)})::text, 2, '0'),
@@ -81,7 +83,9 @@ async function main() {
     await sql`vacuum analyze svc_inbound_events`.execute(database.db);
     await sql`vacuum analyze svc_outbound_daily`.execute(database.db);
     const seedSeconds = (performance.now() - seedStart) / 1000;
-    const histogramRows = Number((await sql<{ n: string }>`select count(*) as n from svc_outbound_daily`.execute(database.db)).rows[0]!.n);
+    const histogramRows = Number(
+      (await sql<{ n: string }>`select count(*) as n from svc_outbound_daily`.execute(database.db)).rows[0]!.n,
+    );
 
     // Write side: one-row inserts like the outbound recorder's, with and without the triggers.
     const insertOne = async (tag: string, i: number) => {
@@ -105,7 +109,9 @@ async function main() {
       insert into svc_outbound_daily as d (peer, day, duration_ms, attempts, successes)
       select peer, (created_at at time zone 'UTC')::date, duration_ms, count(*)::int, (count(*) filter (where ok))::int
       from svc_outbound_events where request_id like 'w-without-%' group by 1, 2, 3
-      on conflict (peer, day, duration_ms) do update set attempts = d.attempts + excluded.attempts, successes = d.successes + excluded.successes`.execute(database.db);
+      on conflict (peer, day, duration_ms) do update set attempts = d.attempts + excluded.attempts, successes = d.successes + excluded.successes`.execute(
+      database.db,
+    );
 
     const health = createMeshHealthService({
       db: database.db,
@@ -126,7 +132,12 @@ async function main() {
         times.push(performance.now() - t0);
         if (w === '30d') check = { peers: res.peers.length, attempts: res.peers.reduce((s, p) => s + p.attempts, 0) };
       }
-      results[w] = { medianMs: round(median(times), 1), minMs: round(Math.min(...times), 1), maxMs: round(Math.max(...times), 1), runs: RUNS };
+      results[w] = {
+        medianMs: round(median(times), 1),
+        minMs: round(Math.min(...times), 1),
+        maxMs: round(Math.max(...times), 1),
+        runs: RUNS,
+      };
     }
     console.log(
       JSON.stringify(

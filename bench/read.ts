@@ -17,15 +17,34 @@ const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.
 async function seed(base: string): Promise<{ cookie: string; tenantId: string }> {
   const headers = { 'content-type': 'application/json', origin: base };
   const email = `bench-${Date.now()}@example.test`;
-  const up = await fetch(`${base}/api/auth/sign-up/email`, { method: 'POST', headers, body: JSON.stringify({ email, name: 'Bench', password: 'bench password 123' }) });
+  const up = await fetch(`${base}/api/auth/sign-up/email`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ email, name: 'Bench', password: 'bench password 123' }),
+  });
   if (!up.ok) throw new Error(`sign-up failed: ${up.status} ${await up.text()}`);
-  const cookie = up.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const org = await fetch(`${base}/api/auth/organization/create`, { method: 'POST', headers: { ...headers, cookie }, body: JSON.stringify({ name: 'Bench Co', slug: `bench-${Date.now()}` }) });
+  const cookie = up.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const org = await fetch(`${base}/api/auth/organization/create`, {
+    method: 'POST',
+    headers: { ...headers, cookie },
+    body: JSON.stringify({ name: 'Bench Co', slug: `bench-${Date.now()}` }),
+  });
   if (!org.ok) throw new Error(`create tenant failed: ${org.status}`);
   const tenantId = ((await org.json()) as { id: string }).id;
   // A realistic team: the owner plus pending invitations to list.
   for (let i = 0; i < 5; i++) {
-    await fetch(`${base}/api/auth/organization/invite-member`, { method: 'POST', headers: { ...headers, cookie }, body: JSON.stringify({ email: `teammate${i}-${Date.now()}@example.test`, role: 'member', organizationId: tenantId }) });
+    await fetch(`${base}/api/auth/organization/invite-member`, {
+      method: 'POST',
+      headers: { ...headers, cookie },
+      body: JSON.stringify({
+        email: `teammate${i}-${Date.now()}@example.test`,
+        role: 'member',
+        organizationId: tenantId,
+      }),
+    });
   }
   return { cookie, tenantId };
 }
@@ -106,4 +125,17 @@ await ensurePgliteTemplate();
 const targets = (process.env.BENCH_DATABASES ?? 'pglite,postgres').split(',') as ('pglite' | 'postgres')[];
 const results = [];
 for (const kind of targets) results.push(await measure(kind));
-console.log(JSON.stringify({ bench: 'read', connections: CONNECTIONS, secondsPerRound: SECONDS, rounds: ROUNDS, node: process.version, results }, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      bench: 'read',
+      connections: CONNECTIONS,
+      secondsPerRound: SECONDS,
+      rounds: ROUNDS,
+      node: process.version,
+      results,
+    },
+    null,
+    2,
+  ),
+);

@@ -16,8 +16,11 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 type Run = Awaited<ReturnType<typeof runMixedLoad>>;
 const results: Run[] = [];
-for (let r = 0; r < ROUNDS; r++) for (const replicas of REPLICAS) results.push(await runMixedLoad({ replicas, seconds: SECONDS, pgAdminUrl: PG_ADMIN_URL }));
-const medianOf = (replicas: number, pick: (r: Run) => number) => median(results.filter((r) => r.replicas === replicas).map(pick));
+for (let r = 0; r < ROUNDS; r++)
+  for (const replicas of REPLICAS)
+    results.push(await runMixedLoad({ replicas, seconds: SECONDS, pgAdminUrl: PG_ADMIN_URL }));
+const medianOf = (replicas: number, pick: (r: Run) => number) =>
+  median(results.filter((r) => r.replicas === replicas).map(pick));
 const medians = Object.fromEntries(
   REPLICAS.map((n) => [
     n,
@@ -38,5 +41,21 @@ const ratios = [...Array(ROUNDS).keys()].flatMap((i) => {
   return one && three ? [round(three.operationsPerSecond / one.operationsPerSecond, 2)] : [];
 });
 const violations = results.flatMap((r) => r.violations);
-console.log(JSON.stringify({ bench: 'scale', seconds: SECONDS, workers: 20, rounds: ROUNDS, medians, scalingRatios: ratios, scalingRatio: ratios.length ? median(ratios) : null, violations, results }, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      bench: 'scale',
+      seconds: SECONDS,
+      workers: 20,
+      rounds: ROUNDS,
+      medians,
+      scalingRatios: ratios,
+      scalingRatio: ratios.length ? median(ratios) : null,
+      violations,
+      results,
+    },
+    null,
+    2,
+  ),
+);
 process.exit(violations.length ? 1 : 0);

@@ -19,7 +19,8 @@ const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.
 const POOL_MAX = Number(process.env.BENCH_POOL_MAX ?? 20);
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 10);
 const ASSETS_PER_TENANT = 100 / TENANTS;
-if (!Number.isInteger(ASSETS_PER_TENANT) || TENANTS < 2) throw new Error('BENCH_TENANTS must divide 100 (2, 4, 5, 10, 20, 25, 50, 100)');
+if (!Number.isInteger(ASSETS_PER_TENANT) || TENANTS < 2)
+  throw new Error('BENCH_TENANTS must divide 100 (2, 4, 5, 10, 20, 25, 50, 100)');
 const REQUESTS = 1000;
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error('BENCH_ROUNDS must be a positive integer');
 
@@ -29,17 +30,33 @@ interface Session {
   csrf: string;
 }
 
-async function call(s: Session, method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+async function call(
+  s: Session,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${s.base}${path}`, {
     method,
-    headers: { origin: s.base, cookie: s.cookie, 'x-csrf-token': s.csrf, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      origin: s.base,
+      cookie: s.cookie,
+      'x-csrf-token': s.csrf,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
   return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-async function must(s: Session, method: string, path: string, body: unknown, expected: number): Promise<Record<string, unknown>> {
+async function must(
+  s: Session,
+  method: string,
+  path: string,
+  body: unknown,
+  expected: number,
+): Promise<Record<string, unknown>> {
   const r = await call(s, method, path, body);
   if (r.status !== expected) throw new Error(`${method} ${path} → ${r.status} ${JSON.stringify(r.json)}`);
   return r.json;
@@ -47,9 +64,16 @@ async function must(s: Session, method: string, path: string, body: unknown, exp
 
 async function signUp(base: string): Promise<Session> {
   const email = `bench-scans-${process.pid}-${Date.now()}@example.test`;
-  const up = await fetch(`${base}/api/auth/sign-up/email`, { method: 'POST', headers: { 'content-type': 'application/json', origin: base }, body: JSON.stringify({ email, name: 'Bench', password: 'bench password 123' }) });
+  const up = await fetch(`${base}/api/auth/sign-up/email`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: base },
+    body: JSON.stringify({ email, name: 'Bench', password: 'bench password 123' }),
+  });
   if (!up.ok) throw new Error(`sign-up failed: ${up.status} ${await up.text()}`);
-  const cookie = up.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const cookie = up.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const me = (await (await fetch(`${base}/api/v1/me`, { headers: { cookie } })).json()) as { csrfToken: string };
   return { base, cookie, csrf: me.csrfToken };
 }
@@ -61,23 +85,48 @@ interface Tenant {
   perAsset: number;
 }
 
-async function makeTenants(s: Session, admin: pg.Client, tag: string, limits: (i: number) => { quota: number; perAsset: number }, count = TENANTS): Promise<Tenant[]> {
+async function makeTenants(
+  s: Session,
+  admin: pg.Client,
+  tag: string,
+  limits: (i: number) => { quota: number; perAsset: number },
+  count = TENANTS,
+): Promise<Tenant[]> {
   const tenants: Tenant[] = [];
   for (let i = 0; i < count; i++) {
-    const org = await fetch(`${s.base}/api/auth/organization/create`, { method: 'POST', headers: { 'content-type': 'application/json', origin: s.base, cookie: s.cookie }, body: JSON.stringify({ name: `Bench ${tag} ${i}`, slug: `bench-${tag}-${i}-${Date.now().toString(36)}` }) });
+    const org = await fetch(`${s.base}/api/auth/organization/create`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: s.base, cookie: s.cookie },
+      body: JSON.stringify({ name: `Bench ${tag} ${i}`, slug: `bench-${tag}-${i}-${Date.now().toString(36)}` }),
+    });
     if (!org.ok) throw new Error(`create tenant failed: ${org.status} ${await org.text()}`);
     const id = ((await org.json()) as { id: string }).id;
     const { quota, perAsset } = limits(i);
-    await must(s, 'PUT', `/api/v1/tenants/${id}/settings`, { dailyScanQuota: quota, perAssetConcurrentScans: perAsset }, 200);
+    await must(
+      s,
+      'PUT',
+      `/api/v1/tenants/${id}/settings`,
+      { dailyScanQuota: quota, perAssetConcurrentScans: perAsset },
+      200,
+    );
     const assets: string[] = [];
     for (let a = 0; a < ASSETS_PER_TENANT; a++) {
-      const j = await must(s, 'POST', `/api/v1/tenants/${id}/assets`, { kind: 'host', target: `h${a}.t${i}.${tag}.bench.example.test` }, 201);
+      const j = await must(
+        s,
+        'POST',
+        `/api/v1/tenants/${id}/assets`,
+        { kind: 'host', target: `h${a}.t${i}.${tag}.bench.example.test` },
+        201,
+      );
       assets.push((j.asset as { id: string }).id);
     }
     tenants.push({ id, assets, quota, perAsset });
   }
   // Ownership proof is not what is measured: mark the assets verified directly.
-  await admin.query(`update assets set verification_status = 'verified', verified_via = 'txt', verified_at = now() where tenant_id = any($1::uuid[])`, [tenants.map((t) => t.id)]);
+  await admin.query(
+    `update assets set verification_status = 'verified', verified_via = 'txt', verified_at = now() where tenant_id = any($1::uuid[])`,
+    [tenants.map((t) => t.id)],
+  );
   return tenants;
 }
 
@@ -112,7 +161,13 @@ async function burst(s: Session, tenants: Tenant[]): Promise<Burst> {
   const refused: Record<string, number> = {};
   for (const r of results) if (r.code) refused[`${r.status} ${r.code}`] = (refused[`${r.status} ${r.code}`] ?? 0) + 1;
   const ms = results.map((r) => r.ms).sort((a, b) => a - b);
-  return { seconds, admitted: results.filter((r) => r.status === 201).length, refused, p50Ms: round(ms[Math.floor(ms.length * 0.5)]!, 1), p99Ms: round(ms[Math.floor(ms.length * 0.99)]!, 1) };
+  return {
+    seconds,
+    admitted: results.filter((r) => r.status === 201).length,
+    refused,
+    p50Ms: round(ms[Math.floor(ms.length * 0.5)]!, 1),
+    p99Ms: round(ms[Math.floor(ms.length * 0.99)]!, 1),
+  };
 }
 
 /** Reads the database directly: scans per tenant against its quota, unfinished scans per asset against its limit. */
@@ -169,15 +224,24 @@ async function main(): Promise<Record<string, unknown>> {
       const b1 = await burst(session, free);
       throughput.push({ ...b1, ...(await violations(db, free)) });
 
-      const tight = await makeTenants(session, db, `tight${r}`, (i) => (i < TENANTS / 2 ? { quota: 30, perAsset: 5 } : { quota: 1000, perAsset: 3 }));
+      const tight = await makeTenants(session, db, `tight${r}`, (i) =>
+        i < TENANTS / 2 ? { quota: 30, perAsset: 5 } : { quota: 1000, perAsset: 3 },
+      );
       const b2 = await burst(session, tight);
       // Quota tenants: 30 each (their 10 assets could take 50); limit tenants: 10 assets × 3.
-      const expected = tight.reduce((a, t) => a + Math.min(t.quota, ASSETS_PER_TENANT * Math.min(t.perAsset, REQUESTS / (TENANTS * ASSETS_PER_TENANT))), 0);
+      const expected = tight.reduce(
+        (a, t) =>
+          a + Math.min(t.quota, ASSETS_PER_TENANT * Math.min(t.perAsset, REQUESTS / (TENANTS * ASSETS_PER_TENANT))),
+        0,
+      );
       contention.push({ ...b2, ...(await violations(db, tight)), expected });
     }
 
     const rates = throughput.map((b) => b.admitted / b.seconds);
-    const totalViolations = [...throughput, ...contention].reduce((a, b) => a + b.quotaViolations + b.perAssetViolations, 0);
+    const totalViolations = [...throughput, ...contention].reduce(
+      (a, b) => a + b.quotaViolations + b.perAssetViolations,
+      0,
+    );
     return {
       bench: 'scan-queue',
       node: process.version,
@@ -191,7 +255,14 @@ async function main(): Promise<Record<string, unknown>> {
         scansPerSecond: round(median(rates), 0),
         p50Ms: median(throughput.map((b) => b.p50Ms)),
         p99Ms: median(throughput.map((b) => b.p99Ms)),
-        samples: throughput.map((b) => ({ scansPerSecond: round(b.admitted / b.seconds, 0), seconds: round(b.seconds, 3), admitted: b.admitted, refused: b.refused, scansInDatabase: b.scansInDatabase, chunks: b.chunks })),
+        samples: throughput.map((b) => ({
+          scansPerSecond: round(b.admitted / b.seconds, 0),
+          seconds: round(b.seconds, 3),
+          admitted: b.admitted,
+          refused: b.refused,
+          scansInDatabase: b.scansInDatabase,
+          chunks: b.chunks,
+        })),
       },
       contention: contention.map((b) => ({
         admitted: b.admitted,
@@ -205,15 +276,21 @@ async function main(): Promise<Record<string, unknown>> {
       violations: totalViolations,
       meets: {
         zeroViolations: totalViolations === 0,
-        allAdmittedWhenLimitsDoNotBind: throughput.every((b) => b.admitted === REQUESTS && b.scansInDatabase === REQUESTS),
-        exactAdmissionsUnderContention: contention.every((b) => b.admitted === b.expected && b.scansInDatabase === b.expected),
+        allAdmittedWhenLimitsDoNotBind: throughput.every(
+          (b) => b.admitted === REQUESTS && b.scansInDatabase === REQUESTS,
+        ),
+        exactAdmissionsUnderContention: contention.every(
+          (b) => b.admitted === b.expected && b.scansInDatabase === b.expected,
+        ),
       },
     };
   } finally {
     await db.end().catch(() => {});
     if (server) await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
-    await admin.query(`drop database if exists ${dbName} with (force)`).catch((err: unknown) => process.stderr.write(`bench: could not drop ${dbName}: ${String(err)}\n`));
+    await admin
+      .query(`drop database if exists ${dbName} with (force)`)
+      .catch((err: unknown) => process.stderr.write(`bench: could not drop ${dbName}: ${String(err)}\n`));
     await admin.end();
   }
 }

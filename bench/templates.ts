@@ -11,11 +11,23 @@ import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createScopedHttp, sameOrigin } from '../src/worker/scanners/http/scoped-http.ts';
-import { builtinTemplates, createTemplateScanner, runTemplates, type Template } from '../src/worker/scanners/template/index.ts';
+import {
+  builtinTemplates,
+  createTemplateScanner,
+  runTemplates,
+  type Template,
+} from '../src/worker/scanners/template/index.ts';
 import { targetHandler, type TargetMode } from '../test/fixtures/template-target.ts';
 import { median, round } from './lib.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string' }, targets: { type: 'string' }, templates: { type: 'string' }, serve: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string' },
+    targets: { type: 'string' },
+    templates: { type: 'string' },
+    serve: { type: 'string' },
+  },
+});
 
 if (values.serve) {
   // Child: the targets. Prints their ports as one JSON line, then serves until stdin closes.
@@ -42,7 +54,9 @@ async function main(): Promise<void> {
   const templates = all.slice(0, Number(values.templates ?? 25));
   const ids = templates.map((t) => t.id);
 
-  const child = spawn(process.execPath, [import.meta.filename, '--serve', String(targetCount)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [import.meta.filename, '--serve', String(targetCount)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const line = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     rl.once('line', resolve);
@@ -67,10 +81,19 @@ async function main(): Promise<void> {
     let wrong = 0;
     const started = performance.now();
     for (const t of targets) {
-      const r = await scanner.scan({ target: `http://127.0.0.1:${t.port}/`, options: { templateIds: ids, rateLimit }, chunk: null, signal: new AbortController().signal, progress: () => undefined });
+      const r = await scanner.scan({
+        target: `http://127.0.0.1:${t.port}/`,
+        options: { templateIds: ids, rateLimit },
+        chunk: null,
+        signal: new AbortController().signal,
+        progress: () => undefined,
+      });
       requests += r.stats.requests;
       errors += r.stats.errors;
-      wrong += check(t.mode, r.matches.map((m) => m.template.id));
+      wrong += check(
+        t.mode,
+        r.matches.map((m) => m.template.id),
+      );
     }
     return { requests, errors, wrong, seconds: (performance.now() - started) / 1000 };
   }
@@ -88,7 +111,10 @@ async function main(): Promise<void> {
         const r = await runTemplates({ baseUrl: base, templates: templates as Template[], http: client, signal });
         requests += r.stats.requests;
         errors += r.stats.errors;
-        wrong += check(t.mode, r.matches.map((m) => m.template.id));
+        wrong += check(
+          t.mode,
+          r.matches.map((m) => m.template.id),
+        );
       } finally {
         client.close();
       }
@@ -99,7 +125,10 @@ async function main(): Promise<void> {
   function check(mode: TargetMode, matched: string[]): number {
     const got = new Set(matched);
     if (mode === 'clean') return got.size;
-    return [...expectedVulnerable].filter((id) => !got.has(id)).length + [...got].filter((id) => !expectedVulnerable.has(id)).length;
+    return (
+      [...expectedVulnerable].filter((id) => !got.has(id)).length +
+      [...got].filter((id) => !expectedVulnerable.has(id)).length
+    );
   }
 
   const configs: [string, () => Promise<Run>][] = [
@@ -107,7 +136,9 @@ async function main(): Promise<void> {
     ['rateLimit 1000 (the highest allowed)', () => viaScanner(1000)],
     ['engine without a limit', unthrottled],
   ];
-  console.log(`${templates.length} templates x ${targets.length} targets (${targets.filter((t) => t.mode === 'vulnerable').length} vulnerable), ${runs} runs each; one scan per target, sequential`);
+  console.log(
+    `${templates.length} templates x ${targets.length} targets (${targets.filter((t) => t.mode === 'vulnerable').length} vulnerable), ${runs} runs each; one scan per target, sequential`,
+  );
   let failed = false;
   for (const [name, fn] of configs) {
     const results: Run[] = [];
@@ -116,7 +147,9 @@ async function main(): Promise<void> {
     const errors = results.reduce((s, r) => s + r.errors, 0);
     const wrong = results.reduce((s, r) => s + r.wrong, 0);
     if (errors || wrong) failed = true;
-    console.log(`${name.padEnd(38)} ${String(round(median(rps), 1)).padStart(7)} req/s  (${results[0]!.requests} requests, median ${round(median(results.map((r) => r.seconds)), 2)} s, runs ${rps.map((x) => round(x, 0)).join('/')}; errors ${errors}, wrong results ${wrong})`);
+    console.log(
+      `${name.padEnd(38)} ${String(round(median(rps), 1)).padStart(7)} req/s  (${results[0]!.requests} requests, median ${round(median(results.map((r) => r.seconds)), 2)} s, runs ${rps.map((x) => round(x, 0)).join('/')}; errors ${errors}, wrong results ${wrong})`,
+    );
   }
   child.stdin!.end();
   if (failed) {

@@ -90,7 +90,8 @@ export async function ensureWebBuilt(options: EnsureWebBuiltOptions = {}): Promi
   return { built: true };
 }
 
-const invokedDirectly = process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+const invokedDirectly =
+  process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
   ensureWebBuilt({ force: process.argv.includes('--force') }).catch((error: unknown) => {
     console.error('web bundle build failed:', error instanceof Error ? error.message : error);

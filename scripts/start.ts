@@ -6,9 +6,14 @@ if (!process.env.DATABASE_URL) {
   const { hasPgliteTemplate } = await import('../src/db/pglite-template.ts');
   if (!hasPgliteTemplate()) {
     const { spawnSync } = await import('node:child_process');
-    const built = spawnSync(process.execPath, [new URL('./build-pglite-template.ts', import.meta.url).pathname], { stdio: 'inherit' });
+    const built = spawnSync(
+      process.execPath,
+      ['--no-wasm-code-gc', new URL('./build-pglite-template.ts', import.meta.url).pathname],
+      { stdio: 'inherit' },
+    );
     // Without a template the server creates its database the ordinary way (slower, same result).
-    if (built.status !== 0) console.warn('the embedded database template could not be built; creating the database without it');
+    if (built.status !== 0)
+      console.warn('the embedded database template could not be built; creating the database without it');
   }
 }
 const { main } = await import('../src/server/main.ts');

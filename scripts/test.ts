@@ -14,7 +14,12 @@ const code: number = await new Promise((resolve) => child.on('exit', (c, signal)
 
 let summary = 'tests: 0 passed, 0 failed';
 try {
-  const r = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number };
+  const r = JSON.parse(readFileSync(report, 'utf8')) as {
+    numPassedTests: number;
+    numFailedTests: number;
+    numPendingTests: number;
+    numTodoTests: number;
+  };
   summary = `tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`;
 } catch {
   /* vitest did not write a report: the exit code speaks */

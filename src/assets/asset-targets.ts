@@ -18,12 +18,14 @@ export function normaliseDnsName(input: string): string {
   const ascii = domainToASCII(input.trim().replace(/\.$/, '').toLowerCase());
   if (!ascii || ascii.length > 253) throw new TargetError('Not a valid DNS name.');
   const labels = ascii.split('.');
-  if (labels.length < 2 || !labels.every((l) => LABEL.test(l)) || /^\d+$/.test(labels.at(-1)!)) throw new TargetError('Give a DNS name such as example.com (no scheme or path).');
+  if (labels.length < 2 || !labels.every((l) => LABEL.test(l)) || /^\d+$/.test(labels.at(-1)!))
+    throw new TargetError('Give a DNS name such as example.com (no scheme or path).');
   return ascii;
 }
 
 // [registry[:port]/]repository[:tag][@sha256:digest]
-const IMAGE_RE = /^(?:(?<registry>[a-z0-9.-]+(?::\d{1,5})?)\/)?(?<repo>[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*)(?::(?<tag>[\w][\w.-]{0,127}))?(?:@(?<digest>sha256:[a-f0-9]{64}))?$/;
+const IMAGE_RE =
+  /^(?:(?<registry>[a-z0-9.-]+(?::\d{1,5})?)\/)?(?<repo>[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*)(?::(?<tag>[\w][\w.-]{0,127}))?(?:@(?<digest>sha256:[a-f0-9]{64}))?$/;
 
 export function normaliseTarget(kind: AssetKind, raw: string): NormalisedTarget {
   const input = raw.trim();
@@ -45,7 +47,8 @@ export function normaliseTarget(kind: AssetKind, raw: string): NormalisedTarget 
       } catch {
         throw new TargetError('Give a URL such as https://app.example.com/.');
       }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TargetError('Only http and https URLs can be scanned.');
+      if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        throw new TargetError('Only http and https URLs can be scanned.');
       if (url.username || url.password) throw new TargetError('Leave credentials out of the URL.');
       url.hash = '';
       const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -56,8 +59,13 @@ export function normaliseTarget(kind: AssetKind, raw: string): NormalisedTarget 
       const m = IMAGE_RE.exec(input.toLowerCase() === input ? input : input);
       if (!m?.groups) throw new TargetError('Give an image reference such as ghcr.io/acme/app:1.2 or nginx:1.27.');
       const registry = m.groups.registry && /[.:]/.test(m.groups.registry) ? m.groups.registry : undefined;
-      const repo = registry ? m.groups.repo! : m.groups.registry ? `${m.groups.registry}/${m.groups.repo}` : m.groups.repo!;
-      if (!m.groups.tag && !m.groups.digest) throw new TargetError('Add a tag or digest, e.g. :1.2 or @sha256:…, so the scanned image is unambiguous.');
+      const repo = registry
+        ? m.groups.repo!
+        : m.groups.registry
+          ? `${m.groups.registry}/${m.groups.repo}`
+          : m.groups.repo!;
+      if (!m.groups.tag && !m.groups.digest)
+        throw new TargetError('Add a tag or digest, e.g. :1.2 or @sha256:…, so the scanned image is unambiguous.');
       const target = `${registry ? `${registry}/` : ''}${repo}${m.groups.tag ? `:${m.groups.tag}` : ''}${m.groups.digest ? `@${m.groups.digest}` : ''}`;
       const registryHost = registry?.replace(/:\d+$/, '');
       return { target, dnsName: registryHost && !isIP(registryHost) ? normaliseDnsName(registryHost) : null };

@@ -30,7 +30,13 @@ export const assetSchema = z.object({
   /** Container images: a registry reference, or an uploaded image archive (`archive` then describes it). */
   source: z.enum(['reference', 'archive']),
   archive: z
-    .object({ fileName: z.string(), size: z.number().int(), sha256: z.string(), format: z.enum(['tar', 'tar+gzip']), uploadedAt: z.string() })
+    .object({
+      fileName: z.string(),
+      size: z.number().int(),
+      sha256: z.string(),
+      format: z.enum(['tar', 'tar+gzip']),
+      uploadedAt: z.string(),
+    })
     .nullable(),
   archivedAt: z.string().nullable(),
   createdAt: z.string(),
@@ -48,7 +54,12 @@ export const createAssetBodySchema = z.object({
   notes: z.string().max(5000).optional(),
 });
 export const updateAssetBodySchema = z
-  .object({ name: z.string().trim().min(1).max(200), tags, owner: z.string().trim().max(200).nullable(), notes: z.string().max(5000).nullable() })
+  .object({
+    name: z.string().trim().min(1).max(200),
+    tags,
+    owner: z.string().trim().max(200).nullable(),
+    notes: z.string().max(5000).nullable(),
+  })
   .partial()
   .strict();
 
@@ -57,12 +68,18 @@ export const listAssetsQuerySchema = z.object({
   kind: assetKindSchema.optional(),
   status: verificationStatusSchema.optional(),
   tag: z.string().trim().min(1).max(50).optional(),
-  archived: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  archived: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   /** Opaque cursor from nextBefore: the row's creation time to the microsecond, then its id. */
   before: z
     .string()
-    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'Pass nextBefore from the previous page unchanged.')
+    .regex(
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+      'Pass nextBefore from the previous page unchanged.',
+    )
     .optional(),
 });
 
@@ -71,7 +88,20 @@ export const assetParamsSchema = z.object({ tenantId: z.uuid(), assetId: z.uuid(
 export const verificationLogEntrySchema = z.object({
   id: z.number().int(),
   at: z.string(),
-  event: z.enum(['created', 'check', 'verified', 'pending', 'failed', 'proof_lost', 'bypassed', 'bypass_revoked', 'archived', 'restored', 'archive_uploaded', 'archive_replaced']),
+  event: z.enum([
+    'created',
+    'check',
+    'verified',
+    'pending',
+    'failed',
+    'proof_lost',
+    'bypassed',
+    'bypass_revoked',
+    'archived',
+    'restored',
+    'archive_uploaded',
+    'archive_replaced',
+  ]),
   detail: z.string().nullable(),
   actorEmail: z.string().nullable(),
 });
@@ -83,11 +113,22 @@ export const assetDetailSchema = z.object({
 });
 export const assetResponseSchema = z.object({ asset: assetSchema });
 export const assetListSchema = z.object({ assets: z.array(assetSchema), nextBefore: z.string().nullable() });
-export const verifyResponseSchema = z.object({ asset: assetSchema, result: z.object({ outcome: checkOutcomeSchema, detail: z.string() }) });
-export const bypassBodySchema = z.object({ reason: z.string().trim().min(10, 'Give a reason of at least 10 characters.').max(500) });
+export const verifyResponseSchema = z.object({
+  asset: assetSchema,
+  result: z.object({ outcome: checkOutcomeSchema, detail: z.string() }),
+});
+export const bypassBodySchema = z.object({
+  reason: z.string().trim().min(10, 'Give a reason of at least 10 characters.').max(500),
+});
 
 /** Image-archive uploads: the body is the file itself (application/octet-stream), streamed. */
-export const ARCHIVE_CONTENT_TYPES = ['application/octet-stream', 'application/x-tar', 'application/gzip', 'application/x-gzip', 'application/x-compressed-tar'] as const;
+export const ARCHIVE_CONTENT_TYPES = [
+  'application/octet-stream',
+  'application/x-tar',
+  'application/gzip',
+  'application/x-gzip',
+  'application/x-compressed-tar',
+] as const;
 const fileName = z
   .string()
   .trim()

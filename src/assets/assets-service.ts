@@ -1,6 +1,8 @@
 // Assets and their ownership proof. Tenant operations run inside withTenantMember (RLS); the
 // super-admin bypass and the daily re-check run as the service role. Every change of proof is
 // written to the verification log; bypasses also to the platform audit log.
+// Over 500 lines on purpose: assets and their proof of ownership (DNS, file, bypass, re-check) change together; the
+// proof methods are in their own files.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pipeline, type Readable } from 'node:stream';
 import { sql, type Kysely, type Selectable } from 'kysely';
@@ -8,22 +10,24 @@ import type { z } from 'zod';
 import type { AuditService } from '../audit/index.ts';
 import type { AssetsTable, DB } from '../db/schema.ts';
 import type { StorageService } from '../storage/index.ts';
-import { withService, withTenantMember, type Tx } from '../db/tenant.ts';
+import { ADMIN_ACCESS, type Caller, type Tx, withService, withTenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError } from '../lib/errors.ts';
 import { assetVerificationFailedReport, type Reporter } from '../reporter/reporter.ts';
 import { normaliseTarget, TargetError } from './asset-targets.ts';
 import { ArchiveSniffer } from './image-archive.ts';
-import type { archiveReplaceQuerySchema, archiveUploadQuerySchema, AssetDto, CheckOutcome, createAssetBodySchema, listAssetsQuerySchema, updateAssetBodySchema } from './assets-schemas.ts';
+import type {
+  archiveReplaceQuerySchema,
+  archiveUploadQuerySchema,
+  AssetDto,
+  CheckOutcome,
+  createAssetBodySchema,
+  listAssetsQuerySchema,
+  updateAssetBodySchema,
+} from './assets-schemas.ts';
 import { recordName, recordValue, type CheckResult, type DnsVerifier } from './dns-verifier.ts';
 
 type Row = Selectable<AssetsTable>;
-export interface Caller {
-  userId: string;
-  email: string;
-}
-
-const ADMIN = ['owner', 'admin'];
 export const RECHECK_AFTER_MS = 24 * 60 * 60 * 1000;
 /** Before a scan is leased, a proof older than this is checked again (issue: "re-check before a scan is leased"). */
 export const LEASE_RECHECK_AFTER_MS = 60 * 60 * 1000;
@@ -47,12 +51,21 @@ function toDto(r: Row & { covered_target?: string | null }): AssetDto {
       lastCheckedAt: iso(r.last_checked_at),
       lastResult: r.last_result,
       lastError: r.last_error,
-      bypass: r.verification_status === 'bypassed' && r.bypass_reason ? { reason: r.bypass_reason, by: r.bypassed_by_email ?? '', at: iso(r.bypassed_at)! } : null,
+      bypass:
+        r.verification_status === 'bypassed' && r.bypass_reason
+          ? { reason: r.bypass_reason, by: r.bypassed_by_email ?? '', at: iso(r.bypassed_at)! }
+          : null,
     },
     source: r.source,
     archive:
       r.source === 'archive' && r.archive_sha256 && r.archive_format
-        ? { fileName: r.archive_file_name ?? '', size: Number(r.archive_size), sha256: r.archive_sha256, format: r.archive_format, uploadedAt: iso(r.archive_uploaded_at)! }
+        ? {
+            fileName: r.archive_file_name ?? '',
+            size: Number(r.archive_size),
+            sha256: r.archive_sha256,
+            format: r.archive_format,
+            uploadedAt: iso(r.archive_uploaded_at)!,
+          }
         : null,
     archivedAt: iso(r.archived_at),
     createdAt: iso(r.created_at)!,
@@ -60,19 +73,30 @@ function toDto(r: Row & { covered_target?: string | null }): AssetDto {
   };
 }
 
-export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifier; reporter: Reporter; audit: AuditService; clock: Clock; storage: StorageService; imageArchiveMaxBytes: number }) {
+export function createAssetsService(deps: {
+  db: Kysely<DB>;
+  verifier: DnsVerifier;
+  reporter: Reporter;
+  audit: AuditService;
+  clock: Clock;
+  storage: StorageService;
+  imageArchiveMaxBytes: number;
+}) {
   const { db, verifier, reporter, audit, clock, storage } = deps;
 
-  async function asMember<T>(tenantId: string, caller: Caller, admin: boolean, fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, role) => {
-      if (!role) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
-      if (admin && !ADMIN.includes(role)) throw appError('tenant_forbidden', 'This needs the owner or admin role in this tenant.');
-      return fn(tx);
-    });
-  }
+  const asMember = <T>(
+    tenantId: string,
+    caller: Caller,
+    admin: boolean,
+    fn: (tx: Tx, role: string) => Promise<T>,
+  ): Promise<T> => withTenantAccess(db, tenantId, caller, fn, admin ? ADMIN_ACCESS : null);
 
   const selectAsset = (tx: Tx) =>
-    tx.selectFrom('assets as a').leftJoin('assets as c', 'c.id', 'a.covered_by').selectAll('a').select('c.target as covered_target');
+    tx
+      .selectFrom('assets as a')
+      .leftJoin('assets as c', 'c.id', 'a.covered_by')
+      .selectAll('a')
+      .select('c.target as covered_target');
 
   async function load(tx: Tx, assetId: string) {
     const row = await selectAsset(tx).where('a.id', '=', assetId).executeTakeFirst();
@@ -80,10 +104,31 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
     return row;
   }
 
-  const log = (tx: Tx, a: { id: string; tenant_id: string }, event: string, detail: string | null, actor?: Caller | null) =>
-    tx.insertInto('asset_verification_log').values({ tenant_id: a.tenant_id, asset_id: a.id, event, detail, actor_user_id: actor?.userId ?? null, actor_email: actor?.email ?? null }).execute();
+  const log = (
+    tx: Tx,
+    a: { id: string; tenant_id: string },
+    event: string,
+    detail: string | null,
+    actor?: Caller | null,
+  ) =>
+    tx
+      .insertInto('asset_verification_log')
+      .values({
+        tenant_id: a.tenant_id,
+        asset_id: a.id,
+        event,
+        detail,
+        actor_user_id: actor?.userId ?? null,
+        actor_email: actor?.email ?? null,
+      })
+      .execute();
 
-  const tooLarge = () => appError('payload_too_large', `Image archives may have at most ${deps.imageArchiveMaxBytes.toLocaleString('en-US')} bytes.`, { details: { maxBytes: deps.imageArchiveMaxBytes } });
+  const tooLarge = () =>
+    appError(
+      'payload_too_large',
+      `Image archives may have at most ${deps.imageArchiveMaxBytes.toLocaleString('en-US')} bytes.`,
+      { details: { maxBytes: deps.imageArchiveMaxBytes } },
+    );
 
   /**
    * Streams an image archive into the tenant's storage under a fresh key. The sniffer fails the
@@ -96,12 +141,16 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
     const key = `assets/${assetId}/archive-${randomUUID()}`;
     const sniffer = new ArchiveSniffer();
     const checked = pipeline(body, sniffer, () => undefined);
-    const put = await store.put(key, checked, { maxBytes: deps.imageArchiveMaxBytes, contentType: 'application/octet-stream' });
+    const put = await store.put(key, checked, {
+      maxBytes: deps.imageArchiveMaxBytes,
+      contentType: 'application/octet-stream',
+    });
     return { store, key, size: put.size, sha256: put.sha256, format: sniffer.format ?? 'tar' };
   }
 
   const archiveTarget = (sha256: string) => `archive:sha256:${sha256}`;
-  const describe = (a: { fileName: string; size: number; sha256: string }) => `${a.fileName}, ${a.size.toLocaleString('en-US')} bytes, sha256:${a.sha256}`;
+  const describe = (a: { fileName: string; size: number; sha256: string }) =>
+    `${a.fileName}, ${a.size.toLocaleString('en-US')} bytes, sha256:${a.sha256}`;
 
   /**
    * A domain verified by its own TXT record covers itself and everything under it: subdomains,
@@ -123,22 +172,43 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
                       order by length(d.target) desc limit 1)
       where a.tenant_id = ${tenantId} and a.verification_status = 'pending' and a.dns_name is not null
         and exists (select 1 from assets d where d.tenant_id = a.tenant_id and d.id <> a.id and d.kind = 'domain' and d.verification_status = 'verified'
-                      and d.verified_via = 'txt' and d.archived_at is null and (a.dns_name = d.target or a.dns_name like '%.' || d.target))`.execute(tx);
+                      and d.verified_via = 'txt' and d.archived_at is null and (a.dns_name = d.target or a.dns_name like '%.' || d.target))`.execute(
+      tx,
+    );
   }
 
   /** Applies one check's result; runs in the asset's tenant transaction or as the service role. */
   async function applyCheck(tx: Tx, asset: Row, result: CheckResult, actor: Caller | null): Promise<void> {
     const now = clock.now();
     const wasOwnProof = asset.verification_status === 'verified' && asset.verified_via === 'txt';
-    const changes: Partial<Record<keyof Row, unknown>> = { last_checked_at: now, last_result: result.outcome, last_error: result.outcome === 'verified' ? null : result.detail, updated_at: now };
+    const changes: Partial<Record<keyof Row, unknown>> = {
+      last_checked_at: now,
+      last_result: result.outcome,
+      last_error: result.outcome === 'verified' ? null : result.detail,
+      updated_at: now,
+    };
     let event: string = 'check';
     if (asset.verification_status === 'bypassed' && result.outcome === 'verified') {
       // Real proof supersedes a bypass.
-      Object.assign(changes, { verification_status: 'verified', verified_via: 'txt', covered_by: null, verified_at: now, bypass_reason: null, bypassed_by: null, bypassed_by_email: null, bypassed_at: null });
+      Object.assign(changes, {
+        verification_status: 'verified',
+        verified_via: 'txt',
+        covered_by: null,
+        verified_at: now,
+        bypass_reason: null,
+        bypassed_by: null,
+        bypassed_by_email: null,
+        bypassed_at: null,
+      });
       event = 'verified';
     } else if (asset.verification_status !== 'bypassed') {
       if (result.outcome === 'verified') {
-        Object.assign(changes, { verification_status: 'verified', verified_via: 'txt', covered_by: null, verified_at: wasOwnProof ? asset.verified_at : now });
+        Object.assign(changes, {
+          verification_status: 'verified',
+          verified_via: 'txt',
+          covered_by: null,
+          verified_at: wasOwnProof ? asset.verified_at : now,
+        });
         event = wasOwnProof ? 'check' : 'verified';
       } else if (result.outcome === 'pending' && wasOwnProof) {
         Object.assign(changes, { verification_status: 'pending', verified_via: null, verified_at: null });
@@ -148,11 +218,23 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
       }
     }
     if (result.outcome === 'failed') event = 'failed';
-    await tx.updateTable('assets').set(changes as never).where('id', '=', asset.id).execute();
+    await tx
+      .updateTable('assets')
+      .set(changes as never)
+      .where('id', '=', asset.id)
+      .execute();
     await log(tx, asset, event, result.detail, actor);
     // A check that cannot complete, or proof that has gone, is a verification failure.
     if (event === 'failed' || event === 'proof_lost') {
-      await reporter.report(assetVerificationFailedReport({ tenantId: asset.tenant_id, assetId: asset.id, target: asset.target, reason: event === 'proof_lost' ? `The proof record is gone: ${result.detail}` : result.detail }), tx);
+      await reporter.report(
+        assetVerificationFailedReport({
+          tenantId: asset.tenant_id,
+          assetId: asset.id,
+          target: asset.target,
+          reason: event === 'proof_lost' ? `The proof record is gone: ${result.detail}` : result.detail,
+        }),
+        tx,
+      );
     }
     await refreshCoverage(tx, asset.tenant_id);
   }
@@ -161,7 +243,9 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
     async list(tenantId: string, caller: Caller, q: z.output<typeof listAssetsQuerySchema>) {
       return asMember(tenantId, caller, false, async (tx) => {
         let query = selectAsset(tx)
-          .select(sql<string>`to_char(a.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'))
+          .select(
+            sql<string>`to_char(a.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
+          )
           .where('a.tenant_id', '=', tenantId)
           .where('a.archived_at', q.archived ? 'is not' : 'is', null)
           .orderBy('a.created_at', 'desc')
@@ -176,13 +260,17 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
         }
         if (q.before) {
           const [at, id] = q.before.split('_') as [string, string]; // shape checked by the schema
-          if (Number.isNaN(Date.parse(at))) throw appError('validation_failed', 'Pass nextBefore from the previous page unchanged.');
+          if (Number.isNaN(Date.parse(at)))
+            throw appError('validation_failed', 'Pass nextBefore from the previous page unchanged.');
           query = query.where(sql<boolean>`(a.created_at, a.id) < (${at}::timestamptz, ${id}::uuid)`);
         }
         const rows = await query.execute();
         const page = rows.slice(0, q.limit);
         const last = page.at(-1);
-        return { assets: page.map(toDto), nextBefore: rows.length > q.limit && last ? `${last.cursor_at}_${last.id}` : null };
+        return {
+          assets: page.map(toDto),
+          nextBefore: rows.length > q.limit && last ? `${last.cursor_at}_${last.id}` : null,
+        };
       });
     },
 
@@ -191,12 +279,24 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
       try {
         normalised = normaliseTarget(body.kind, body.target);
       } catch (e) {
-        if (e instanceof TargetError) throw new AppError('validation_failed', e.message, { details: [{ path: 'body.target', message: e.message }] });
+        if (e instanceof TargetError)
+          throw new AppError('validation_failed', e.message, {
+            details: [{ path: 'body.target', message: e.message }],
+          });
         throw e;
       }
       return asMember(tenantId, caller, false, async (tx) => {
-        const exists = await tx.selectFrom('assets').select('id').where('tenant_id', '=', tenantId).where('kind', '=', body.kind).where('target', '=', normalised.target).executeTakeFirst();
-        if (exists) throw appError('asset_exists', `This ${body.kind.replace('_', ' ')} is already registered.`, { details: { assetId: exists.id } });
+        const exists = await tx
+          .selectFrom('assets')
+          .select('id')
+          .where('tenant_id', '=', tenantId)
+          .where('kind', '=', body.kind)
+          .where('target', '=', normalised.target)
+          .executeTakeFirst();
+        if (exists)
+          throw appError('asset_exists', `This ${body.kind.replace('_', ' ')} is already registered.`, {
+            details: { assetId: exists.id },
+          });
         const row = await tx
           .insertInto('assets')
           .values({
@@ -215,11 +315,23 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
           .executeTakeFirstOrThrow()
           .catch((e: unknown) => {
             // Two concurrent adds of the same target: the unique index decides, the loser gets 409.
-            if ((e as { code?: string }).code === '23505') throw appError('asset_exists', `This ${body.kind.replace('_', ' ')} is already registered.`);
+            if ((e as { code?: string }).code === '23505')
+              throw appError('asset_exists', `This ${body.kind.replace('_', ' ')} is already registered.`);
             throw e;
           });
         await log(tx, row, 'created', null, caller);
-        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'asset.created', targetType: 'asset', targetId: row.id, details: { kind: body.kind, target: normalised.target } }, tx);
+        await audit.record(
+          {
+            tenantId,
+            actorUserId: caller.userId,
+            actorEmail: caller.email,
+            action: 'asset.created',
+            targetType: 'asset',
+            targetId: row.id,
+            details: { kind: body.kind, target: normalised.target },
+          },
+          tx,
+        );
         await refreshCoverage(tx, tenantId);
         return { asset: toDto(await load(tx, row.id)) };
       });
@@ -228,12 +340,30 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
     async get(tenantId: string, caller: Caller, assetId: string) {
       return asMember(tenantId, caller, false, async (tx) => {
         const asset = await load(tx, assetId);
-        const entries = await tx.selectFrom('asset_verification_log').select(['id', 'at', 'event', 'detail', 'actor_email']).where('asset_id', '=', assetId).orderBy('id', 'desc').limit(50).execute();
+        const entries = await tx
+          .selectFrom('asset_verification_log')
+          .select(['id', 'at', 'event', 'detail', 'actor_email'])
+          .where('asset_id', '=', assetId)
+          .orderBy('id', 'desc')
+          .limit(50)
+          .execute();
         const needsProof = asset.kind === 'domain' && asset.verification_status === 'pending';
         return {
           asset: toDto(asset),
-          instructions: needsProof ? { recordName: recordName(asset.target), recordType: 'TXT' as const, recordValue: recordValue(asset.verification_token) } : null,
-          log: entries.map((e) => ({ id: e.id, at: iso(e.at)!, event: e.event as 'check', detail: e.detail, actorEmail: e.actor_email })),
+          instructions: needsProof
+            ? {
+                recordName: recordName(asset.target),
+                recordType: 'TXT' as const,
+                recordValue: recordValue(asset.verification_token),
+              }
+            : null,
+          log: entries.map((e) => ({
+            id: e.id,
+            at: iso(e.at)!,
+            event: e.event as 'check',
+            detail: e.detail,
+            actorEmail: e.actor_email,
+          })),
         };
       });
     },
@@ -259,9 +389,23 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
     async setArchived(tenantId: string, caller: Caller, assetId: string, archived: boolean) {
       return asMember(tenantId, caller, true, async (tx) => {
         const asset = await load(tx, assetId);
-        await tx.updateTable('assets').set({ archived_at: archived ? clock.now() : null, updated_at: clock.now() }).where('id', '=', assetId).execute();
+        await tx
+          .updateTable('assets')
+          .set({ archived_at: archived ? clock.now() : null, updated_at: clock.now() })
+          .where('id', '=', assetId)
+          .execute();
         await log(tx, asset, archived ? 'archived' : 'restored', null, caller);
-        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: archived ? 'asset.archived' : 'asset.restored', targetType: 'asset', targetId: assetId }, tx);
+        await audit.record(
+          {
+            tenantId,
+            actorUserId: caller.userId,
+            actorEmail: caller.email,
+            action: archived ? 'asset.archived' : 'asset.restored',
+            targetType: 'asset',
+            targetId: assetId,
+          },
+          tx,
+        );
         await refreshCoverage(tx, tenantId);
         return { asset: toDto(await load(tx, assetId)) };
       });
@@ -280,19 +424,20 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
         const after = await load(tx, assetId);
         if (after.kind !== 'domain') {
           // Only coverage by a proven domain is "verified"; a bypass is never reported as proof.
-          const outcome: CheckOutcome = after.verified_via === 'covered' || after.verified_via === 'upload' ? 'verified' : 'pending';
+          const outcome: CheckOutcome =
+            after.verified_via === 'covered' || after.verified_via === 'upload' ? 'verified' : 'pending';
           result = {
             outcome,
             detail:
               after.verified_via === 'upload'
                 ? 'An uploaded image archive: the tenant supplied the image itself, so ownership holds by construction.'
                 : after.verified_via === 'covered'
-                ? `Covered by the verified domain ${after.covered_target}.`
-                : after.verification_status === 'bypassed'
-                  ? 'No proof is on record; scanning is allowed because a platform super-admin bypassed verification.'
-                  : after.dns_name
-                    ? `Register and verify a domain that ${after.dns_name} falls under to cover this asset.`
-                    : 'This asset has no DNS name to prove (an IP address or a public registry image); a platform super-admin can bypass verification.',
+                  ? `Covered by the verified domain ${after.covered_target}.`
+                  : after.verification_status === 'bypassed'
+                    ? 'No proof is on record; scanning is allowed because a platform super-admin bypassed verification.'
+                    : after.dns_name
+                      ? `Register and verify a domain that ${after.dns_name} falls under to cover this asset.`
+                      : 'This asset has no DNS name to prove (an IP address or a public registry image); a platform super-admin can bypass verification.',
           };
         }
         return { asset: toDto(after), result };
@@ -304,7 +449,13 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
      * gzipped). The archive is its own target (`archive:sha256:<digest>`) and is verified by its
      * upload: the tenant supplied the bytes, and there is no host to scan on anyone's network.
      */
-    async createFromArchive(tenantId: string, caller: Caller, q: z.output<typeof archiveUploadQuerySchema>, body: Readable, declaredLength: number | null) {
+    async createFromArchive(
+      tenantId: string,
+      caller: Caller,
+      q: z.output<typeof archiveUploadQuerySchema>,
+      body: Readable,
+      declaredLength: number | null,
+    ) {
       // Refuse non-members before a byte is stored.
       await asMember(tenantId, caller, false, async () => undefined);
       const assetId = randomUUID();
@@ -313,8 +464,17 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
       const exists = () => appError('asset_exists', 'This image archive is already registered.');
       try {
         return await asMember(tenantId, caller, false, async (tx) => {
-          const dup = await tx.selectFrom('assets').select('id').where('tenant_id', '=', tenantId).where('kind', '=', 'container_image').where('target', '=', target).executeTakeFirst();
-          if (dup) throw appError('asset_exists', 'This image archive is already registered.', { details: { assetId: dup.id } });
+          const dup = await tx
+            .selectFrom('assets')
+            .select('id')
+            .where('tenant_id', '=', tenantId)
+            .where('kind', '=', 'container_image')
+            .where('target', '=', target)
+            .executeTakeFirst();
+          if (dup)
+            throw appError('asset_exists', 'This image archive is already registered.', {
+              details: { assetId: dup.id },
+            });
           const now = clock.now();
           const row = await tx
             .insertInto('assets')
@@ -346,9 +506,23 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
               throw e;
             });
           await log(tx, row, 'created', null, caller);
-          await log(tx, row, 'archive_uploaded', describe({ fileName: q.fileName, size: stored.size, sha256: stored.sha256 }), caller);
+          await log(
+            tx,
+            row,
+            'archive_uploaded',
+            describe({ fileName: q.fileName, size: stored.size, sha256: stored.sha256 }),
+            caller,
+          );
           await audit.record(
-            { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'asset.created', targetType: 'asset', targetId: row.id, details: { kind: 'container_image', target, source: 'archive', fileName: q.fileName, size: stored.size } },
+            {
+              tenantId,
+              actorUserId: caller.userId,
+              actorEmail: caller.email,
+              action: 'asset.created',
+              targetType: 'asset',
+              targetId: row.id,
+              details: { kind: 'container_image', target, source: 'archive', fileName: q.fileName, size: stored.size },
+            },
             tx,
           );
           return { asset: toDto(await load(tx, row.id)) };
@@ -360,11 +534,20 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
     },
 
     /** A new version of an archive-backed image: the target follows the new digest; the old file is deleted. */
-    async replaceArchive(tenantId: string, caller: Caller, assetId: string, q: z.output<typeof archiveReplaceQuerySchema>, body: Readable, declaredLength: number | null) {
-      const notArchive = () => appError('conflict', 'This image comes from a registry reference; only images added as archives take uploads.');
+    async replaceArchive(
+      tenantId: string,
+      caller: Caller,
+      assetId: string,
+      q: z.output<typeof archiveReplaceQuerySchema>,
+      body: Readable,
+      declaredLength: number | null,
+    ) {
+      const notArchive = () =>
+        appError('conflict', 'This image comes from a registry reference; only images added as archives take uploads.');
       const current = await asMember(tenantId, caller, false, (tx) => load(tx, assetId));
       if (current.source !== 'archive') throw notArchive();
-      if (current.archived_at) throw appError('conflict', 'This asset is archived; restore it before uploading a new version.');
+      if (current.archived_at)
+        throw appError('conflict', 'This asset is archived; restore it before uploading a new version.');
       const stored = await storeArchive(tenantId, assetId, body, declaredLength);
       const target = archiveTarget(stored.sha256);
       let oldKey: string | null = null;
@@ -373,17 +556,51 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
         result = await asMember(tenantId, caller, false, async (tx) => {
           const fresh = await load(tx, assetId);
           if (fresh.source !== 'archive') throw notArchive();
-          const clash = await tx.selectFrom('assets').select('id').where('tenant_id', '=', tenantId).where('kind', '=', 'container_image').where('target', '=', target).where('id', '<>', assetId).executeTakeFirst();
-          if (clash) throw appError('asset_exists', 'Another asset already holds this image archive.', { details: { assetId: clash.id } });
+          const clash = await tx
+            .selectFrom('assets')
+            .select('id')
+            .where('tenant_id', '=', tenantId)
+            .where('kind', '=', 'container_image')
+            .where('target', '=', target)
+            .where('id', '<>', assetId)
+            .executeTakeFirst();
+          if (clash)
+            throw appError('asset_exists', 'Another asset already holds this image archive.', {
+              details: { assetId: clash.id },
+            });
           const now = clock.now();
           await tx
             .updateTable('assets')
-            .set({ target, archive_file_name: q.fileName, archive_size: stored.size, archive_sha256: stored.sha256, archive_format: stored.format, archive_storage_key: stored.key, archive_uploaded_at: now, verified_at: now, updated_at: now })
+            .set({
+              target,
+              archive_file_name: q.fileName,
+              archive_size: stored.size,
+              archive_sha256: stored.sha256,
+              archive_format: stored.format,
+              archive_storage_key: stored.key,
+              archive_uploaded_at: now,
+              verified_at: now,
+              updated_at: now,
+            })
             .where('id', '=', assetId)
             .execute();
-          await log(tx, fresh, 'archive_replaced', `${describe({ fileName: q.fileName, size: stored.size, sha256: stored.sha256 })} (was sha256:${fresh.archive_sha256})`, caller);
+          await log(
+            tx,
+            fresh,
+            'archive_replaced',
+            `${describe({ fileName: q.fileName, size: stored.size, sha256: stored.sha256 })} (was sha256:${fresh.archive_sha256})`,
+            caller,
+          );
           await audit.record(
-            { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'asset.archive_replaced', targetType: 'asset', targetId: assetId, details: { from: fresh.target, to: target, fileName: q.fileName, size: stored.size } },
+            {
+              tenantId,
+              actorUserId: caller.userId,
+              actorEmail: caller.email,
+              action: 'asset.archive_replaced',
+              targetType: 'asset',
+              targetId: assetId,
+              details: { from: fresh.target, to: target, fileName: q.fileName, size: stored.size },
+            },
             tx,
           );
           oldKey = fresh.archive_storage_key;
@@ -400,9 +617,15 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
     /** The uploaded archive's bytes, streamed from the tenant's storage. */
     async openArchive(tenantId: string, caller: Caller, assetId: string) {
       const asset = await asMember(tenantId, caller, false, (tx) => load(tx, assetId));
-      if (asset.source !== 'archive' || !asset.archive_storage_key) throw appError('object_not_found', 'This asset has no uploaded archive.');
+      if (asset.source !== 'archive' || !asset.archive_storage_key)
+        throw appError('object_not_found', 'This asset has no uploaded archive.');
       const { body, info } = await (await storage.forTenant(tenantId)).get(asset.archive_storage_key);
-      return { body, size: info.size, fileName: asset.archive_file_name ?? 'image.tar', format: asset.archive_format ?? 'tar' };
+      return {
+        body,
+        size: info.size,
+        fileName: asset.archive_file_name ?? 'image.tar',
+        format: asset.archive_format ?? 'tar',
+      };
     },
 
     /** Super-admin: allow scanning without proof. Written to the platform audit log and the verification log. */
@@ -410,20 +633,56 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
       return withService(db, async (tx) => {
         const asset = await load(tx, assetId);
         const now = clock.now();
-        if (asset.source === 'archive') throw appError('conflict', 'An uploaded image archive is verified by its upload; there is nothing to bypass.');
+        if (asset.source === 'archive')
+          throw appError(
+            'conflict',
+            'An uploaded image archive is verified by its upload; there is nothing to bypass.',
+          );
         if (revoke) {
           if (asset.verification_status !== 'bypassed') throw appError('conflict', 'This asset is not bypassed.');
-          await tx.updateTable('assets').set({ verification_status: 'pending', verified_via: null, bypass_reason: null, bypassed_by: null, bypassed_by_email: null, bypassed_at: null, updated_at: now }).where('id', '=', assetId).execute();
+          await tx
+            .updateTable('assets')
+            .set({
+              verification_status: 'pending',
+              verified_via: null,
+              bypass_reason: null,
+              bypassed_by: null,
+              bypassed_by_email: null,
+              bypassed_at: null,
+              updated_at: now,
+            })
+            .where('id', '=', assetId)
+            .execute();
         } else {
           if (asset.verification_status === 'bypassed') throw appError('conflict', 'This asset is already bypassed.');
           await tx
             .updateTable('assets')
-            .set({ verification_status: 'bypassed', verified_via: 'bypass', covered_by: null, bypass_reason: reason, bypassed_by: actor.userId, bypassed_by_email: actor.email, bypassed_at: now, updated_at: now })
+            .set({
+              verification_status: 'bypassed',
+              verified_via: 'bypass',
+              covered_by: null,
+              bypass_reason: reason,
+              bypassed_by: actor.userId,
+              bypassed_by_email: actor.email,
+              bypassed_at: now,
+              updated_at: now,
+            })
             .where('id', '=', assetId)
             .execute();
         }
         await log(tx, asset, revoke ? 'bypass_revoked' : 'bypassed', reason, actor);
-        await audit.record({ tenantId: asset.tenant_id, actorUserId: actor.userId, actorEmail: actor.email, action: revoke ? 'asset.bypass_revoked' : 'asset.bypassed', targetType: 'asset', targetId: assetId, details: { reason, target: asset.target, kind: asset.kind } }, tx);
+        await audit.record(
+          {
+            tenantId: asset.tenant_id,
+            actorUserId: actor.userId,
+            actorEmail: actor.email,
+            action: revoke ? 'asset.bypass_revoked' : 'asset.bypassed',
+            targetType: 'asset',
+            targetId: assetId,
+            details: { reason, target: asset.target, kind: asset.kind },
+          },
+          tx,
+        );
         await refreshCoverage(tx, asset.tenant_id);
         return { asset: toDto(await load(tx, assetId)) };
       });
@@ -435,14 +694,26 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
      * whether the asset may still be scanned. Bypassed and uploaded assets stand on no record.
      * Runs as the service role; the lease path calls it before admission.
      */
-    async recheckForLease(assetId: string, maxAgeMs = LEASE_RECHECK_AFTER_MS): Promise<{ scannable: boolean; checked: boolean; status: Row['verification_status'] }> {
-      const asset = await withService(db, (tx) => tx.selectFrom('assets').selectAll().where('id', '=', assetId).executeTakeFirst());
-      if (!asset || asset.archived_at) return { scannable: false, checked: false, status: asset?.verification_status ?? 'pending' };
-      const proofId = asset.verified_via === 'txt' ? asset.id : asset.verified_via === 'covered' ? asset.covered_by : null;
+    async recheckForLease(
+      assetId: string,
+      maxAgeMs = LEASE_RECHECK_AFTER_MS,
+    ): Promise<{ scannable: boolean; checked: boolean; status: Row['verification_status'] }> {
+      const asset = await withService(db, (tx) =>
+        tx.selectFrom('assets').selectAll().where('id', '=', assetId).executeTakeFirst(),
+      );
+      if (!asset || asset.archived_at)
+        return { scannable: false, checked: false, status: asset?.verification_status ?? 'pending' };
+      const proofId =
+        asset.verified_via === 'txt' ? asset.id : asset.verified_via === 'covered' ? asset.covered_by : null;
       let checked = false;
       if (proofId) {
-        const proof = await withService(db, (tx) => tx.selectFrom('assets').selectAll().where('id', '=', proofId).executeTakeFirst());
-        if (proof && (!proof.last_checked_at || clock.now().getTime() - new Date(proof.last_checked_at).getTime() > maxAgeMs)) {
+        const proof = await withService(db, (tx) =>
+          tx.selectFrom('assets').selectAll().where('id', '=', proofId).executeTakeFirst(),
+        );
+        if (
+          proof &&
+          (!proof.last_checked_at || clock.now().getTime() - new Date(proof.last_checked_at).getTime() > maxAgeMs)
+        ) {
           const result = await verifier.check(proof.target, proof.verification_token);
           await withService(db, async (tx) => {
             const fresh = await tx.selectFrom('assets').selectAll().where('id', '=', proof.id).executeTakeFirst();
@@ -451,9 +722,19 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
           checked = true;
         }
       }
-      const now = await withService(db, (tx) => tx.selectFrom('assets').select(['verification_status', 'archived_at']).where('id', '=', assetId).executeTakeFirst());
+      const now = await withService(db, (tx) =>
+        tx
+          .selectFrom('assets')
+          .select(['verification_status', 'archived_at'])
+          .where('id', '=', assetId)
+          .executeTakeFirst(),
+      );
       const status = now?.verification_status ?? 'pending';
-      return { scannable: !!now && !now.archived_at && (status === 'verified' || status === 'bypassed'), checked, status };
+      return {
+        scannable: !!now && !now.archived_at && (status === 'verified' || status === 'bypassed'),
+        checked,
+        status,
+      };
     },
 
     /** Daily re-check of domain proofs (also run before a scan is leased). Returns how many it checked. */
@@ -465,7 +746,12 @@ export function createAssetsService(deps: { db: Kysely<DB>; verifier: DnsVerifie
           .where('kind', '=', 'domain')
           .where('archived_at', 'is', null)
           .where('verification_status', '!=', 'bypassed')
-          .where((eb) => eb.or([eb('last_checked_at', 'is', null), eb('last_checked_at', '<', new Date(clock.now().getTime() - RECHECK_AFTER_MS))]))
+          .where((eb) =>
+            eb.or([
+              eb('last_checked_at', 'is', null),
+              eb('last_checked_at', '<', new Date(clock.now().getTime() - RECHECK_AFTER_MS)),
+            ]),
+          )
           .orderBy('last_checked_at', 'asc')
           .limit(limit)
           .execute(),

@@ -34,12 +34,23 @@ export function createDnsVerifier(opts: { resolvers: readonly string[]; timeoutM
         const ours = records.filter((r) => r.startsWith(VALUE_PREFIX));
         return {
           outcome: 'pending',
-          detail: ours.length ? `${name} holds a different token (${ours.length} rampart-verify record${ours.length > 1 ? 's' : ''}); publish ${expected}.` : `${name} has no rampart-verify TXT record yet.`,
+          detail: ours.length
+            ? `${name} holds a different token (${ours.length} rampart-verify record${ours.length > 1 ? 's' : ''}); publish ${expected}.`
+            : `${name} has no rampart-verify TXT record yet.`,
         };
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
-        if (PENDING_CODES.has(code)) return { outcome: 'pending', detail: `No TXT record at ${name} yet (${code === 'ENODATA' ? 'no data' : 'name not found'}).` };
-        const why: Record<string, string> = { ESERVFAIL: 'the resolver answered SERVFAIL', ETIMEOUT: 'the resolver did not answer in time', ECONNREFUSED: 'the resolver refused the connection', EREFUSED: 'the resolver refused the query' };
+        if (PENDING_CODES.has(code))
+          return {
+            outcome: 'pending',
+            detail: `No TXT record at ${name} yet (${code === 'ENODATA' ? 'no data' : 'name not found'}).`,
+          };
+        const why: Record<string, string> = {
+          ESERVFAIL: 'the resolver answered SERVFAIL',
+          ETIMEOUT: 'the resolver did not answer in time',
+          ECONNREFUSED: 'the resolver refused the connection',
+          EREFUSED: 'the resolver refused the query',
+        };
         return { outcome: 'failed', detail: `The check could not complete: ${why[code] ?? code}.` };
       }
     },

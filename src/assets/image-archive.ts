@@ -16,7 +16,14 @@ export function isTarHeader(block: Buffer): boolean {
   if (block.length < BLOCK) return false;
   const magic = block.subarray(257, 263).toString('latin1');
   if (magic !== 'ustar\u0000' && magic !== 'ustar ') return false;
-  const stored = Number.parseInt(block.subarray(148, 156).toString('latin1').replace(/[\0 ]+/g, ' ').trim(), 8);
+  const stored = Number.parseInt(
+    block
+      .subarray(148, 156)
+      .toString('latin1')
+      .replace(/[\0 ]+/g, ' ')
+      .trim(),
+    8,
+  );
   if (!Number.isInteger(stored)) return false;
   let sum = 0;
   for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : block[i]!;
@@ -38,7 +45,10 @@ export function sniffArchive(head: Buffer): ArchiveFormat | null {
 }
 
 export const invalidArchive = () =>
-  appError('invalid_image_archive', 'This file is not a container-image archive. Upload the tar file `docker save` or an OCI tool wrote, optionally gzip-compressed.');
+  appError(
+    'invalid_image_archive',
+    'This file is not a container-image archive. Upload the tar file `docker save` or an OCI tool wrote, optionally gzip-compressed.',
+  );
 
 /** Passes the stream through once its first bytes are a tar (or gzipped tar) header; fails it otherwise. */
 export class ArchiveSniffer extends Transform {

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_STATUS, type ErrorCode } from '../lib/errors.ts';
 import { sendError } from '../server/plugins/errors.ts';
 import type { Auth } from './auth.ts';
+import { AUTH_NAME_RULES } from './auth-schemas.ts';
 
 const AUTH_CODES: Record<string, ErrorCode> = {
   INVALID_EMAIL_OR_PASSWORD: 'auth_invalid_credentials',
@@ -82,7 +83,11 @@ async function relay(res: Response, req: FastifyRequest, reply: FastifyReply): P
     return reply
       .code(ERROR_STATUS[code])
       .type('application/json; charset=utf-8')
-      .send({ error: code, message: res.status >= 500 ? 'Authentication service failed; try again.' : message, ...(authCode ? { code: authCode } : {}) });
+      .send({
+        error: code,
+        message: res.status >= 500 ? 'Authentication service failed; try again.' : message,
+        ...(authCode ? { code: authCode } : {}),
+      });
   }
   return reply.code(res.status).send(text);
 }
@@ -103,7 +108,21 @@ export function registerAuthRoutes(app: FastifyInstance, auth: Auth, baseUrl: st
         }
         const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
         if (req.body !== undefined && type !== 'application/json') {
-          return sendError(reply, { status: 415, code: 'unsupported_media_type', message: 'Send JSON (content-type: application/json).' });
+          return sendError(reply, {
+            status: 415,
+            code: 'unsupported_media_type',
+            message: 'Send JSON (content-type: application/json).',
+          });
+        }
+        const rule = AUTH_NAME_RULES[req.url.split('?')[0]!.replace(/\/+$/, '')];
+        const checked = rule?.safeParse(req.body ?? {});
+        if (checked && !checked.success) {
+          return sendError(reply, {
+            status: 400,
+            code: 'validation_failed',
+            message: 'The request is not valid.',
+            details: checked.error.issues.map((i) => ({ path: ['body', ...i.path].join('.'), message: i.message })),
+          });
         }
       }
       const res = await auth.handler(toFetchRequest(req, baseUrl));

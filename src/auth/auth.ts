@@ -20,6 +20,8 @@ export interface AuthDeps {
   signInPerMinute?: number;
   /** Sign-ups allowed per address per minute. */
   signUpPerMinute?: number;
+  /** Runs after a tenant is created (its worker and signing secret); a failure is logged, not raised. */
+  onTenantCreated?: (tenantId: string, user: { id: string; email: string }) => Promise<void>;
 }
 
 export const MIN_PASSWORD_LENGTH = 10;
@@ -58,7 +60,13 @@ function createAuthInstance(deps: AuthDeps) {
         });
       },
       onPasswordReset: async ({ user }) => {
-        await audit.record({ actorUserId: user.id, actorEmail: user.email, action: 'auth.password_reset', targetType: 'user', targetId: user.id });
+        await audit.record({
+          actorUserId: user.id,
+          actorEmail: user.email,
+          action: 'auth.password_reset',
+          targetType: 'user',
+          targetId: user.id,
+        });
       },
     },
     emailVerification: {
@@ -74,7 +82,13 @@ function createAuthInstance(deps: AuthDeps) {
         });
       },
       afterEmailVerification: async (user) => {
-        await audit.record({ actorUserId: user.id, actorEmail: user.email, action: 'auth.email_verified', targetType: 'user', targetId: user.id });
+        await audit.record({
+          actorUserId: user.id,
+          actorEmail: user.email,
+          action: 'auth.email_verified',
+          targetType: 'user',
+          targetId: user.id,
+        });
       },
     },
     rateLimit: {
@@ -95,7 +109,13 @@ function createAuthInstance(deps: AuthDeps) {
       user: {
         create: {
           after: async (user) => {
-            await audit.record({ actorUserId: user.id, actorEmail: user.email, action: 'auth.sign_up', targetType: 'user', targetId: user.id });
+            await audit.record({
+              actorUserId: user.id,
+              actorEmail: user.email,
+              action: 'auth.sign_up',
+              targetType: 'user',
+              targetId: user.id,
+            });
           },
         },
       },
@@ -120,84 +140,192 @@ function createAuthInstance(deps: AuthDeps) {
         },
         organizationHooks: {
           afterCreateOrganization: async ({ organization: org, user }) => {
-            await withService(db, (tx) => tx.insertInto('tenant_settings').values({ tenant_id: org.id }).onConflict((c) => c.doNothing()).execute());
-            await audit.record({ tenantId: org.id, actorUserId: user.id, actorEmail: user.email, action: 'tenant.created', targetType: 'tenant', targetId: org.id, details: { name: org.name, slug: org.slug } });
+            await withService(db, (tx) =>
+              tx
+                .insertInto('tenant_settings')
+                .values({ tenant_id: org.id })
+                .onConflict((c) => c.doNothing())
+                .execute(),
+            );
+            await audit.record({
+              tenantId: org.id,
+              actorUserId: user.id,
+              actorEmail: user.email,
+              action: 'tenant.created',
+              targetType: 'tenant',
+              targetId: org.id,
+              details: { name: org.name, slug: org.slug },
+            });
+            await deps.onTenantCreated?.(org.id, { id: user.id, email: user.email });
           },
           afterUpdateOrganization: async ({ organization: org, user }) => {
             if (org)
-              await audit.record({ tenantId: org.id, actorUserId: user.id, actorEmail: user.email, action: 'tenant.updated', targetType: 'tenant', targetId: org.id, details: { name: org.name, slug: org.slug } });
+              await audit.record({
+                tenantId: org.id,
+                actorUserId: user.id,
+                actorEmail: user.email,
+                action: 'tenant.updated',
+                targetType: 'tenant',
+                targetId: org.id,
+                details: { name: org.name, slug: org.slug },
+              });
           },
           afterDeleteOrganization: async ({ organization: org, user }) => {
-            await audit.record({ actorUserId: user.id, actorEmail: user.email, action: 'tenant.deleted', targetType: 'tenant', targetId: org.id, details: { name: org.name } });
+            await audit.record({
+              actorUserId: user.id,
+              actorEmail: user.email,
+              action: 'tenant.deleted',
+              targetType: 'tenant',
+              targetId: org.id,
+              details: { name: org.name },
+            });
           },
           afterCreateInvitation: async ({ invitation, inviter, organization: org }) => {
-            await audit.record({ tenantId: org.id, actorUserId: inviter.id, actorEmail: inviter.email, action: 'member.invited', targetType: 'invitation', targetId: invitation.id, details: { email: invitation.email, role: invitation.role } });
+            await audit.record({
+              tenantId: org.id,
+              actorUserId: inviter.id,
+              actorEmail: inviter.email,
+              action: 'member.invited',
+              targetType: 'invitation',
+              targetId: invitation.id,
+              details: { email: invitation.email, role: invitation.role },
+            });
           },
           afterCancelInvitation: async ({ invitation, cancelledBy, organization: org }) => {
-            await audit.record({ tenantId: org.id, actorUserId: cancelledBy.id, actorEmail: cancelledBy.email, action: 'member.invitation_cancelled', targetType: 'invitation', targetId: invitation.id, details: { email: invitation.email } });
+            await audit.record({
+              tenantId: org.id,
+              actorUserId: cancelledBy.id,
+              actorEmail: cancelledBy.email,
+              action: 'member.invitation_cancelled',
+              targetType: 'invitation',
+              targetId: invitation.id,
+              details: { email: invitation.email },
+            });
           },
           afterAcceptInvitation: async ({ invitation, member, user, organization: org }) => {
-            await audit.record({ tenantId: org.id, actorUserId: user.id, actorEmail: user.email, action: 'member.joined', targetType: 'member', targetId: member.id, details: { role: member.role, invitationId: invitation.id } });
+            await audit.record({
+              tenantId: org.id,
+              actorUserId: user.id,
+              actorEmail: user.email,
+              action: 'member.joined',
+              targetType: 'member',
+              targetId: member.id,
+              details: { role: member.role, invitationId: invitation.id },
+            });
           },
           afterRejectInvitation: async ({ invitation, user, organization: org }) => {
-            await audit.record({ tenantId: org.id, actorUserId: user.id, actorEmail: user.email, action: 'member.invitation_rejected', targetType: 'invitation', targetId: invitation.id });
+            await audit.record({
+              tenantId: org.id,
+              actorUserId: user.id,
+              actorEmail: user.email,
+              action: 'member.invitation_rejected',
+              targetType: 'invitation',
+              targetId: invitation.id,
+            });
           },
           afterUpdateMemberRole: async ({ member, previousRole, user, organization: org }) => {
-            await audit.record({ tenantId: org.id, actorUserId: user.id, actorEmail: user.email, action: 'member.role_changed', targetType: 'member', targetId: member.id, details: { userId: member.userId, from: previousRole, to: member.role } });
+            await audit.record({
+              tenantId: org.id,
+              actorUserId: user.id,
+              actorEmail: user.email,
+              action: 'member.role_changed',
+              targetType: 'member',
+              targetId: member.id,
+              details: { userId: member.userId, from: previousRole, to: member.role },
+            });
           },
           afterRemoveMember: async ({ member, user, organization: org }) => {
-            await audit.record({ tenantId: org.id, actorUserId: user.id, actorEmail: user.email, action: 'member.removed', targetType: 'member', targetId: member.id, details: { userId: member.userId, role: member.role } });
+            await audit.record({
+              tenantId: org.id,
+              actorUserId: user.id,
+              actorEmail: user.email,
+              action: 'member.removed',
+              targetType: 'member',
+              targetId: member.id,
+              details: { userId: member.userId, role: member.role },
+            });
           },
         },
       }),
       // Last, so it sees what the two-factor plugin made of a sign-in.
       {
         id: 'rampart-audit',
-        hooks: { after: [{ matcher: () => true, handler: createAuthMiddleware(async (ctx) => {
-        const returned = ctx.context.returned as unknown;
-        const failed = isAPIError(returned);
-        const body = (returned as { body?: unknown } | undefined)?.body ?? returned;
-        const challenged = Boolean((body as { twoFactorRedirect?: boolean } | undefined)?.twoFactorRedirect);
-        const session = ctx.context.newSession ?? ctx.context.session;
-        const actor = session ? { actorUserId: session.user.id, actorEmail: session.user.email } : {};
-        const email = typeof ctx.body?.email === 'string' ? ctx.body.email.toLowerCase().slice(0, 320) : null;
-        switch (ctx.path) {
-          case '/sign-in/email':
-            if (failed) {
-              await audit.record({ actorEmail: email, action: 'auth.sign_in_failed', details: { reason: returned.body?.code ?? returned.status } });
-            } else if (challenged || !ctx.context.newSession) {
-              await audit.record({ actorEmail: email, action: 'auth.sign_in_two_factor_challenge' });
-            } else {
-              await audit.record({ ...actor, action: 'auth.sign_in', targetType: 'user', targetId: ctx.context.newSession.user.id });
-            }
-            break;
-          case '/two-factor/verify-totp':
-          case '/two-factor/verify-backup-code':
-            // Without a prior session this is the second step of a sign-in; with one, the user is
-            // confirming a newly enabled authenticator.
-            await audit.record({
-              ...actor,
-              action: failed ? 'auth.two_factor_failed' : ctx.context.session ? 'auth.two_factor_confirmed' : 'auth.sign_in',
-              details: { method: ctx.path.endsWith('totp') ? 'totp' : 'recovery_code' },
-            });
-            break;
-          case '/sign-out':
-            await audit.record({ action: 'auth.sign_out' });
-            break;
-          case '/change-password':
-            if (!failed) await audit.record({ ...actor, action: 'auth.password_changed', targetType: 'user', targetId: session?.user.id ?? null });
-            break;
-          case '/two-factor/enable':
-          case '/two-factor/disable':
-          case '/two-factor/generate-backup-codes':
-            if (!failed)
-              await audit.record({ ...actor, action: `auth.two_factor_${ctx.path.split('/').pop()!.replace(/-/g, '_')}`, targetType: 'user', targetId: session?.user.id ?? null });
-            break;
-          case '/request-password-reset':
-            await audit.record({ actorEmail: email, action: 'auth.password_reset_requested' });
-            break;
-        }
-      }) }] },
+        hooks: {
+          after: [
+            {
+              matcher: () => true,
+              handler: createAuthMiddleware(async (ctx) => {
+                const returned = ctx.context.returned as unknown;
+                const failed = isAPIError(returned);
+                const body = (returned as { body?: unknown } | undefined)?.body ?? returned;
+                const challenged = Boolean((body as { twoFactorRedirect?: boolean } | undefined)?.twoFactorRedirect);
+                const session = ctx.context.newSession ?? ctx.context.session;
+                const actor = session ? { actorUserId: session.user.id, actorEmail: session.user.email } : {};
+                const email = typeof ctx.body?.email === 'string' ? ctx.body.email.toLowerCase().slice(0, 320) : null;
+                switch (ctx.path) {
+                  case '/sign-in/email':
+                    if (failed) {
+                      await audit.record({
+                        actorEmail: email,
+                        action: 'auth.sign_in_failed',
+                        details: { reason: returned.body?.code ?? returned.status },
+                      });
+                    } else if (challenged || !ctx.context.newSession) {
+                      await audit.record({ actorEmail: email, action: 'auth.sign_in_two_factor_challenge' });
+                    } else {
+                      await audit.record({
+                        ...actor,
+                        action: 'auth.sign_in',
+                        targetType: 'user',
+                        targetId: ctx.context.newSession.user.id,
+                      });
+                    }
+                    break;
+                  case '/two-factor/verify-totp':
+                  case '/two-factor/verify-backup-code':
+                    // Without a prior session this is the second step of a sign-in; with one, the user is
+                    // confirming a newly enabled authenticator.
+                    await audit.record({
+                      ...actor,
+                      action: failed
+                        ? 'auth.two_factor_failed'
+                        : ctx.context.session
+                          ? 'auth.two_factor_confirmed'
+                          : 'auth.sign_in',
+                      details: { method: ctx.path.endsWith('totp') ? 'totp' : 'recovery_code' },
+                    });
+                    break;
+                  case '/sign-out':
+                    await audit.record({ action: 'auth.sign_out' });
+                    break;
+                  case '/change-password':
+                    if (!failed)
+                      await audit.record({
+                        ...actor,
+                        action: 'auth.password_changed',
+                        targetType: 'user',
+                        targetId: session?.user.id ?? null,
+                      });
+                    break;
+                  case '/two-factor/enable':
+                  case '/two-factor/disable':
+                  case '/two-factor/generate-backup-codes':
+                    if (!failed)
+                      await audit.record({
+                        ...actor,
+                        action: `auth.two_factor_${ctx.path.split('/').pop()!.replace(/-/g, '_')}`,
+                        targetType: 'user',
+                        targetId: session?.user.id ?? null,
+                      });
+                    break;
+                  case '/request-password-reset':
+                    await audit.record({ actorEmail: email, action: 'auth.password_reset_requested' });
+                    break;
+                }
+              }),
+            },
+          ],
+        },
       },
     ],
   });

@@ -18,7 +18,10 @@ export interface Mailer {
 export function createLogMailer(log: Pick<Logger, 'info'>): Mailer {
   return {
     async send(m) {
-      log.info({ mail: { to: m.to, subject: m.subject, link: m.link } }, `mail (no SMTP configured): ${m.subject} → ${m.to}${m.link ? ` ${m.link}` : ''}`);
+      log.info(
+        { mail: { to: m.to, subject: m.subject, link: m.link } },
+        `mail (no SMTP configured): ${m.subject} → ${m.to}${m.link ? ` ${m.link}` : ''}`,
+      );
     },
   };
 }

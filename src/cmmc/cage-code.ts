@@ -5,11 +5,12 @@
 /**
  * CAGE code: exactly 5 characters, digits and upper-case letters except I and O (CAGE codes never
  * use those two letters: they read as 1 and 0). Input is trimmed and upper-cased. No rule per
- * position: the research notes give none, and NATO (NCAGE) codes of foreign suppliers put letters
+ * position: no published rule gives one, and NATO (NCAGE) codes of foreign suppliers put letters
  * where US codes have digits.
  */
 export const CAGE_CODE_RE = /^[0-9A-HJ-NP-Z]{5}$/;
-export const CAGE_CODE_MESSAGE = 'A CAGE code is exactly 5 letters or digits, e.g. 1ABC2 (the letters I and O are never used: type 1 and 0).';
+export const CAGE_CODE_MESSAGE =
+  'A CAGE code is exactly 5 letters or digits, e.g. 1ABC2 (the letters I and O are never used: type 1 and 0).';
 
 /**
  * What is wrong with a CAGE code, naming it when it is one of the codes saved before I and O were

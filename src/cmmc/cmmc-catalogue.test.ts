@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ATTESTATION_ITEMS, checksForRequirement, findRequirement, OBJECTIVES, REQUIREMENTS } from './cmmc-catalogue.ts';
+import {
+  ATTESTATION_ITEMS,
+  checksForRequirement,
+  findRequirement,
+  OBJECTIVES,
+  REQUIREMENTS,
+} from './cmmc-catalogue.ts';
 import { checkIdsFor, DEVICE_CHECKS } from './cmmc-checks.ts';
 
 describe('CMMC Level 1 catalogue', () => {
@@ -22,7 +28,8 @@ describe('CMMC Level 1 catalogue', () => {
     expect(OBJECTIVES).toHaveLength(59);
     expect(REQUIREMENTS.map((r) => r.objectives.length)).toEqual([6, 2, 6, 5, 3, 3, 2, 4, 6, 8, 2, 6, 2, 1, 3]);
     expect(new Set(OBJECTIVES.map((o) => o.id)).size).toBe(59);
-    for (const r of REQUIREMENTS) expect(r.objectives.map((o) => o.letter)).toEqual('abcdefgh'.slice(0, r.objectives.length).split(''));
+    for (const r of REQUIREMENTS)
+      expect(r.objectives.map((o) => o.letter)).toEqual('abcdefgh'.slice(0, r.objectives.length).split(''));
   });
 
   it('maps every objective to at least one device check or attestation item, all of which exist', () => {
@@ -33,10 +40,18 @@ describe('CMMC Level 1 catalogue', () => {
         expect(o.checks.length + o.items.length, o.id).toBeGreaterThan(0);
         for (const c of o.checks) expect(DEVICE_CHECKS[c], `${o.id} → ${c}`).toBeDefined();
         // An objective's items belong to its own requirement.
-        for (const i of o.items) expect(r.items.some((x) => x.id === i), `${o.id} → ${i}`).toBe(true);
+        for (const i of o.items)
+          expect(
+            r.items.some((x) => x.id === i),
+            `${o.id} → ${i}`,
+          ).toBe(true);
       }
       // Every item of a requirement evidences at least one of its objectives.
-      for (const i of r.items) expect(r.objectives.some((o) => o.items.includes(i.id)), i.id).toBe(true);
+      for (const i of r.items)
+        expect(
+          r.objectives.some((o) => o.items.includes(i.id)),
+          i.id,
+        ).toBe(true);
     }
   });
 
@@ -48,10 +63,12 @@ describe('CMMC Level 1 catalogue', () => {
         expect(reqIds.has(id), `${c.id} → ${id}`).toBe(true);
         expect(checksForRequirement(id), `${id} lists ${c.id}`).toContain(c.id);
       }
-      for (const field of ['title', 'meaning', 'fix', 'recheck', 'passWhen', 'unknownWhen'] as const) expect(c[field].length, `${c.id}.${field}`).toBeGreaterThan(10);
+      for (const field of ['title', 'meaning', 'fix', 'recheck', 'passWhen', 'unknownWhen'] as const)
+        expect(c[field].length, `${c.id}.${field}`).toBeGreaterThan(10);
     }
-    // Checks cannot evidence iv, viii, ix or xi (research/compliance.md §3).
-    for (const id of ['AC.L1-b.1.iv', 'PE.L1-b.1.viii', 'PE.L1-b.1.ix', 'SC.L1-b.1.xi']) expect(checksForRequirement(id)).toEqual([]);
+    // Checks cannot evidence iv, viii, ix or xi (no script can read them; docs/cmmc.md).
+    for (const id of ['AC.L1-b.1.iv', 'PE.L1-b.1.viii', 'PE.L1-b.1.ix', 'SC.L1-b.1.xi'])
+      expect(checksForRequirement(id)).toEqual([]);
     expect(checkIdsFor('windows').length).toBeGreaterThanOrEqual(14);
     expect(checkIdsFor('macos').length).toBeGreaterThanOrEqual(14);
   });

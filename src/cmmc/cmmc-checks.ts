@@ -1,7 +1,8 @@
 // Device checks: what the read-only Windows (PowerShell) and macOS (bash) scripts look at, per
-// research/compliance.md §3. Each result is tri-state: pass, fail or unknown (could not be read,
+// docs/cmmc.md. Each result is tri-state: pass, fail or unknown (could not be read,
 // e.g. needs admin rights); unknown blocks MET until re-run or attested. This table is also the
 // knowledge base the device-check explainer uses (imported from src/cmmc/index.ts).
+// Over 500 lines on purpose: a data table: one entry per device check with its commands and explanation.
 
 export type DeviceOs = 'windows' | 'macos';
 export const DEVICE_OSES: readonly DeviceOs[] = ['windows', 'macos'];
@@ -45,10 +46,16 @@ export interface DeviceCheck {
 
 /** Reason codes a script may attach to an `unknown` result (verify body `reasons`). */
 export type UnknownReason = 'third_party_av' | 'admin_groups_unresolved' | 'no_signed_in_user';
-export const UNKNOWN_REASONS: readonly UnknownReason[] = ['third_party_av', 'admin_groups_unresolved', 'no_signed_in_user'];
+export const UNKNOWN_REASONS: readonly UnknownReason[] = [
+  'third_party_av',
+  'admin_groups_unresolved',
+  'no_signed_in_user',
+];
 
-const RERUN_WIN = 'Run the Windows device-check script again (right-click PowerShell, "Run as administrator" gives the most complete results); the new run replaces this computer\'s previous result.';
-const RERUN_MAC = 'Run the macOS device-check script again in Terminal (`bash rampart-cmmc-check-macos.sh`; `sudo bash rampart-cmmc-check-macos.sh` gives the most complete results); the new run replaces this Mac\'s previous result.';
+const RERUN_WIN =
+  'Run the Windows device-check script again (right-click PowerShell, "Run as administrator" gives the most complete results); the new run replaces this computer\'s previous result.';
+const RERUN_MAC =
+  "Run the macOS device-check script again in Terminal (`bash rampart-cmmc-check-macos.sh`; `sudo bash rampart-cmmc-check-macos.sh` gives the most complete results); the new run replaces this Mac's previous result.";
 
 const checks = {
   'win.av_enabled': {
@@ -57,8 +64,10 @@ const checks = {
     requirementIds: ['SI.L1-b.1.xiii'],
     supporting: false,
     commands: ['Get-CimInstance -Namespace root/SecurityCenter2 -ClassName AntiVirusProduct', 'Get-MpComputerStatus'],
-    passWhen: 'Security Center reports an enabled anti-virus product, or Microsoft Defender reports AMServiceEnabled and AntivirusEnabled.',
-    meaning: 'Windows has an active anti-malware product (Microsoft Defender or a third-party product registered with Windows Security Center).',
+    passWhen:
+      'Security Center reports an enabled anti-virus product, or Microsoft Defender reports AMServiceEnabled and AntivirusEnabled.',
+    meaning:
+      'Windows has an active anti-malware product (Microsoft Defender or a third-party product registered with Windows Security Center).',
     fix: 'Open Windows Security → Virus & threat protection and turn protection on, or make sure your third-party anti-virus is installed, licensed and not snoozed or expired.',
     recheck: RERUN_WIN,
     unknownWhen: 'Security Center is unavailable (Windows Server) and Defender cannot be queried.',
@@ -68,8 +77,12 @@ const checks = {
     title: 'Anti-malware definitions are current',
     requirementIds: ['SI.L1-b.1.xiv'],
     supporting: false,
-    commands: ['Get-MpComputerStatus | Select AntivirusSignatureAge, DefenderSignaturesOutOfDate', 'SecurityCenter2 productState (signature bits)'],
-    passWhen: 'Definitions are at most 7 days old and not flagged out of date (or Security Center reports the third-party product up to date).',
+    commands: [
+      'Get-MpComputerStatus | Select AntivirusSignatureAge, DefenderSignaturesOutOfDate',
+      'SecurityCenter2 productState (signature bits)',
+    ],
+    passWhen:
+      'Definitions are at most 7 days old and not flagged out of date (or Security Center reports the third-party product up to date).',
     meaning: 'The anti-malware definitions are updated when new releases are available.',
     fix: 'Open Windows Security → Virus & threat protection → Protection updates → Check for updates; make sure Windows Update is not paused.',
     recheck: RERUN_WIN,
@@ -80,8 +93,11 @@ const checks = {
     title: 'Real-time scanning is on',
     requirementIds: ['SI.L1-b.1.xv'],
     supporting: false,
-    commands: ['Get-MpComputerStatus | Select RealTimeProtectionEnabled, OnAccessProtectionEnabled, IoavProtectionEnabled'],
-    passWhen: 'Real-time, on-access and download (IOAV) protection are all enabled, or Security Center reports a third-party product that is on.',
+    commands: [
+      'Get-MpComputerStatus | Select RealTimeProtectionEnabled, OnAccessProtectionEnabled, IoavProtectionEnabled',
+    ],
+    passWhen:
+      'Real-time, on-access and download (IOAV) protection are all enabled, or Security Center reports a third-party product that is on.',
     meaning: 'Files are scanned as they are downloaded, opened or executed.',
     fix: 'Windows Security → Virus & threat protection → Manage settings → turn on Real-time protection (a third-party product: turn on its real-time/on-access shield).',
     recheck: RERUN_WIN,
@@ -97,11 +113,13 @@ const checks = {
     meaning: 'Periodic scans are performed at the defined frequency.',
     fix: 'Run a quick scan (Windows Security → Virus & threat protection → Quick scan) and keep the scheduled scan enabled.',
     recheck: RERUN_WIN,
-    unknownWhen: 'Defender cannot be queried, or a third-party anti-malware product is on: Windows does not expose its scan history, so the script reports unknown with the reason third_party_av and the attestation "scan frequency is written down" (answered yes) stands in for this check on that computer.',
+    unknownWhen:
+      'Defender cannot be queried, or a third-party anti-malware product is on: Windows does not expose its scan history, so the script reports unknown with the reason third_party_av and the attestation "scan frequency is written down" (answered yes) stands in for this check on that computer.',
     attestable: {
       reason: 'third_party_av',
       itemId: 'si15.frequency',
-      explanation: 'A third-party anti-malware product is on and Windows does not expose its scan history; answer yes to the scan-frequency item (si15.frequency) once the product\'s scheduled scan is set to that frequency.',
+      explanation:
+        "A third-party anti-malware product is on and Windows does not expose its scan history; answer yes to the scan-frequency item (si15.frequency) once the product's scheduled scan is set to that frequency.",
     },
   },
   'win.firewall_enabled': {
@@ -121,7 +139,10 @@ const checks = {
     title: 'Updates were installed in the last 30 days',
     requirementIds: ['SI.L1-b.1.xii'],
     supporting: false,
-    commands: ['(New-Object -ComObject Microsoft.Update.Session).CreateUpdateSearcher().QueryHistory(0, n)', 'Get-HotFix'],
+    commands: [
+      '(New-Object -ComObject Microsoft.Update.Session).CreateUpdateSearcher().QueryHistory(0, n)',
+      'Get-HotFix',
+    ],
     passWhen: 'The last successful update installation is at most 30 days old.',
     meaning: 'Flaws are corrected within the time frame.',
     fix: 'Settings → Windows Update → Check for updates, install everything offered and restart.',
@@ -133,8 +154,12 @@ const checks = {
     title: 'Automatic updates are on',
     requirementIds: ['SI.L1-b.1.xii'],
     supporting: false,
-    commands: ['HKLM:\\SOFTWARE\\Policies\\Microsoft\\Windows\\WindowsUpdate\\AU (NoAutoUpdate, AUOptions)', 'Get-Service wuauserv'],
-    passWhen: 'No policy disables automatic updates (NoAutoUpdate is not 1, AUOptions is not 1) and the Windows Update service is not disabled.',
+    commands: [
+      'HKLM:\\SOFTWARE\\Policies\\Microsoft\\Windows\\WindowsUpdate\\AU (NoAutoUpdate, AUOptions)',
+      'Get-Service wuauserv',
+    ],
+    passWhen:
+      'No policy disables automatic updates (NoAutoUpdate is not 1, AUOptions is not 1) and the Windows Update service is not disabled.',
     meaning: 'Flaws are identified and fixed without waiting for someone to remember.',
     fix: 'Remove any policy that turns automatic updates off (ask your IT provider) and set the Windows Update service to Manual or Automatic.',
     recheck: RERUN_WIN,
@@ -169,8 +194,12 @@ const checks = {
     title: 'Screen locks with a password after inactivity',
     requirementIds: ['IA.L1-b.1.vi'],
     supporting: true,
-    commands: ['HKLM:\\...\\Policies\\System InactivityTimeoutSecs', 'HKCU:\\Control Panel\\Desktop ScreenSaveTimeOut, ScreenSaverIsSecure'],
-    passWhen: 'A machine inactivity limit of at most 15 minutes, or a password-protected screen saver of at most 15 minutes.',
+    commands: [
+      'HKLM:\\...\\Policies\\System InactivityTimeoutSecs',
+      'HKCU:\\Control Panel\\Desktop ScreenSaveTimeOut, ScreenSaverIsSecure',
+    ],
+    passWhen:
+      'A machine inactivity limit of at most 15 minutes, or a password-protected screen saver of at most 15 minutes.',
     meaning: 'An unattended computer asks for the password again.',
     fix: 'Settings → Personalization → Lock screen → Screen saver: choose a timeout of 15 minutes or less and tick "On resume, display logon screen".',
     recheck: RERUN_WIN,
@@ -186,11 +215,13 @@ const checks = {
       'whoami /groups /fo csv /nh (when the script runs as that user: the groups of their sign-in, nested ones included)',
       'Get-LocalGroupMember -SID S-1-5-32-544 (or the WinNT provider when it fails)',
     ],
-    passWhen: 'The person signed in (at the console, else the owner of the desktop session the script runs in; not the account PowerShell was elevated with, so "Run as administrator" is fine) is not an administrator, directly or through a group, and the Administrators group has at most 2 enabled members. When the script runs as that person, the groups of their sign-in decide (nested domain and Microsoft Entra groups included); when it runs as another account, a member that is a group which could contain that person leaves the result unknown.',
+    passWhen:
+      'The person signed in (at the console, else the owner of the desktop session the script runs in; not the account PowerShell was elevated with, so "Run as administrator" is fine) is not an administrator, directly or through a group, and the Administrators group has at most 2 enabled members. When the script runs as that person, the groups of their sign-in decide (nested domain and Microsoft Entra groups included); when it runs as another account, a member that is a group which could contain that person leaves the result unknown.',
     meaning: 'People do day-to-day work with a standard account, so their access is limited to what their role needs.',
     fix: 'Create a separate administrator account, then in Settings → Accounts → Family & other users change the daily account type to Standard User (and take the daily account out of any group, such as a domain or Microsoft Entra group, that is in the Administrators group).',
     recheck: RERUN_WIN,
-    unknownWhen: 'The group members cannot be listed; or the script ran as another account (e.g. "Run as administrator" with an administrator\'s password) while the Administrators group holds groups (a domain group, a Microsoft Entra role) whose members cannot be read from this computer (reason admin_groups_unresolved); or nobody is signed in (reason no_signed_in_user).',
+    unknownWhen:
+      'The group members cannot be listed; or the script ran as another account (e.g. "Run as administrator" with an administrator\'s password) while the Administrators group holds groups (a domain group, a Microsoft Entra role) whose members cannot be read from this computer (reason admin_groups_unresolved); or nobody is signed in (reason no_signed_in_user).',
     unknownReasons: {
       admin_groups_unresolved:
         'The Administrators group holds groups (such as a domain group or a Microsoft Entra role) whose members this computer cannot list, and the script ran as another account than the signed-in person, so it cannot tell whether that person is an administrator through one of them. Sign in as the person who uses this computer every day and run the script from their own session without entering another account\'s password (a standard user can run it without "Run as administrator"): the groups of their own sign-in then answer. This cannot be settled by an attestation.',
@@ -216,7 +247,8 @@ const checks = {
     requirementIds: ['AC.L1-b.1.i', 'IA.L1-b.1.v'],
     supporting: false,
     commands: ['Get-LocalUser | Where-Object Enabled'],
-    passWhen: 'No enabled local account is named like a shared account (office, shared, user, staff, reception, front, guest, temp, test).',
+    passWhen:
+      'No enabled local account is named like a shared account (office, shared, user, staff, reception, front, guest, temp, test).',
     meaning: 'Every person signs in with their own identified account.',
     fix: 'Give each person their own account and disable the shared one (`net user <name> /active:no`).',
     recheck: RERUN_WIN,
@@ -228,7 +260,8 @@ const checks = {
     requirementIds: ['IA.L1-b.1.vi'],
     supporting: false,
     commands: ['net accounts', '([ADSI]"WinNT://$env:COMPUTERNAME").MinPasswordLength'],
-    passWhen: 'The minimum password length of this computer\'s local account policy (what `net accounts` shows) is 8 or more. Only that policy is read: a Microsoft Entra or domain password policy is not, and local accounts follow the local policy even on a joined computer.',
+    passWhen:
+      "The minimum password length of this computer's local account policy (what `net accounts` shows) is 8 or more. Only that policy is read: a Microsoft Entra or domain password policy is not, and local accounts follow the local policy even on a joined computer.",
     meaning: 'Accounts are protected by passwords that are not trivially short.',
     fix: 'Run `net accounts /minpwlen:12` as administrator (on computers joined to Microsoft Entra or a domain too: their local accounts use it), or push the same setting through your domain or Intune policy.',
     recheck: RERUN_WIN,
@@ -299,7 +332,9 @@ const checks = {
     title: 'XProtect malware definitions are present',
     requirementIds: ['SI.L1-b.1.xiii', 'SI.L1-b.1.xiv', 'SI.L1-b.1.xv'],
     supporting: false,
-    commands: ['defaults read /Library/Apple/System/Library/CoreServices/XProtect.bundle/Contents/Resources/XProtect.meta Version'],
+    commands: [
+      'defaults read /Library/Apple/System/Library/CoreServices/XProtect.bundle/Contents/Resources/XProtect.meta Version',
+    ],
     passWhen: 'The XProtect bundle is present and reports a version.',
     meaning: 'The built-in anti-malware of macOS is installed and has definitions.',
     fix: 'Turn on System Settings → General → Software Update → Automatic updates → "Install Security Responses and system files", then check for updates.',
@@ -311,7 +346,10 @@ const checks = {
     title: 'macOS firewall is on',
     requirementIds: ['SC.L1-b.1.x'],
     supporting: false,
-    commands: ['/usr/libexec/ApplicationFirewall/socketfilterfw --getglobalstate', 'defaults read /Library/Preferences/com.apple.alf globalstate'],
+    commands: [
+      '/usr/libexec/ApplicationFirewall/socketfilterfw --getglobalstate',
+      'defaults read /Library/Preferences/com.apple.alf globalstate',
+    ],
     passWhen: 'The application firewall is enabled (globalstate 1 or 2).',
     meaning: 'The Mac filters incoming connections at its own boundary.',
     fix: 'System Settings → Network → Firewall → turn it on.',
@@ -335,8 +373,11 @@ const checks = {
     title: 'Automatic updates are on',
     requirementIds: ['SI.L1-b.1.xii', 'SI.L1-b.1.xiv'],
     supporting: false,
-    commands: ['defaults read /Library/Preferences/com.apple.SoftwareUpdate AutomaticCheckEnabled | AutomaticDownload | CriticalUpdateInstall | ConfigDataInstall'],
-    passWhen: 'Automatic checking is not turned off and security responses (CriticalUpdateInstall, ConfigDataInstall) are not turned off.',
+    commands: [
+      'defaults read /Library/Preferences/com.apple.SoftwareUpdate AutomaticCheckEnabled | AutomaticDownload | CriticalUpdateInstall | ConfigDataInstall',
+    ],
+    passWhen:
+      'Automatic checking is not turned off and security responses (CriticalUpdateInstall, ConfigDataInstall) are not turned off.',
     meaning: 'Security fixes and XProtect data updates install without waiting for someone.',
     fix: 'System Settings → General → Software Update → Automatic updates: turn on every option, especially "Install Security Responses and system files".',
     recheck: RERUN_MAC,
@@ -360,7 +401,8 @@ const checks = {
     requirementIds: ['IA.L1-b.1.vi'],
     supporting: true,
     commands: ['sysadminctl -screenLock status', 'defaults -currentHost read com.apple.screensaver idleTime'],
-    passWhen: 'A password is required immediately (or within 5 minutes) after the screen saver / sleep starts, and the screen saver starts within 15 minutes.',
+    passWhen:
+      'A password is required immediately (or within 5 minutes) after the screen saver / sleep starts, and the screen saver starts within 15 minutes.',
     meaning: 'An unattended Mac asks for the password again.',
     fix: 'System Settings → Lock Screen: "Start Screen Saver when inactive" 15 minutes or less, and "Require password after screen saver begins" immediately.',
     recheck: RERUN_MAC,
@@ -408,7 +450,8 @@ const checks = {
     requirementIds: ['AC.L1-b.1.ii'],
     supporting: false,
     commands: ['dscl . -read /Groups/admin GroupMembership', 'id -Gn'],
-    passWhen: 'The user running the script is not in the admin group, and the group has at most 2 members besides root.',
+    passWhen:
+      'The user running the script is not in the admin group, and the group has at most 2 members besides root.',
     meaning: 'People do day-to-day work with a standard account, so their access is limited to what their role needs.',
     fix: 'Create a separate administrator account, then in System Settings → Users & Groups turn off "Allow this user to administer this computer" for the daily account.',
     recheck: RERUN_MAC,
@@ -420,7 +463,8 @@ const checks = {
     requirementIds: ['AC.L1-b.1.i', 'IA.L1-b.1.v'],
     supporting: false,
     commands: ['dscl . -list /Users UniqueID'],
-    passWhen: 'No local account with UID 500 or more is named like a shared account (office, shared, user, staff, reception, front, temp, test).',
+    passWhen:
+      'No local account with UID 500 or more is named like a shared account (office, shared, user, staff, reception, front, temp, test).',
     meaning: 'Every person signs in with their own identified account.',
     fix: 'Give each person their own account in System Settings → Users & Groups and delete the shared one.',
     recheck: RERUN_MAC,
@@ -442,7 +486,9 @@ const checks = {
 
 export type DeviceCheckId = keyof typeof checks;
 
-export const DEVICE_CHECKS: Readonly<Record<DeviceCheckId, DeviceCheck>> = Object.fromEntries(Object.entries(checks).map(([id, c]) => [id, { id, ...c }])) as unknown as Record<DeviceCheckId, DeviceCheck>;
+export const DEVICE_CHECKS: Readonly<Record<DeviceCheckId, DeviceCheck>> = Object.fromEntries(
+  Object.entries(checks).map(([id, c]) => [id, { id, ...c }]),
+) as unknown as Record<DeviceCheckId, DeviceCheck>;
 
 /** The check ids a script for this OS reports, in a stable order. */
 export function checkIdsFor(os: DeviceOs): DeviceCheckId[] {
@@ -456,10 +502,14 @@ export function reasonCodesOf(id: DeviceCheckId): UnknownReason[] {
 }
 
 /** What a reason code means for this check, and the attestation item that settles it (if any). */
-export function reasonInfo(id: string, code: string): { code: UnknownReason; explanation: string; attestItem: string | null } | null {
+export function reasonInfo(
+  id: string,
+  code: string,
+): { code: UnknownReason; explanation: string; attestItem: string | null } | null {
   if (!isDeviceCheckId(id)) return null;
   const c = DEVICE_CHECKS[id];
-  if (c.attestable && c.attestable.reason === code) return { code: c.attestable.reason, explanation: c.attestable.explanation, attestItem: c.attestable.itemId };
+  if (c.attestable && c.attestable.reason === code)
+    return { code: c.attestable.reason, explanation: c.attestable.explanation, attestItem: c.attestable.itemId };
   const text = c.unknownReasons?.[code as UnknownReason];
   return text ? { code: code as UnknownReason, explanation: text, attestItem: null } : null;
 }

@@ -1,4 +1,4 @@
-// The Level 1 policy set (research/compliance.md §5), generated from the company's Scope data:
+// The Level 1 policy set (docs/cmmc.md), generated from the company's Scope data:
 // one document per domain plus a system security plan (lite) and supporting forms. Each follows
 // the NIST "-1" skeleton (purpose, scope, roles, policy statements mapped to requirement ids and
 // objective letters, procedures, exceptions, enforcement, review, approval). The text is plain
@@ -103,7 +103,8 @@ function common(c: PolicyCompany, kind: PolicyKind, statements: string[]): strin
     '',
     '## Scope',
     '',
-    c.scopeDescription ?? `All company computers, accounts and locations that store, process or send FCI, including the ${mailName(c.mailPlatform)} tenant.`,
+    c.scopeDescription ??
+      `All company computers, accounts and locations that store, process or send FCI, including the ${mailName(c.mailPlatform)} tenant.`,
     '',
     '## Roles',
     '',
@@ -232,6 +233,13 @@ export async function renderPolicyPdf(doc: { title: string; body: string; footer
     } else draw(line, regular, 10);
   }
   const pages = pdf.getPages();
-  pages.forEach((p, i) => p.drawText(pdfSafe(`${doc.footer}  -  page ${i + 1} of ${pages.length}`), { x: M, y: M - 24, size: 8, font: regular }));
+  pages.forEach((p, i) =>
+    p.drawText(pdfSafe(`${doc.footer}  -  page ${i + 1} of ${pages.length}`), {
+      x: M,
+      y: M - 24,
+      size: 8,
+      font: regular,
+    }),
+  );
   return pdf.save();
 }

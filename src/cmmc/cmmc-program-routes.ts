@@ -1,6 +1,6 @@
 // Routes of the CMMC program: attestations and their evidence files, policies (Markdown and PDF),
 // score, SPRS confirmation, exports, the renewal cron hook, handoff links and the staff list.
-import multipart, { type Multipart } from '@fastify/multipart';
+import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -9,6 +9,22 @@ import { cronAuthorized } from '../scans/scans-routes.ts';
 import type { SessionGuards } from '../server/plugins/session.ts';
 import {
   answerBodySchema,
+  answerResponseSchema,
+  attestationsResponseSchema,
+  controlsJsonSchema,
+  evidenceUploadResponseSchema,
+  fileDownloadSchema,
+  generatePoliciesResponseSchema,
+  handoffClaimResponseSchema,
+  handoffPreviewResponseSchema,
+  policiesResponseSchema,
+  policyDocSchema,
+  policyDocWithBodySchema,
+  renewalSweepResponseSchema,
+  scoreResponseSchema,
+  sprsConfirmationResponseSchema,
+  sprsProofResponseSchema,
+  staffListResponseSchema,
   approvePolicyBodySchema,
   evidenceParamsSchema,
   generatePoliciesBodySchema,
@@ -19,28 +35,17 @@ import {
   sprsConfirmBodySchema,
   staffQuerySchema,
 } from './cmmc-program-schemas.ts';
-import type { CmmcProgram, EvidenceUpload } from './cmmc-program.ts';
+import type { CmmcProgram } from './cmmc-program.ts';
 import { tenantParamsSchema } from './cmmc-schemas.ts';
 import type { PolicyKind } from './cmmc-scoring.ts';
+import { readOneFile } from '../server/multipart.ts';
 
 export const RENEWALS_HOOK_PATH = '/api/public/hooks/cmmc-renewals';
 
-
-/** Streams the one file of a multipart body (form field "file") into `handle`; other fields are ignored. */
-async function withOneFile<T>(parts: AsyncIterableIterator<Multipart>, missing: string, handle: (file: EvidenceUpload) => Promise<T>): Promise<T> {
-  let result: { value: T } | null = null;
-  for await (const part of parts) {
-    if (part.type === 'field') continue;
-    if (part.fieldname !== 'file' || result) {
-      part.file.resume();
-      throw appError('validation_failed', 'Send exactly one file, in the form field "file".', { details: [{ path: 'file', message: 'Send exactly one file.' }] });
-    }
-    result = { value: await handle({ fileName: part.filename, stream: part.file, truncated: () => part.file.truncated }) };
-  }
-  if (!result) throw appError('evidence_file_missing', missing);
-  return result.value;
-}
-export async function registerCmmcProgramRoutes(app: FastifyInstance, deps: { guards: SessionGuards; program: CmmcProgram; cronSecret: string | undefined; evidenceMaxBytes: number }): Promise<void> {
+export async function registerCmmcProgramRoutes(
+  app: FastifyInstance,
+  deps: { guards: SessionGuards; program: CmmcProgram; cronSecret: string | undefined; evidenceMaxBytes: number },
+): Promise<void> {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { guards, program } = deps;
   const caller = (s: { user: { id: string; email: string } }) => ({ userId: s.user.id, email: s.user.email });
@@ -48,101 +53,337 @@ export async function registerCmmcProgramRoutes(app: FastifyInstance, deps: { gu
   const base = '/api/v1/tenants/:tenantId/cmmc';
   const download = (name: string) => `attachment; filename="${name}"`;
 
-  r.get(`${base}/attestations`, { schema: { tags, summary: 'Attestation items of the 15 requirements with answers and evidence files', params: tenantParamsSchema } }, async (req) => program.attestations(req.params.tenantId, caller(await guards.requireSession(req))));
-
-  r.put(`${base}/attestations/:itemId`, { schema: { tags, summary: 'Answer an attestation item: yes, no, or not applicable with a note; owner or admin', params: itemParamsSchema, body: answerBodySchema } }, async (req) =>
-    program.answer(req.params.tenantId, caller(await guards.requireSession(req)), req.params.itemId, req.body),
+  r.get(
+    `${base}/attestations`,
+    {
+      schema: {
+        tags,
+        summary: 'Attestation items of the 15 requirements with answers and evidence files',
+        params: tenantParamsSchema,
+        response: { 200: attestationsResponseSchema },
+      },
+    },
+    async (req) => program.attestations(req.params.tenantId, caller(await guards.requireSession(req))),
   );
 
-  r.get(`${base}/evidence/:evidenceId`, { schema: { tags, summary: 'Download an attestation evidence file', params: evidenceParamsSchema } }, async (req, reply) => {
-    const f = await program.openEvidence(req.params.tenantId, caller(await guards.requireSession(req)), req.params.evidenceId);
-    return reply
-      .header('content-type', f.contentType)
-      .header('content-disposition', f.disposition)
-      .header('x-content-type-options', 'nosniff')
-      .header('content-security-policy', "default-src 'none'; sandbox")
-      .header('cache-control', 'private, no-store')
-      .header('x-evidence-sha256', f.sha256)
-      .send(f.body);
-  });
-
-  r.delete(`${base}/evidence/:evidenceId`, { schema: { tags, summary: 'Delete an attestation evidence file; owner or admin', params: evidenceParamsSchema, response: { 204: z.null() } } }, async (req, reply) => {
-    await program.deleteEvidence(req.params.tenantId, caller(await guards.requireSession(req)), req.params.evidenceId);
-    return reply.code(204).send(null);
-  });
-
-  r.get(`${base}/policies`, { schema: { tags, summary: 'The Level 1 policy set: newest version and version in force per document', params: tenantParamsSchema } }, async (req) => program.policies(req.params.tenantId, caller(await guards.requireSession(req))));
-
-  r.post(`${base}/policies/generate`, { schema: { tags, summary: 'Generate (or refresh) the draft policies from the Scope data; owner or admin', params: tenantParamsSchema, body: generatePoliciesBodySchema } }, async (req) =>
-    program.generatePolicies(req.params.tenantId, caller(await guards.requireSession(req)), (req.body.kinds as PolicyKind[] | null | undefined) ?? null),
+  r.put(
+    `${base}/attestations/:itemId`,
+    {
+      schema: {
+        tags,
+        summary: 'Answer an attestation item: yes, no, or not applicable with a note; owner or admin',
+        params: itemParamsSchema,
+        body: answerBodySchema,
+        response: { 200: answerResponseSchema },
+      },
+    },
+    async (req) =>
+      program.answer(req.params.tenantId, caller(await guards.requireSession(req)), req.params.itemId, req.body),
   );
 
-  r.get(`${base}/policies/:docId`, { schema: { tags, summary: 'One policy document with its Markdown text', params: policyParamsSchema } }, async (req) => program.getPolicy(req.params.tenantId, caller(await guards.requireSession(req)), req.params.docId));
-
-  r.get(`${base}/policies/:docId/pdf`, { schema: { tags, summary: 'One policy document as PDF', params: policyParamsSchema } }, async (req, reply) => {
-    const f = await program.policyPdf(req.params.tenantId, caller(await guards.requireSession(req)), req.params.docId);
-    return reply.header('content-type', 'application/pdf').header('content-disposition', download(f.fileName)).header('cache-control', 'private, no-store').send(f.pdf);
-  });
-
-  r.post(`${base}/policies/:docId/approve`, { schema: { tags, summary: 'Approve a draft with its effective date (it counts from that date); owner or admin', params: policyParamsSchema, body: approvePolicyBodySchema } }, async (req) =>
-    program.approvePolicy(req.params.tenantId, caller(await guards.requireSession(req)), req.params.docId, req.body.effectiveDate),
+  r.get(
+    `${base}/evidence/:evidenceId`,
+    {
+      schema: {
+        tags,
+        summary: 'Download an attestation evidence file',
+        params: evidenceParamsSchema,
+        response: { 200: fileDownloadSchema('The evidence file as uploaded') },
+      },
+    },
+    async (req, reply) => {
+      const f = await program.openEvidence(
+        req.params.tenantId,
+        caller(await guards.requireSession(req)),
+        req.params.evidenceId,
+      );
+      return reply
+        .header('content-type', f.contentType)
+        .header('content-disposition', f.disposition)
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'; sandbox")
+        .header('cache-control', 'private, no-store')
+        .header('x-evidence-sha256', f.sha256)
+        .send(f.body);
+    },
   );
 
-  r.get(`${base}/score`, { schema: { tags, summary: 'The 15 requirements scored MET / NOT MET (no partial credit)', params: tenantParamsSchema } }, async (req) => program.score(req.params.tenantId, caller(await guards.requireSession(req))));
+  r.delete(
+    `${base}/evidence/:evidenceId`,
+    {
+      schema: {
+        tags,
+        summary: 'Delete an attestation evidence file; owner or admin',
+        params: evidenceParamsSchema,
+        response: { 204: z.null() },
+      },
+    },
+    async (req, reply) => {
+      await program.deleteEvidence(
+        req.params.tenantId,
+        caller(await guards.requireSession(req)),
+        req.params.evidenceId,
+      );
+      return reply.code(204).send(null);
+    },
+  );
 
-  r.post(`${base}/sprs-confirmation`, { schema: { tags, summary: "The Affirming Official confirms the SPRS entry they made (15/15 only); the service never files", params: tenantParamsSchema, body: sprsConfirmBodySchema } }, async (req, reply) => {
-    const s = await guards.requireSession(req);
-    const res = await program.confirmSprs(req.params.tenantId, caller(s), req.body, { address: req.ip, userAgent: req.headers['user-agent'] ?? null });
-    return reply.code(201).send(res);
-  });
+  r.get(
+    `${base}/policies`,
+    {
+      schema: {
+        tags,
+        summary: 'The Level 1 policy set: newest version and version in force per document',
+        params: tenantParamsSchema,
+        response: { 200: policiesResponseSchema },
+      },
+    },
+    async (req) => program.policies(req.params.tenantId, caller(await guards.requireSession(req))),
+  );
 
-  r.get(`${base}/sprs-confirmation/proof`, { schema: { tags, summary: 'Download the SPRS proof file of the latest confirmation', params: tenantParamsSchema } }, async (req, reply) => {
-    const f = await program.openSprsProof(req.params.tenantId, caller(await guards.requireSession(req)));
-    return reply
-      .header('content-type', f.contentType)
-      .header('content-disposition', f.disposition)
-      .header('x-content-type-options', 'nosniff')
-      .header('content-security-policy', "default-src 'none'; sandbox")
-      .header('cache-control', 'private, no-store')
-      .send(f.body);
-  });
+  r.post(
+    `${base}/policies/generate`,
+    {
+      schema: {
+        tags,
+        summary: 'Generate (or refresh) the draft policies from the Scope data; owner or admin',
+        params: tenantParamsSchema,
+        body: generatePoliciesBodySchema,
+        response: { 200: generatePoliciesResponseSchema },
+      },
+    },
+    async (req) =>
+      program.generatePolicies(
+        req.params.tenantId,
+        caller(await guards.requireSession(req)),
+        (req.body.kinds as PolicyKind[] | null | undefined) ?? null,
+      ),
+  );
 
-  r.get(`${base}/export/controls.csv`, { schema: { tags, summary: 'Controls CSV (cmmc-controls-<YYYYMMDD>-<HHMMSS>.csv, UTF-8 BOM, formula-safe)', params: tenantParamsSchema } }, async (req, reply) => {
-    const f = await program.controlsCsv(req.params.tenantId, caller(await guards.requireSession(req)));
-    return reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', download(f.fileName)).header('cache-control', 'private, no-store').send(f.csv);
-  });
+  r.get(
+    `${base}/policies/:docId`,
+    {
+      schema: {
+        tags,
+        summary: 'One policy document with its Markdown text',
+        params: policyParamsSchema,
+        response: { 200: policyDocWithBodySchema },
+      },
+    },
+    async (req) => program.getPolicy(req.params.tenantId, caller(await guards.requireSession(req)), req.params.docId),
+  );
 
-  r.get(`${base}/export/controls.json`, { schema: { tags, summary: 'Controls JSON', params: tenantParamsSchema } }, async (req, reply) => {
-    const f = await program.controlsJson(req.params.tenantId, caller(await guards.requireSession(req)));
-    return reply.header('content-disposition', download(f.fileName)).header('cache-control', 'private, no-store').send(f.body);
-  });
+  r.get(
+    `${base}/policies/:docId/pdf`,
+    {
+      schema: {
+        tags,
+        summary: 'One policy document as PDF',
+        params: policyParamsSchema,
+        response: { 200: fileDownloadSchema('application/pdf') },
+      },
+    },
+    async (req, reply) => {
+      const f = await program.policyPdf(
+        req.params.tenantId,
+        caller(await guards.requireSession(req)),
+        req.params.docId,
+      );
+      return reply
+        .header('content-type', 'application/pdf')
+        .header('content-disposition', download(f.fileName))
+        .header('cache-control', 'private, no-store')
+        .send(f.pdf);
+    },
+  );
 
-  r.get(`${base}/export/evidence-pack.zip`, { schema: { tags, summary: 'Evidence pack (zip): controls, attestations, device results, policies, confirmations, evidence files; no secrets', params: tenantParamsSchema } }, async (req, reply) => {
-    const f = await program.evidencePack(req.params.tenantId, caller(await guards.requireSession(req)));
-    return reply.header('content-type', 'application/zip').header('content-disposition', download(f.fileName)).header('cache-control', 'private, no-store').send(f.zip);
-  });
+  r.post(
+    `${base}/policies/:docId/approve`,
+    {
+      schema: {
+        tags,
+        summary: 'Approve a draft with its effective date (it counts from that date); owner or admin',
+        params: policyParamsSchema,
+        body: approvePolicyBodySchema,
+        response: { 200: policyDocSchema },
+      },
+    },
+    async (req) =>
+      program.approvePolicy(
+        req.params.tenantId,
+        caller(await guards.requireSession(req)),
+        req.params.docId,
+        req.body.effectiveDate,
+      ),
+  );
+
+  r.get(
+    `${base}/score`,
+    {
+      schema: {
+        tags,
+        summary: 'The 15 requirements scored MET / NOT MET (no partial credit)',
+        params: tenantParamsSchema,
+        response: { 200: scoreResponseSchema },
+      },
+    },
+    async (req) => program.score(req.params.tenantId, caller(await guards.requireSession(req))),
+  );
+
+  r.post(
+    `${base}/sprs-confirmation`,
+    {
+      schema: {
+        tags,
+        summary: 'The Affirming Official confirms the SPRS entry they made (15/15 only); the service never files',
+        params: tenantParamsSchema,
+        body: sprsConfirmBodySchema,
+        response: { 201: sprsConfirmationResponseSchema },
+      },
+    },
+    async (req, reply) => {
+      const s = await guards.requireSession(req);
+      const res = await program.confirmSprs(req.params.tenantId, caller(s), req.body, {
+        address: req.ip,
+        userAgent: req.headers['user-agent'] ?? null,
+      });
+      return reply.code(201).send(res);
+    },
+  );
+
+  r.get(
+    `${base}/sprs-confirmation/proof`,
+    {
+      schema: {
+        tags,
+        summary: 'Download the SPRS proof file of the latest confirmation',
+        params: tenantParamsSchema,
+        response: { 200: fileDownloadSchema('PDF, PNG or JPEG as attached') },
+      },
+    },
+    async (req, reply) => {
+      const f = await program.openSprsProof(req.params.tenantId, caller(await guards.requireSession(req)));
+      return reply
+        .header('content-type', f.contentType)
+        .header('content-disposition', f.disposition)
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'; sandbox")
+        .header('cache-control', 'private, no-store')
+        .send(f.body);
+    },
+  );
+
+  r.get(
+    `${base}/export/controls.csv`,
+    {
+      schema: {
+        tags,
+        summary: 'Controls CSV (cmmc-controls-<YYYYMMDD>-<HHMMSS>.csv, UTF-8 BOM, formula-safe)',
+        params: tenantParamsSchema,
+        response: { 200: fileDownloadSchema('text/csv') },
+      },
+    },
+    async (req, reply) => {
+      const f = await program.controlsCsv(req.params.tenantId, caller(await guards.requireSession(req)));
+      return reply
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', download(f.fileName))
+        .header('cache-control', 'private, no-store')
+        .send(f.csv);
+    },
+  );
+
+  r.get(
+    `${base}/export/controls.json`,
+    { schema: { tags, summary: 'Controls JSON', params: tenantParamsSchema, response: { 200: controlsJsonSchema } } },
+    async (req, reply) => {
+      const f = await program.controlsJson(req.params.tenantId, caller(await guards.requireSession(req)));
+      return reply
+        .header('content-disposition', download(f.fileName))
+        .header('cache-control', 'private, no-store')
+        .send(f.body);
+    },
+  );
+
+  r.get(
+    `${base}/export/evidence-pack.zip`,
+    {
+      schema: {
+        tags,
+        summary:
+          'Evidence pack (zip): controls, attestations, device results, policies, confirmations, evidence files; no secrets',
+        params: tenantParamsSchema,
+        response: { 200: fileDownloadSchema('application/zip') },
+      },
+    },
+    async (req, reply) => {
+      const f = await program.evidencePack(req.params.tenantId, caller(await guards.requireSession(req)));
+      return reply
+        .header('content-type', 'application/zip')
+        .header('content-disposition', download(f.fileName))
+        .header('cache-control', 'private, no-store')
+        .send(f.zip);
+    },
+  );
 
   // Handoff links from the bid portal: the page previews (never consumes); a signed-in owner or admin claims.
-  r.get('/api/v1/cmmc/handoff', { schema: { tags, summary: 'What a handoff link holds (does not use it up)', querystring: handoffPreviewQuerySchema } }, async (req) => {
-    await guards.requireSession(req);
-    return program.handoffPreview(req.query.token);
-  });
-
-  r.post(`${base}/handoff/claim`, { schema: { tags, summary: 'Use a one-time handoff link for this tenant; returns the prefill for Scope', params: tenantParamsSchema, body: handoffClaimBodySchema } }, async (req) =>
-    program.claimHandoff(req.params.tenantId, caller(await guards.requireSession(req)), req.body.token),
+  r.get(
+    '/api/v1/cmmc/handoff',
+    {
+      schema: {
+        tags,
+        summary: 'What a handoff link holds (does not use it up)',
+        querystring: handoffPreviewQuerySchema,
+        response: { 200: handoffPreviewResponseSchema },
+      },
+    },
+    async (req) => {
+      await guards.requireSession(req);
+      return program.handoffPreview(req.query.token);
+    },
   );
 
-  r.get('/api/v1/staff/cmmc/profiles', { schema: { tags: ['staff'], summary: 'listCmmcProfilesStaff: profiles with device fields and the six tiles, sorted by CAGE code', querystring: staffQuerySchema } }, async (req) => {
-    await guards.requireStaff(req);
-    return program.listStaff(req.query);
-  });
+  r.post(
+    `${base}/handoff/claim`,
+    {
+      schema: {
+        tags,
+        summary: 'Use a one-time handoff link for this tenant; returns the prefill for Scope',
+        params: tenantParamsSchema,
+        body: handoffClaimBodySchema,
+        response: { 200: handoffClaimResponseSchema },
+      },
+    },
+    async (req) => program.claimHandoff(req.params.tenantId, caller(await guards.requireSession(req)), req.body.token),
+  );
+
+  r.get(
+    '/api/v1/staff/cmmc/profiles',
+    {
+      schema: {
+        tags: ['staff'],
+        summary: 'listCmmcProfilesStaff: profiles with device fields and the six tiles, sorted by CAGE code',
+        querystring: staffQuerySchema,
+        response: { 200: staffListResponseSchema },
+      },
+    },
+    async (req) => {
+      await guards.requireStaff(req);
+      return program.listStaff(req.query);
+    },
+  );
 
   r.post(
     RENEWALS_HOOK_PATH,
     {
-      schema: { tags: ['cron'], summary: 'Daily CMMC renewal sweep (day 335 renewal due, day 365 expired); safe to call twice' },
+      schema: {
+        tags: ['cron'],
+        summary: 'Daily CMMC renewal sweep (day 335 renewal due, day 365 expired); safe to call twice',
+        response: { 200: renewalSweepResponseSchema },
+      },
       onRequest: async (req) => {
-        if (!cronAuthorized(req, deps.cronSecret)) throw appError('Unauthorized', 'Send Authorization: Bearer <CRON_SECRET> or x-cron-secret.');
+        if (!cronAuthorized(req, deps.cronSecret))
+          throw appError('Unauthorized', 'Send Authorization: Bearer <CRON_SECRET> or x-cron-secret.');
         if (!req.headers['content-length'] || req.headers['content-length'] === '0') delete req.headers['content-type'];
       },
     },
@@ -151,18 +392,56 @@ export async function registerCmmcProgramRoutes(app: FastifyInstance, deps: { gu
 
   // Evidence uploads: multipart in this child scope only, one streamed file.
   await app.register(async (scope) => {
-    await scope.register(multipart, { defParamCharset: 'utf8', limits: { fileSize: deps.evidenceMaxBytes + 1, files: 1, fields: 2, fieldSize: 1024, parts: 3, headerPairs: 100 } } as Parameters<typeof multipart>[1]);
-    scope.withTypeProvider<ZodTypeProvider>().post(`${base}/attestations/:itemId/evidence`, { schema: { tags, summary: 'Attach an evidence file to an attestation item; owner or admin', params: itemParamsSchema, consumes: ['multipart/form-data'] } }, async (req, reply) => {
-      const s = await guards.requireSession(req);
-      if (!req.isMultipart()) throw appError('unsupported_media_type', 'Send the file as multipart/form-data in the field "file".');
-      const result = await withOneFile(req.parts(), 'Attach the evidence file in the form field "file".', (file) => program.uploadEvidence(req.params.tenantId, caller(s), req.params.itemId, file));
-      return reply.code(201).send(result);
-    });
-    scope.withTypeProvider<ZodTypeProvider>().post(`${base}/sprs-confirmation/proof`, { schema: { tags, summary: 'Attach a screenshot or PDF of the SPRS entry to the latest confirmation (PDF, PNG, JPEG); owner or admin', params: tenantParamsSchema, consumes: ['multipart/form-data'] } }, async (req, reply) => {
-      const s = await guards.requireSession(req);
-      if (!req.isMultipart()) throw appError('unsupported_media_type', 'Send the file as multipart/form-data in the field "file".');
-      const result = await withOneFile(req.parts(), 'Attach the proof in the form field "file".', (file) => program.attachSprsProof(req.params.tenantId, caller(s), file));
-      return reply.code(201).send(result);
-    });
+    await scope.register(multipart, {
+      defParamCharset: 'utf8',
+      limits: { fileSize: deps.evidenceMaxBytes + 1, files: 1, fields: 2, fieldSize: 1024, parts: 3, headerPairs: 100 },
+    } as Parameters<typeof multipart>[1]);
+    scope.withTypeProvider<ZodTypeProvider>().post(
+      `${base}/attestations/:itemId/evidence`,
+      {
+        schema: {
+          tags,
+          summary: 'Attach an evidence file to an attestation item; owner or admin',
+          params: itemParamsSchema,
+          consumes: ['multipart/form-data'],
+          response: { 201: evidenceUploadResponseSchema },
+        },
+      },
+      async (req, reply) => {
+        const s = await guards.requireSession(req);
+        if (!req.isMultipart())
+          throw appError('unsupported_media_type', 'Send the file as multipart/form-data in the field "file".');
+        const result = await readOneFile(
+          req.parts(),
+          { missing: () => appError('evidence_file_missing', 'Attach the evidence file in the form field "file".') },
+          (file) => program.uploadEvidence(req.params.tenantId, caller(s), req.params.itemId, file),
+        );
+        return reply.code(201).send(result);
+      },
+    );
+    scope.withTypeProvider<ZodTypeProvider>().post(
+      `${base}/sprs-confirmation/proof`,
+      {
+        schema: {
+          tags,
+          summary:
+            'Attach a screenshot or PDF of the SPRS entry to the latest confirmation (PDF, PNG, JPEG); owner or admin',
+          params: tenantParamsSchema,
+          consumes: ['multipart/form-data'],
+          response: { 201: sprsProofResponseSchema },
+        },
+      },
+      async (req, reply) => {
+        const s = await guards.requireSession(req);
+        if (!req.isMultipart())
+          throw appError('unsupported_media_type', 'Send the file as multipart/form-data in the field "file".');
+        const result = await readOneFile(
+          req.parts(),
+          { missing: () => appError('evidence_file_missing', 'Attach the proof in the form field "file".') },
+          (file) => program.attachSprsProof(req.params.tenantId, caller(s), file),
+        );
+        return reply.code(201).send(result);
+      },
+    );
   });
 }

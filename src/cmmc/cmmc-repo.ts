@@ -1,7 +1,15 @@
 // Kysely access to the CMMC tables (migrations/0017_cmmc.sql). Every function takes the
 // transaction it runs in: tenant paths pass a withTenant transaction (rampart_app, RLS), the
 // verify route a withService one. The table types live here until they move to db/schema.ts.
-import { sql, type ColumnType, type Generated, type Insertable, type Kysely, type Selectable, type Transaction } from 'kysely';
+import {
+  sql,
+  type ColumnType,
+  type Generated,
+  type Insertable,
+  type Kysely,
+  type Selectable,
+  type Transaction,
+} from 'kysely';
 import type { DB } from '../db/schema.ts';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -9,7 +17,6 @@ type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefine
 type NullableDate = ColumnType<string | null, string | null | undefined, string | null>;
 type Json<T> = ColumnType<T, string, string>;
 type NullableJson<T> = ColumnType<T | null, string | null | undefined, string | null>;
-
 
 /** A json/jsonb column: PGlite and node-postgres give it parsed, a text copy arrives as a string. */
 export const parseJson = <T>(v: unknown, fallback: T): T => {
@@ -30,6 +37,12 @@ export interface DeviceScriptInfo {
   version: string;
 }
 
+/** Why a confirmed profile became not_compliant: its NOT MET requirements at that moment. */
+export interface StatusReason {
+  at: string;
+  requirements: { requirementId: string; title: string; reasons: string[] }[];
+}
+
 export interface ComplianceProfilesTable {
   id: Generated<string>;
   tenant_id: string;
@@ -46,7 +59,9 @@ export interface ComplianceProfilesTable {
   affirming_official_name: string;
   affirming_official_title: string;
   affirming_official_email: string;
-  status: Generated<'in_progress' | 'compliant' | 'renewal_due' | 'expired'>;
+  status: Generated<'in_progress' | 'compliant' | 'renewal_due' | 'not_compliant' | 'expired'>;
+  /** What regressed when the status became not_compliant (migration 0035). */
+  status_reason: NullableJson<StatusReason>;
   status_date: NullableDate;
   status_changed_at: Timestamp;
   device_token_hash: string | null;
@@ -188,6 +203,13 @@ export interface RenewalNoticesTable {
   created_at: Timestamp;
 }
 
+/** One row per daily job and UTC day: the claim that the job ran (migration 0032). */
+export interface DailyJobRunsTable {
+  job: string;
+  day: ColumnType<string, string, string>;
+  ran_at: Timestamp;
+}
+
 export interface CmmcTables {
   compliance_profiles: ComplianceProfilesTable;
   endpoint_audit_runs: EndpointAuditRunsTable;
@@ -197,6 +219,7 @@ export interface CmmcTables {
   compliance_handoffs: HandoffsTable;
   cmmc_handoff_links: HandoffLinksTable;
   cmmc_renewal_notices: RenewalNoticesTable;
+  daily_job_runs: DailyJobRunsTable;
 }
 
 export type CmmcDB = DB & CmmcTables;
@@ -213,13 +236,31 @@ export const cmmcRepo = {
 
   /** Service role: the profile a device token belongs to. */
   profileByTokenHash(q: Q, tokenHash: string): Promise<Pick<ProfileRow, 'id' | 'tenant_id'> | undefined> {
-    return c(q).selectFrom('compliance_profiles').select(['id', 'tenant_id']).where('device_token_hash', '=', tokenHash).executeTakeFirst();
+    return c(q)
+      .selectFrom('compliance_profiles')
+      .select(['id', 'tenant_id'])
+      .where('device_token_hash', '=', tokenHash)
+      .executeTakeFirst();
   },
 
   async upsertProfile(
     q: Q,
     tenantId: string,
-    values: Omit<Insertable<ComplianceProfilesTable>, 'id' | 'tenant_id' | 'status' | 'status_date' | 'status_changed_at' | 'device_token_hash' | 'device_token_issued_at' | 'device_token_issued_by' | 'device_scripts' | 'created_at' | 'updated_at' | 'created_by'> & {
+    values: Omit<
+      Insertable<ComplianceProfilesTable>,
+      | 'id'
+      | 'tenant_id'
+      | 'status'
+      | 'status_date'
+      | 'status_changed_at'
+      | 'device_token_hash'
+      | 'device_token_issued_at'
+      | 'device_token_issued_by'
+      | 'device_scripts'
+      | 'created_at'
+      | 'updated_at'
+      | 'created_by'
+    > & {
       created_by: string;
     },
     now: Date,
@@ -234,10 +275,20 @@ export const cmmcRepo = {
     return { created: row.created };
   },
 
-  setDeviceToken(q: Q, profileId: string, v: { hash: string; issuedAt: Date; issuedBy: string; scripts: DeviceScriptInfo[] }) {
+  setDeviceToken(
+    q: Q,
+    profileId: string,
+    v: { hash: string; issuedAt: Date; issuedBy: string; scripts: DeviceScriptInfo[] },
+  ) {
     return c(q)
       .updateTable('compliance_profiles')
-      .set({ device_token_hash: v.hash, device_token_issued_at: v.issuedAt, device_token_issued_by: v.issuedBy, device_scripts: JSON.stringify(v.scripts), updated_at: v.issuedAt })
+      .set({
+        device_token_hash: v.hash,
+        device_token_issued_at: v.issuedAt,
+        device_token_issued_by: v.issuedBy,
+        device_scripts: JSON.stringify(v.scripts),
+        updated_at: v.issuedAt,
+      })
       .where('id', '=', profileId)
       .execute();
   },
@@ -259,12 +310,37 @@ export const cmmcRepo = {
   },
 
   /** Marks (or, with null, clears) the retire columns of one run; RLS keeps it to the tenant. */
-  setRunRetired(q: Q, runId: string, v: { at: Date; by: string; byEmail: string; note: string | null } | null): Promise<RunRow> {
+  setRunRetired(
+    q: Q,
+    runId: string,
+    v: { at: Date; by: string; byEmail: string; note: string | null } | null,
+  ): Promise<RunRow> {
     return c(q)
       .updateTable('endpoint_audit_runs')
-      .set(v ? { retired_at: v.at, retired_by: v.by, retired_by_email: v.byEmail, retired_note: v.note } : { retired_at: null, retired_by: null, retired_by_email: null, retired_note: null })
+      .set(
+        v
+          ? { retired_at: v.at, retired_by: v.by, retired_by_email: v.byEmail, retired_note: v.note }
+          : { retired_at: null, retired_by: null, retired_by_email: null, retired_note: null },
+      )
       .where('id', '=', runId)
-      .returning(['id', 'tenant_id', 'profile_id', 'hostname', 'os', 'os_version', 'results', 'details', 'script_version', 'client_address', 'received_at', 'reasons', 'retired_at', 'retired_by', 'retired_by_email', 'retired_note'])
+      .returning([
+        'id',
+        'tenant_id',
+        'profile_id',
+        'hostname',
+        'os',
+        'os_version',
+        'results',
+        'details',
+        'script_version',
+        'client_address',
+        'received_at',
+        'reasons',
+        'retired_at',
+        'retired_by',
+        'retired_by_email',
+        'retired_note',
+      ])
       .executeTakeFirstOrThrow() as Promise<RunRow>;
   },
 
@@ -284,6 +360,8 @@ export const cmmcRepo = {
         from endpoint_audit_runs
        where profile_id = ${profileId}::uuid
        order by lower(hostname), received_at desc, id desc`.execute(q);
-    return rows.filter((r) => opts.includeRetired || r.retired_at === null).sort((a, b) => new Date(b.received_at).getTime() - new Date(a.received_at).getTime());
+    return rows
+      .filter((r) => opts.includeRetired || r.retired_at === null)
+      .sort((a, b) => new Date(b.received_at).getTime() - new Date(a.received_at).getTime());
   },
 };

@@ -3,7 +3,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { SessionGuards } from '../server/plugins/session.ts';
-import { deviceListSchema, deviceSchema, retireBodySchema, unretireBodySchema, issuedTokenSchema, profileBodySchema, profileResponseSchema, signingKeySchema, tenantParamsSchema, VERIFY_BODY_LIMIT, verifyResponseSchema } from './cmmc-schemas.ts';
+import {
+  deviceListSchema,
+  deviceSchema,
+  retireBodySchema,
+  unretireBodySchema,
+  issuedTokenSchema,
+  profileBodySchema,
+  profileResponseSchema,
+  signingKeySchema,
+  tenantParamsSchema,
+  VERIFY_BODY_LIMIT,
+  verifyResponseSchema,
+} from './cmmc-schemas.ts';
 import type { CmmcService } from './cmmc-service.ts';
 
 export const VERIFY_ROUTE = '/api/public/compliance/verify';
@@ -16,19 +28,50 @@ export function registerCmmcRoutes(app: FastifyInstance, deps: { guards: Session
   const tags = ['cmmc'];
   const base = '/api/v1/tenants/:tenantId/cmmc';
 
-  r.get(`${base}/profile`, { schema: { tags, summary: "The tenant's CMMC Level 1 profile (null before Scope is saved)", params: tenantParamsSchema, response: { 200: profileResponseSchema } } }, async (req) => {
-    const s = await guards.requireSession(req);
-    return cmmc.getProfile(req.params.tenantId, caller(s));
-  });
+  r.get(
+    `${base}/profile`,
+    {
+      schema: {
+        tags,
+        summary: "The tenant's CMMC Level 1 profile (null before Scope is saved)",
+        params: tenantParamsSchema,
+        response: { 200: profileResponseSchema },
+      },
+    },
+    async (req) => {
+      const s = await guards.requireSession(req);
+      return cmmc.getProfile(req.params.tenantId, caller(s));
+    },
+  );
 
-  r.put(`${base}/profile`, { schema: { tags, summary: 'Create or update the CMMC profile (Scope); owner or admin', params: tenantParamsSchema, body: profileBodySchema, response: { 200: profileResponseSchema } } }, async (req) => {
-    const s = await guards.requireSession(req);
-    return cmmc.saveProfile(req.params.tenantId, caller(s), req.body);
-  });
+  r.put(
+    `${base}/profile`,
+    {
+      schema: {
+        tags,
+        summary: 'Create or update the CMMC profile (Scope); owner or admin',
+        params: tenantParamsSchema,
+        body: profileBodySchema,
+        response: { 200: profileResponseSchema },
+      },
+    },
+    async (req) => {
+      const s = await guards.requireSession(req);
+      return cmmc.saveProfile(req.params.tenantId, caller(s), req.body);
+    },
+  );
 
   r.post(
     `${base}/device-token`,
-    { schema: { tags, summary: 'issueCmmcDeviceToken: a new device-check token (shown once; the previous one stops working) and the signed Windows and macOS scripts; owner or admin', params: tenantParamsSchema, response: { 201: issuedTokenSchema } } },
+    {
+      schema: {
+        tags,
+        summary:
+          'issueCmmcDeviceToken: a new device-check token (shown once; the previous one stops working) and the signed Windows and macOS scripts; owner or admin',
+        params: tenantParamsSchema,
+        response: { 201: issuedTokenSchema },
+      },
+    },
     async (req, reply) => {
       const s = await guards.requireSession(req);
       const issued = await cmmc.issueDeviceToken(req.params.tenantId, caller(s));
@@ -36,32 +79,93 @@ export function registerCmmcRoutes(app: FastifyInstance, deps: { guards: Session
     },
   );
 
-  r.get(`${base}/devices`, { schema: { tags, summary: 'Devices that sent device-check results: the latest run per hostname, pending when older than 30 days', params: tenantParamsSchema, response: { 200: deviceListSchema } } }, async (req) => {
-    const s = await guards.requireSession(req);
-    return cmmc.listDevices(req.params.tenantId, caller(s));
-  });
+  r.get(
+    `${base}/devices`,
+    {
+      schema: {
+        tags,
+        summary: 'Devices that sent device-check results: the latest run per hostname, pending when older than 30 days',
+        params: tenantParamsSchema,
+        response: { 200: deviceListSchema },
+      },
+    },
+    async (req) => {
+      const s = await guards.requireSession(req);
+      return cmmc.listDevices(req.params.tenantId, caller(s));
+    },
+  );
 
   r.post(
     `${base}/devices/retire`,
-    { schema: { tags, summary: 'Retire a computer (replaced or gone): scoring, exports and the staff dashboard leave it out until it sends a new run; owner or admin, audited', params: tenantParamsSchema, body: retireBodySchema, response: { 200: deviceSchema } } },
-    async (req) => cmmc.setDeviceRetired(req.params.tenantId, caller(await guards.requireSession(req)), req.body.hostname, true, req.body.note),
+    {
+      schema: {
+        tags,
+        summary:
+          'Retire a computer (replaced or gone): scoring, exports and the staff dashboard leave it out until it sends a new run; owner or admin, audited',
+        params: tenantParamsSchema,
+        body: retireBodySchema,
+        response: { 200: deviceSchema },
+      },
+    },
+    async (req) =>
+      cmmc.setDeviceRetired(
+        req.params.tenantId,
+        caller(await guards.requireSession(req)),
+        req.body.hostname,
+        true,
+        req.body.note,
+      ),
   );
 
   r.post(
     `${base}/devices/unretire`,
-    { schema: { tags, summary: 'Un-retire a computer: its latest run counts again (pending when older than 30 days); owner or admin, audited', params: tenantParamsSchema, body: unretireBodySchema, response: { 200: deviceSchema } } },
-    async (req) => cmmc.setDeviceRetired(req.params.tenantId, caller(await guards.requireSession(req)), req.body.hostname, false, null),
+    {
+      schema: {
+        tags,
+        summary:
+          'Un-retire a computer: its latest run counts again (pending when older than 30 days); owner or admin, audited',
+        params: tenantParamsSchema,
+        body: unretireBodySchema,
+        response: { 200: deviceSchema },
+      },
+    },
+    async (req) =>
+      cmmc.setDeviceRetired(
+        req.params.tenantId,
+        caller(await guards.requireSession(req)),
+        req.body.hostname,
+        false,
+        null,
+      ),
   );
 
   // Public: the device-check scripts post here with `Authorization: Bearer <device token>`. The
   // body is validated after the token (docs/cmmc.md), so it has no route schema.
   r.post(
     VERIFY_ROUTE,
-    { bodyLimit: VERIFY_BODY_LIMIT, schema: { tags, summary: 'Receives device-check script results (bearer: the profile device token; 30 runs per hour per profile)', response: { 201: verifyResponseSchema } } },
+    {
+      bodyLimit: VERIFY_BODY_LIMIT,
+      schema: {
+        tags,
+        summary:
+          'Receives device-check script results (bearer: the profile device token; 30 runs per hour per profile)',
+        response: { 201: verifyResponseSchema },
+      },
+    },
     async (req, reply) => reply.code(201).send(await cmmc.verify(req.headers.authorization, req.body, req.ip)),
   );
 
-  r.get(SIGNING_KEY_ROUTE, { schema: { tags, summary: 'The Ed25519 public key that verifies device-check scripts', response: { 200: signingKeySchema } } }, async (_req, reply) => {
-    return reply.header('cache-control', 'public, max-age=300').send(cmmc.signingKey());
-  });
+  r.get(
+    SIGNING_KEY_ROUTE,
+    {
+      schema: {
+        tags,
+        summary: 'The Ed25519 public key that verifies device-check scripts',
+        response: { 200: signingKeySchema },
+      },
+    },
+    async (_req, reply) => {
+      return reply.header('cache-control', 'public, max-age=300').send(cmmc.signingKey());
+    },
+  );
 }

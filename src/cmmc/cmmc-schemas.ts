@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CAGE_CODE_MESSAGE, CAGE_CODE_RE, cageCodeProblem } from './cage-code.ts';
 import { checkIdsFor, reasonCodesOf, reasonInfo, UNKNOWN_REASONS, type DeviceOs } from './cmmc-checks.ts';
 
-/** Device-check runs a profile may send per hour (spec "Limits"). */
+/** Device-check runs a profile may send per hour (docs/cmmc.md). */
 export const VERIFY_RUNS_PER_HOUR = 30;
 /** A device's latest run older than this counts as pending. */
 export const DEVICE_STALE_DAYS = 30;
@@ -13,9 +13,16 @@ export const cageCodeSchema = z
   .string()
   .trim()
   .toUpperCase()
-  .regex(CAGE_CODE_RE, { error: (iss) => (typeof iss.input === 'string' ? (cageCodeProblem(iss.input) ?? CAGE_CODE_MESSAGE) : CAGE_CODE_MESSAGE) });
+  .regex(CAGE_CODE_RE, {
+    error: (iss) =>
+      typeof iss.input === 'string' ? (cageCodeProblem(iss.input) ?? CAGE_CODE_MESSAGE) : CAGE_CODE_MESSAGE,
+  });
 /** The CAGE code shape without the I/O rule: the SPRS form sends the profile's codes, which the service checks by name. */
-export const cageCodeShapeSchema = z.string().trim().toUpperCase().regex(/^[0-9A-Z]{5}$/, CAGE_CODE_MESSAGE);
+export const cageCodeShapeSchema = z
+  .string()
+  .trim()
+  .toUpperCase()
+  .regex(/^[0-9A-Z]{5}$/, CAGE_CODE_MESSAGE);
 
 const text = (max: number) => z.string().trim().min(1, 'Required.').max(max, `At most ${max} characters.`);
 const optionalText = (max: number) =>
@@ -27,7 +34,7 @@ const optionalText = (max: number) =>
     .transform((v) => (v ? v : null));
 
 export const mailPlatformSchema = z.enum(['m365', 'google']);
-export const profileStatusSchema = z.enum(['in_progress', 'compliant', 'renewal_due', 'expired']);
+export const profileStatusSchema = z.enum(['in_progress', 'compliant', 'renewal_due', 'not_compliant', 'expired']);
 
 export const biddingUserSchema = z
   .object({
@@ -52,7 +59,10 @@ export const profileBodySchema = z
     companyName: text(200),
     companyAddress: optionalText(500),
     companyPhone: optionalText(40),
-    companyWebsite: optionalText(300).refine((v) => v === null || /^https?:\/\/[^\s]+$/i.test(v), 'A web address starting with http:// or https://.'),
+    companyWebsite: optionalText(300).refine(
+      (v) => v === null || /^https?:\/\/[^\s]+$/i.test(v),
+      'A web address starting with http:// or https://.',
+    ),
     uei: z
       .string()
       .trim()
@@ -61,14 +71,22 @@ export const profileBodySchema = z
       .nullish()
       .transform((v) => (v ? v : null)),
     scopeDescription: optionalText(4000),
-    biddingUsers: z.array(biddingUserSchema).min(1, 'Name at least one person who bids or handles FCI.').max(100, 'At most 100 people.'),
+    biddingUsers: z
+      .array(biddingUserSchema)
+      .min(1, 'Name at least one person who bids or handles FCI.')
+      .max(100, 'At most 100 people.'),
     mailPlatform: mailPlatformSchema,
     affirmingOfficial: affirmingOfficialSchema,
   })
   .strict();
 export type ProfileBody = z.infer<typeof profileBodySchema>;
 
-export const deviceScriptInfoSchema = z.object({ os: z.enum(['windows', 'macos']), fileName: z.string(), sha256: z.string(), version: z.string() });
+export const deviceScriptInfoSchema = z.object({
+  os: z.enum(['windows', 'macos']),
+  fileName: z.string(),
+  sha256: z.string(),
+  version: z.string(),
+});
 
 export const profileSchema = z.object({
   id: z.string(),
@@ -85,7 +103,11 @@ export const profileSchema = z.object({
   affirmingOfficial: z.object({ name: z.string(), title: z.string(), email: z.string() }),
   status: profileStatusSchema,
   statusDate: z.string().nullable(),
-  deviceToken: z.object({ issued: z.boolean(), issuedAt: z.string().nullable(), scripts: z.array(deviceScriptInfoSchema) }),
+  deviceToken: z.object({
+    issued: z.boolean(),
+    issuedAt: z.string().nullable(),
+    scripts: z.array(deviceScriptInfoSchema),
+  }),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -94,7 +116,12 @@ export type ProfileDto = z.infer<typeof profileSchema>;
 export const profileResponseSchema = z.object({ profile: profileSchema.nullable(), canManage: z.boolean() });
 export type ProfileResponse = z.infer<typeof profileResponseSchema>;
 
-export const signingKeySchema = z.object({ algorithm: z.literal('Ed25519'), publicKey: z.string(), publicKeyPem: z.string(), fingerprint: z.string() });
+export const signingKeySchema = z.object({
+  algorithm: z.literal('Ed25519'),
+  publicKey: z.string(),
+  publicKeyPem: z.string(),
+  fingerprint: z.string(),
+});
 export type SigningKeyDto = z.infer<typeof signingKeySchema>;
 
 export const issuedTokenSchema = z.object({
@@ -104,6 +131,8 @@ export const issuedTokenSchema = z.object({
   scripts: z.array(deviceScriptInfoSchema.extend({ content: z.string() })),
   signingKey: z.object({ algorithm: z.literal('Ed25519'), fingerprint: z.string() }),
   verifyUrl: z.string(),
+  /** Set when the scripts' address (PUBLIC_BASE_URL) is one the company's laptops may not reach. */
+  baseUrlWarning: z.string().nullable(),
 });
 export type IssuedTokenDto = z.infer<typeof issuedTokenSchema>;
 
@@ -118,11 +147,30 @@ function resultsFor(os: DeviceOs) {
   const reasonIds = ids.filter((id) => reasonCodesOf(id).length > 0);
   return {
     results: z
-      .strictObject(Object.fromEntries(ids.map((id) => [id, checkResultSchema.optional()])) as Record<string, z.ZodOptional<typeof checkResultSchema>>)
+      .strictObject(
+        Object.fromEntries(ids.map((id) => [id, checkResultSchema.optional()])) as Record<
+          string,
+          z.ZodOptional<typeof checkResultSchema>
+        >,
+      )
       .refine((r) => Object.values(r).some((v) => v !== undefined), 'At least one check result.'),
-    details: z.strictObject(Object.fromEntries(ids.map((id) => [id, detailSchema.optional()])) as Record<string, z.ZodOptional<typeof detailSchema>>).optional(),
+    details: z
+      .strictObject(
+        Object.fromEntries(ids.map((id) => [id, detailSchema.optional()])) as Record<
+          string,
+          z.ZodOptional<typeof detailSchema>
+        >,
+      )
+      .optional(),
     /** Why a result is unknown, when the script knows (`{"win.scan_recent": "third_party_av"}`). */
-    reasons: z.strictObject(Object.fromEntries(reasonIds.map((id) => [id, reasonSchema.optional()])) as Record<string, z.ZodOptional<typeof reasonSchema>>).optional(),
+    reasons: z
+      .strictObject(
+        Object.fromEntries(reasonIds.map((id) => [id, reasonSchema.optional()])) as Record<
+          string,
+          z.ZodOptional<typeof reasonSchema>
+        >,
+      )
+      .optional(),
   };
 }
 
@@ -130,11 +178,20 @@ function resultsFor(os: DeviceOs) {
 const CUSTOM_ISSUE = 'custom' as const;
 
 /** A reason code goes with an unknown result only, and must be one the check's catalogue entry names. */
-function reasonsMatchResults(v: { results: Record<string, string | undefined>; reasons?: Record<string, string | undefined> | undefined }, ctx: z.RefinementCtx) {
+function reasonsMatchResults(
+  v: { results: Record<string, string | undefined>; reasons?: Record<string, string | undefined> | undefined },
+  ctx: z.RefinementCtx,
+) {
   for (const [id, reason] of Object.entries(v.reasons ?? {})) {
     if (reason === undefined) continue;
-    if (v.results[id] !== 'unknown') ctx.addIssue({ code: CUSTOM_ISSUE, path: ['reasons', id], message: 'A reason code is only sent with an unknown result.' });
-    else if (!reasonInfo(id, reason)) ctx.addIssue({ code: CUSTOM_ISSUE, path: ['reasons', id], message: `Not a reason code of ${id}.` });
+    if (v.results[id] !== 'unknown')
+      ctx.addIssue({
+        code: CUSTOM_ISSUE,
+        path: ['reasons', id],
+        message: 'A reason code is only sent with an unknown result.',
+      });
+    else if (!reasonInfo(id, reason))
+      ctx.addIssue({ code: CUSTOM_ISSUE, path: ['reasons', id], message: `Not a reason code of ${id}.` });
   }
 }
 
@@ -145,7 +202,8 @@ function reasonsMatchResults(v: { results: Record<string, string | undefined>; r
  * brackets. The scripts replace anything else with "-" before sending.
  */
 export const HOSTNAME_RE = /^[\p{L}\p{N}][\p{L}\p{N} ._'()&,+#!@-]*$/u;
-export const HOSTNAME_MESSAGE = "Starts with a letter or digit; then letters, digits, spaces and . _ ' - ( ) & , + # ! @ only.";
+export const HOSTNAME_MESSAGE =
+  "Starts with a letter or digit; then letters, digits, spaces and . _ ' - ( ) & , + # ! @ only.";
 
 const runCommon = {
   scriptVersion: z.string().regex(/^\d{1,3}\.\d{1,3}\.\d{1,3}$/, 'A version such as 1.0.0.'),
@@ -190,7 +248,10 @@ export const deviceSchema = z.object({
    * Reason codes of unknown results (e.g. third_party_av), with what they mean for scoring;
    * attestItem is the item that settles it, null when no attestation can (admin_groups_unresolved).
    */
-  reasons: z.record(z.string(), z.object({ code: z.string(), explanation: z.string(), attestItem: z.string().nullable() })),
+  reasons: z.record(
+    z.string(),
+    z.object({ code: z.string(), explanation: z.string(), attestItem: z.string().nullable() }),
+  ),
   /** Retired computers are listed (to un-retire them) but never counted. */
   retired: z.object({ at: z.string(), byEmail: z.string().nullable(), note: z.string().nullable() }).nullable(),
 });
@@ -198,7 +259,15 @@ export type DeviceDto = z.infer<typeof deviceSchema>;
 
 export const deviceListSchema = z.object({
   devices: z.array(deviceSchema),
-  checks: z.array(z.object({ id: z.string(), os: z.enum(['windows', 'macos']), title: z.string(), requirementIds: z.array(z.string()), supporting: z.boolean() })),
+  checks: z.array(
+    z.object({
+      id: z.string(),
+      os: z.enum(['windows', 'macos']),
+      title: z.string(),
+      requirementIds: z.array(z.string()),
+      supporting: z.boolean(),
+    }),
+  ),
   staleDays: z.number(),
 });
 export type DeviceListDto = z.infer<typeof deviceListSchema>;
@@ -217,4 +286,6 @@ export const retireBodySchema = z
       .transform((v) => (v ? v : null)),
   })
   .strict();
-export const unretireBodySchema = z.object({ hostname: z.string().trim().min(1, 'Required.').max(253, 'At most 253 characters.') }).strict();
+export const unretireBodySchema = z
+  .object({ hostname: z.string().trim().min(1, 'Required.').max(253, 'At most 253 characters.') })
+  .strict();

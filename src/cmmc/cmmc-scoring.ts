@@ -1,4 +1,4 @@
-// Scoring of the 15 Level 1 requirements (research/compliance.md §1): each is MET or NOT MET, with
+// Scoring of the 15 Level 1 requirements (docs/cmmc.md, Scoring): each is MET or NOT MET, with
 // no partial credit. A requirement is MET only with evidence for every part of it:
 // - every attestation item answered yes, or not applicable with a note (any no or unanswered item
 //   makes it NOT MET; all items not applicable makes the requirement NA, which counts as MET);
@@ -27,7 +27,16 @@ export type PolicyKind =
   | 'system_information_integrity'
   | 'supporting_forms';
 
-export const POLICY_KINDS: readonly PolicyKind[] = ['system_security_plan', 'access_control', 'identification_authentication', 'media_protection', 'physical_protection', 'system_communications_protection', 'system_information_integrity', 'supporting_forms'];
+export const POLICY_KINDS: readonly PolicyKind[] = [
+  'system_security_plan',
+  'access_control',
+  'identification_authentication',
+  'media_protection',
+  'physical_protection',
+  'system_communications_protection',
+  'system_information_integrity',
+  'supporting_forms',
+];
 
 /** The policy document that must be approved for a requirement of each domain to count. */
 export const DOMAIN_POLICY: Readonly<Record<Requirement['domain'], PolicyKind>> = {
@@ -69,7 +78,13 @@ export interface RequirementScore {
   /** Not applicable without a note. */
   unjustifiedNa: string[];
   /** `attestItem`: the script could not read it for a stated reason; this item answered yes would settle it. */
-  failingChecks: { hostname: string; checkId: string; result: 'fail' | 'unknown'; reason?: string; attestItem?: string }[];
+  failingChecks: {
+    hostname: string;
+    checkId: string;
+    result: 'fail' | 'unknown';
+    reason?: string;
+    attestItem?: string;
+  }[];
   /** Unknown results settled by their attestation item (see the header). */
   attestedChecks: { hostname: string; checkId: string; reason: string; itemId: string }[];
   pendingDevices: string[];
@@ -90,7 +105,8 @@ export interface Score {
 /** The required (non-supporting) device checks of a requirement, per OS. */
 export function requiredChecks(r: Requirement, os: DeviceOs): DeviceCheckId[] {
   const ids = new Set<DeviceCheckId>();
-  for (const o of r.objectives) for (const c of o.checks) if (DEVICE_CHECKS[c].os === os && !DEVICE_CHECKS[c].supporting) ids.add(c);
+  for (const o of r.objectives)
+    for (const c of o.checks) if (DEVICE_CHECKS[c].os === os && !DEVICE_CHECKS[c].supporting) ids.add(c);
   return [...ids];
 }
 
@@ -131,7 +147,8 @@ export function scoreRequirement(r: Requirement, input: ScoringInput): Requireme
         const alt = DEVICE_CHECKS[id].attestable;
         const reason = d.reasons?.[id];
         if (res === 'unknown' && alt && reason === alt.reason) {
-          if (input.answers.get(alt.itemId)?.answer === 'yes') attestedChecks.push({ hostname: d.hostname, checkId: id, reason, itemId: alt.itemId });
+          if (input.answers.get(alt.itemId)?.answer === 'yes')
+            attestedChecks.push({ hostname: d.hostname, checkId: id, reason, itemId: alt.itemId });
           else failingChecks.push({ hostname: d.hostname, checkId: id, result: res, reason, attestItem: alt.itemId });
           continue;
         }
@@ -143,7 +160,10 @@ export function scoreRequirement(r: Requirement, input: ScoringInput): Requireme
   const policy = DOMAIN_POLICY[r.domain];
   const missingPolicy = input.approvedPolicies.has(policy) ? null : policy;
 
-  const failing = missingItems.length + noItems.length + unjustifiedNa.length + failingChecks.length + pendingDevices.length > 0 || needsDeviceRun || missingPolicy !== null;
+  const failing =
+    missingItems.length + noItems.length + unjustifiedNa.length + failingChecks.length + pendingDevices.length > 0 ||
+    needsDeviceRun ||
+    missingPolicy !== null;
   // NA only when nothing on the devices evidences the requirement: checked devices show it applies.
   const status: RequirementStatus = failing ? 'NOT_MET' : allNa && !needsChecks ? 'NA' : 'MET';
   return {

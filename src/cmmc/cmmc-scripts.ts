@@ -3,6 +3,8 @@
 // and POSTs the results as JSON to POST /api/public/compliance/verify with the profile's bearer
 // token. The token and the public base URL are embedded; the caller signs the text
 // (cmmc-signing.ts), so the scripts are pure ASCII with LF line endings.
+// Over 500 lines on purpose: the two device-check scripts are generated text; their templates read best whole.
+import { BlockList, isIP } from 'node:net';
 import { checkIdsFor, type DeviceOs } from './cmmc-checks.ts';
 
 export const SCRIPT_VERSION = '1.2.0';
@@ -14,9 +16,74 @@ export interface ScriptInput {
   /** Shown in the header comment. */
   generatedAt: Date;
   cageCode: string;
+  /** From baseUrlWarning(): repeated in the header comment. */
+  warning?: string | null;
 }
 
-export const SCRIPT_FILE_NAMES: Readonly<Record<DeviceOs, string>> = { windows: 'rampart-cmmc-check-windows.ps1', macos: 'rampart-cmmc-check-macos.sh' };
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addSubnet('0.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+LOOPBACK.addAddress('::', 'ipv6');
+const PRIVATE = new BlockList();
+for (const [net, bits] of [
+  ['10.0.0.0', 8],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+  ['169.254.0.0', 16],
+  ['100.64.0.0', 10],
+] as const)
+  PRIVATE.addSubnet(net, bits, 'ipv4');
+PRIVATE.addSubnet('fc00::', 7, 'ipv6');
+PRIVATE.addSubnet('fe80::', 10, 'ipv6');
+
+/**
+ * Why the company's laptops may not reach the address the scripts post to (PUBLIC_BASE_URL), or
+ * null: a loopback name or address reaches only the server itself, a private or link-local one only
+ * computers on that network. Shown with the issued scripts, in their header and in the API answer.
+ */
+export function baseUrlWarning(baseUrl: string): string | null {
+  let host: string;
+  try {
+    host = new URL(baseUrl).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  } catch {
+    return `The scripts send their results to "${baseUrl}", which is not a valid address.`;
+  }
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host)?.[1];
+  const ip = mapped ?? host;
+  const family = isIP(ip) === 6 ? 'ipv6' : 'ipv4';
+  const fix =
+    "Set PUBLIC_BASE_URL to the address the company's computers use to reach Rampart, then issue new scripts.";
+  if (host === 'localhost' || host.endsWith('.localhost') || (isIP(ip) && LOOPBACK.check(ip, family)))
+    return `The scripts send their results to ${baseUrl}, a loopback address: only this server can reach it, not the company's computers. ${fix}`;
+  if (isIP(ip) && PRIVATE.check(ip, family))
+    return `The scripts send their results to ${baseUrl}, a private network address: only computers on that network (or its VPN) can reach it; laptops elsewhere cannot. ${fix}`;
+  if (!isIP(ip) && (!host.includes('.') || host.endsWith('.local') || host.endsWith('.internal')))
+    return `The scripts send their results to ${baseUrl}, a name that resolves only inside a local network: laptops elsewhere cannot reach it. ${fix}`;
+  return null;
+}
+
+/** The warning as header comment lines (ASCII, wrapped at about 96 characters). */
+function warningLines(warning: string | null | undefined): string {
+  if (!warning) return '';
+  const words = asciiOnly(warning).split(' ');
+  const lines: string[] = [];
+  let line = '# WARNING:';
+  for (const w of words) {
+    if (line.length + w.length + 1 > 96) {
+      lines.push(line);
+      line = '#  ';
+    }
+    line += ` ${w}`;
+  }
+  lines.push(line);
+  return `#\n${lines.join('\n')}\n`;
+}
+
+export const SCRIPT_FILE_NAMES: Readonly<Record<DeviceOs, string>> = {
+  windows: 'rampart-cmmc-check-windows.ps1',
+  macos: 'rampart-cmmc-check-macos.sh',
+};
 
 const asciiOnly = (s: string) => s.replace(/[^\x20-\x7e]/g, '?');
 const shQuote = (s: string) => `'${asciiOnly(s).replace(/'/g, `'\\''`)}'`;
@@ -35,7 +102,7 @@ export function generateMacScript(input: ScriptInput): string {
 # Version ${SCRIPT_VERSION}, generated ${input.generatedAt.toISOString()} for CAGE ${asciiOnly(input.cageCode)}.
 #
 # Before running it, check this file's signature at ${asciiOnly(verifyUrl)}
-# Run in Terminal:  bash ${SCRIPT_FILE_NAMES.macos}
+${warningLines(input.warning)}# Run in Terminal:  bash ${SCRIPT_FILE_NAMES.macos}
 # (sudo bash ${SCRIPT_FILE_NAMES.macos} gives the most complete results.)
 # It reads security settings, prints pass / fail / unknown per check, and sends the results
 # (with this computer's name and macOS version) to Rampart. Keep this file private: it holds your
@@ -291,7 +358,7 @@ export function generateWindowsScript(input: ScriptInput): string {
 # Version ${SCRIPT_VERSION}, generated ${input.generatedAt.toISOString()} for CAGE ${asciiOnly(input.cageCode)}.
 #
 # Before running it, check this file's signature at ${asciiOnly(verifyUrl)}
-# Run in PowerShell (as administrator for the most complete results; the administrator check
+${warningLines(input.warning)}# Run in PowerShell (as administrator for the most complete results; the administrator check
 # looks at the person signed in to this computer, not at the account that elevated PowerShell):
 #   powershell -NoProfile -ExecutionPolicy Bypass -File .\\${SCRIPT_FILE_NAMES.windows}
 # If that check comes back unknown (admin_groups_unresolved), run it again signed in as the daily

@@ -6,13 +6,14 @@ import { sha256Hex } from '../lib/crypto.ts';
 import type { Kysely } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { DB } from '../db/schema.ts';
-import { withService } from '../db/tenant.ts';
+import { type Caller, withService } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError } from '../lib/errors.ts';
 import { randomToken } from '../lib/ids.ts';
 import { DEVICE_CHECKS, reasonInfo, type DeviceCheckId, type DeviceOs } from './cmmc-checks.ts';
 import { CMMC_ADMIN_ROLES, createCmmcAccess } from './cmmc-access.ts';
 import { cmmcErrors } from './cmmc-errors.ts';
+import { asOf, dayOf } from './cmmc-program-state.ts';
 import { cmmcRepo, parseJson, type DeviceScriptInfo, type ProfileRow, type RunRow } from './cmmc-repo.ts';
 import {
   DEVICE_STALE_DAYS,
@@ -27,22 +28,26 @@ import {
   type VerifyBody,
   verifyBodySchema,
 } from './cmmc-schemas.ts';
-import { generateMacScript, generateWindowsScript, SCRIPT_FILE_NAMES, SCRIPT_VERSION } from './cmmc-scripts.ts';
+import {
+  baseUrlWarning,
+  generateMacScript,
+  generateWindowsScript,
+  SCRIPT_FILE_NAMES,
+  SCRIPT_VERSION,
+} from './cmmc-scripts.ts';
 import type { ScriptSigner } from './cmmc-signing.ts';
 
-export interface Caller {
-  userId: string;
-  email: string;
-}
+/** The signed-in user (the one tenant-wide Caller type). */
+export type { Caller };
 
 const HOUR_MS = 3_600_000;
 const TOKEN_PREFIX = 'rcd_';
 const TOKEN_RE = /^rcd_[A-Za-z0-9_-]{43}$/;
 const iso = (d: Date | string) => new Date(d).toISOString();
-const day = (d: Date | string | null) => (d === null ? null : typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
+const day = (d: Date | string | null) =>
+  d === null ? null : typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10);
 
 export const hashDeviceToken = (token: string): string => sha256Hex(token);
-
 
 function toProfileDto(r: ProfileRow): ProfileDto {
   return {
@@ -57,10 +62,18 @@ function toProfileDto(r: ProfileRow): ProfileDto {
     scopeDescription: r.scope_description,
     biddingUsers: parseJson(r.bidding_users, []),
     mailPlatform: r.mail_platform,
-    affirmingOfficial: { name: r.affirming_official_name, title: r.affirming_official_title, email: r.affirming_official_email },
+    affirmingOfficial: {
+      name: r.affirming_official_name,
+      title: r.affirming_official_title,
+      email: r.affirming_official_email,
+    },
     status: r.status,
     statusDate: day(r.status_date),
-    deviceToken: { issued: r.device_token_hash !== null, issuedAt: r.device_token_issued_at ? iso(r.device_token_issued_at) : null, scripts: parseJson<DeviceScriptInfo[] | null>(r.device_scripts, null) ?? [] },
+    deviceToken: {
+      issued: r.device_token_hash !== null,
+      issuedAt: r.device_token_issued_at ? iso(r.device_token_issued_at) : null,
+      scripts: parseJson<DeviceScriptInfo[] | null>(r.device_scripts, null) ?? [],
+    },
     createdAt: iso(r.created_at),
     updatedAt: iso(r.updated_at),
   };
@@ -81,7 +94,9 @@ export function parseVerifyBody(raw: unknown): VerifyBody {
       const base = ['body', ...i.path.map(String)];
       // Unknown keys (e.g. a check id not in the catalogue for this OS) name each key.
       const keys = (i as { keys?: string[] }).keys;
-      return keys?.length ? keys.map((k) => ({ path: [...base, k].join('.'), message: `not a known field for this OS: ${k}` })) : [{ path: base.join('.'), message: i.message }];
+      return keys?.length
+        ? keys.map((k) => ({ path: [...base, k].join('.'), message: `not a known field for this OS: ${k}` }))
+        : [{ path: base.join('.'), message: i.message }];
     }),
   });
 }
@@ -92,8 +107,21 @@ export function bearerToken(header: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
-export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; clock: Clock; signer: () => ScriptSigner; publicBaseUrl: string }) {
+export function createCmmcService(deps: {
+  db: Kysely<DB>;
+  audit: AuditService;
+  clock: Clock;
+  signer: () => ScriptSigner;
+  publicBaseUrl: string;
+  /** After a committed change scoring reads (Scope, a run, a retired computer): the live status recheck. */
+  afterChange?: (tenantId: string) => Promise<void>;
+}) {
   const { db, audit, clock, publicBaseUrl } = deps;
+  const changed = async <T>(tenantId: string, result: Promise<T>): Promise<T> => {
+    const r = await result;
+    await deps.afterChange?.(tenantId);
+    return r;
+  };
 
   const { asMember, requireProfile } = createCmmcAccess(db);
 
@@ -128,43 +156,63 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
     getProfile(tenantId: string, caller: Caller): Promise<ProfileResponse> {
       return asMember(tenantId, caller, false, async (tx, role) => {
         const p = await cmmcRepo.profileByTenant(tx, tenantId);
-        return { profile: p ? toProfileDto(p) : null, canManage: CMMC_ADMIN_ROLES.includes(role) };
+        return {
+          profile: p ? toProfileDto(asOf(p, dayOf(clock.now()))) : null,
+          canManage: CMMC_ADMIN_ROLES.includes(role),
+        };
       });
     },
 
     /** Creates or updates the profile (Scope). A new profile starts in_progress. */
     saveProfile(tenantId: string, caller: Caller, body: ProfileBody): Promise<ProfileResponse> {
       const now = clock.now();
-      return asMember(tenantId, caller, true, async (tx) => {
-        const extra = [...new Set(body.additionalCageCodes.filter((c) => c !== body.cageCode))];
-        const { created } = await cmmcRepo.upsertProfile(
-          tx,
-          tenantId,
-          {
-            cage_code: body.cageCode,
-            additional_cage_codes: extra,
-            company_name: body.companyName,
-            company_address: body.companyAddress,
-            company_phone: body.companyPhone,
-            company_website: body.companyWebsite,
-            uei: body.uei,
-            scope_description: body.scopeDescription,
-            bidding_users: JSON.stringify(body.biddingUsers.map((u) => ({ name: u.name, email: u.email, role: u.role ?? null }))),
-            mail_platform: body.mailPlatform,
-            affirming_official_name: body.affirmingOfficial.name,
-            affirming_official_title: body.affirmingOfficial.title,
-            affirming_official_email: body.affirmingOfficial.email,
-            created_by: caller.userId,
-          },
-          now,
-        );
-        const p = await requireProfile(tx, tenantId);
-        await audit.record(
-          { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: created ? 'cmmc.profile_created' : 'cmmc.profile_updated', targetType: 'compliance_profile', targetId: p.id, details: { cageCode: body.cageCode, mailPlatform: body.mailPlatform, biddingUsers: body.biddingUsers.length } },
-          tx,
-        );
-        return { profile: toProfileDto(p), canManage: true };
-      });
+      return changed(
+        tenantId,
+        asMember(tenantId, caller, true, async (tx) => {
+          const extra = [...new Set(body.additionalCageCodes.filter((c) => c !== body.cageCode))];
+          const { created } = await cmmcRepo.upsertProfile(
+            tx,
+            tenantId,
+            {
+              cage_code: body.cageCode,
+              additional_cage_codes: extra,
+              company_name: body.companyName,
+              company_address: body.companyAddress,
+              company_phone: body.companyPhone,
+              company_website: body.companyWebsite,
+              uei: body.uei,
+              scope_description: body.scopeDescription,
+              bidding_users: JSON.stringify(
+                body.biddingUsers.map((u) => ({ name: u.name, email: u.email, role: u.role ?? null })),
+              ),
+              mail_platform: body.mailPlatform,
+              affirming_official_name: body.affirmingOfficial.name,
+              affirming_official_title: body.affirmingOfficial.title,
+              affirming_official_email: body.affirmingOfficial.email,
+              created_by: caller.userId,
+            },
+            now,
+          );
+          const p = await requireProfile(tx, tenantId);
+          await audit.record(
+            {
+              tenantId,
+              actorUserId: caller.userId,
+              actorEmail: caller.email,
+              action: created ? 'cmmc.profile_created' : 'cmmc.profile_updated',
+              targetType: 'compliance_profile',
+              targetId: p.id,
+              details: {
+                cageCode: body.cageCode,
+                mailPlatform: body.mailPlatform,
+                biddingUsers: body.biddingUsers.length,
+              },
+            },
+            tx,
+          );
+          return { profile: toProfileDto(asOf(p, dayOf(now))), canManage: true };
+        }),
+      );
     },
 
     /**
@@ -177,7 +225,8 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
       return asMember(tenantId, caller, true, async (tx) => {
         const p = await requireProfile(tx, tenantId);
         const token = `${TOKEN_PREFIX}${randomToken(32)}`;
-        const input = { token, baseUrl: publicBaseUrl, generatedAt: now, cageCode: p.cage_code };
+        const warning = baseUrlWarning(publicBaseUrl);
+        const input = { token, baseUrl: publicBaseUrl, generatedAt: now, cageCode: p.cage_code, warning };
         const scripts = (
           [
             ['windows', generateWindowsScript(input)],
@@ -187,14 +236,39 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
           const content = signer.signScript(body);
           return { os, fileName: SCRIPT_FILE_NAMES[os], sha256: sha256Hex(content), version: SCRIPT_VERSION, content };
         });
-        const infos: DeviceScriptInfo[] = scripts.map(({ os, fileName, sha256, version }) => ({ os, fileName, sha256, version }));
-        await cmmcRepo.setDeviceToken(tx, p.id, { hash: hashDeviceToken(token), issuedAt: now, issuedBy: caller.userId, scripts: infos });
+        const infos: DeviceScriptInfo[] = scripts.map(({ os, fileName, sha256, version }) => ({
+          os,
+          fileName,
+          sha256,
+          version,
+        }));
+        await cmmcRepo.setDeviceToken(tx, p.id, {
+          hash: hashDeviceToken(token),
+          issuedAt: now,
+          issuedBy: caller.userId,
+          scripts: infos,
+        });
         await audit.record(
-          { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'cmmc.device_token_issued', targetType: 'compliance_profile', targetId: p.id, details: { replaced: p.device_token_hash !== null, scripts: infos } },
+          {
+            tenantId,
+            actorUserId: caller.userId,
+            actorEmail: caller.email,
+            action: 'cmmc.device_token_issued',
+            targetType: 'compliance_profile',
+            targetId: p.id,
+            details: { replaced: p.device_token_hash !== null, scripts: infos },
+          },
           tx,
         );
         const key = signer.keyInfo();
-        return { token, issuedAt: iso(now), scripts, signingKey: { algorithm: key.algorithm, fingerprint: key.fingerprint }, verifyUrl: `${publicBaseUrl}/verify-script` };
+        return {
+          token,
+          issuedAt: iso(now),
+          scripts,
+          signingKey: { algorithm: key.algorithm, fingerprint: key.fingerprint },
+          verifyUrl: `${publicBaseUrl}/verify-script`,
+          baseUrlWarning: warning,
+        };
       });
     },
 
@@ -206,7 +280,13 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
         const runs = await cmmcRepo.latestRunsPerHost(tx, p.id, { includeRetired: true });
         return {
           devices: runs.map((r) => toDevice(r, now)),
-          checks: Object.values(DEVICE_CHECKS).map((c) => ({ id: c.id, os: c.os, title: c.title, requirementIds: [...c.requirementIds], supporting: c.supporting })),
+          checks: Object.values(DEVICE_CHECKS).map((c) => ({
+            id: c.id,
+            os: c.os,
+            title: c.title,
+            requirementIds: [...c.requirementIds],
+            supporting: c.supporting,
+          })),
           staleDays: DEVICE_STALE_DAYS,
         };
       });
@@ -217,21 +297,49 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
      * staff dashboard leave it out. A later run from the same hostname counts again (it is a new,
      * unmarked row); unretire clears the mark. Audited.
      */
-    setDeviceRetired(tenantId: string, caller: Caller, hostname: string, retire: boolean, note: string | null): Promise<DeviceDto> {
+    setDeviceRetired(
+      tenantId: string,
+      caller: Caller,
+      hostname: string,
+      retire: boolean,
+      note: string | null,
+    ): Promise<DeviceDto> {
       const now = clock.now();
-      return asMember(tenantId, caller, true, async (tx) => {
-        const p = await requireProfile(tx, tenantId);
-        const latest = (await cmmcRepo.latestRunsPerHost(tx, p.id, { includeRetired: true })).find((r) => r.hostname.toLowerCase() === hostname.toLowerCase());
-        if (!latest) throw cmmcErrors.deviceNotFound(hostname);
-        if (retire && latest.retired_at) throw cmmcErrors.deviceRetireConflict('This computer is already retired.');
-        if (!retire && !latest.retired_at) throw cmmcErrors.deviceRetireConflict('This computer is not retired.');
-        const row = await cmmcRepo.setRunRetired(tx, latest.id, retire ? { at: now, by: caller.userId, byEmail: caller.email, note } : null);
-        await audit.record(
-          { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: retire ? 'cmmc.device_retired' : 'cmmc.device_unretired', targetType: 'endpoint_audit_run', targetId: latest.id, details: { hostname: latest.hostname, os: latest.os, lastRunAt: iso(latest.received_at), ...(retire && note ? { note } : {}) } },
-          tx,
-        );
-        return toDevice(row, now);
-      });
+      return changed(
+        tenantId,
+        asMember(tenantId, caller, true, async (tx) => {
+          const p = await requireProfile(tx, tenantId);
+          const latest = (await cmmcRepo.latestRunsPerHost(tx, p.id, { includeRetired: true })).find(
+            (r) => r.hostname.toLowerCase() === hostname.toLowerCase(),
+          );
+          if (!latest) throw cmmcErrors.deviceNotFound(hostname);
+          if (retire && latest.retired_at) throw cmmcErrors.deviceRetireConflict('This computer is already retired.');
+          if (!retire && !latest.retired_at) throw cmmcErrors.deviceRetireConflict('This computer is not retired.');
+          const row = await cmmcRepo.setRunRetired(
+            tx,
+            latest.id,
+            retire ? { at: now, by: caller.userId, byEmail: caller.email, note } : null,
+          );
+          await audit.record(
+            {
+              tenantId,
+              actorUserId: caller.userId,
+              actorEmail: caller.email,
+              action: retire ? 'cmmc.device_retired' : 'cmmc.device_unretired',
+              targetType: 'endpoint_audit_run',
+              targetId: latest.id,
+              details: {
+                hostname: latest.hostname,
+                os: latest.os,
+                lastRunAt: iso(latest.received_at),
+                ...(retire && note ? { note } : {}),
+              },
+            },
+            tx,
+          );
+          return toDevice(row, now);
+        }),
+      );
     },
 
     /**
@@ -243,7 +351,8 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
       const token = bearerToken(authorization);
       if (!token || !TOKEN_RE.test(token)) throw cmmcErrors.deviceTokenInvalid();
       const hash = hashDeviceToken(token);
-      return withService(db, async (tx) => {
+      let tenantId = '';
+      const out = await withService(db, async (tx) => {
         const profile = await cmmcRepo.profileByTokenHash(tx, hash);
         if (!profile) throw cmmcErrors.deviceTokenInvalid();
         // The body is checked only for a known token: strangers learn nothing about the format.
@@ -253,14 +362,19 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
         const window = await cmmcRepo.runsSince(tx, profile.id, new Date(now.getTime() - HOUR_MS));
         if (window.count >= VERIFY_RUNS_PER_HOUR) {
           const oldest = window.oldest ?? now;
-          throw cmmcErrors.verifyRateLimited(VERIFY_RUNS_PER_HOUR, Math.max(1, Math.ceil((oldest.getTime() + HOUR_MS - now.getTime()) / 1000)));
+          throw cmmcErrors.verifyRateLimited(
+            VERIFY_RUNS_PER_HOUR,
+            Math.max(1, Math.ceil((oldest.getTime() + HOUR_MS - now.getTime()) / 1000)),
+          );
         }
         const results: Record<string, 'pass' | 'fail' | 'unknown'> = {};
         for (const [id, v] of Object.entries(body.results)) if (v) results[id] = v;
         const details: Record<string, string> = {};
-        for (const [id, v] of Object.entries(body.details ?? {})) if (typeof v === 'string' && v.length) details[id] = v;
+        for (const [id, v] of Object.entries(body.details ?? {}))
+          if (typeof v === 'string' && v.length) details[id] = v;
         const reasons: Record<string, string> = {};
         for (const [id, v] of Object.entries(body.reasons ?? {})) if (typeof v === 'string') reasons[id] = v;
+        tenantId = profile.tenant_id;
         const row = await cmmcRepo.insertRun(tx, {
           tenant_id: profile.tenant_id,
           profile_id: profile.id,
@@ -283,6 +397,8 @@ export function createCmmcService(deps: { db: Kysely<DB>; audit: AuditService; c
           runsLeftThisHour: VERIFY_RUNS_PER_HOUR - window.count - 1,
         };
       });
+      await deps.afterChange?.(tenantId);
+      return out;
     },
   };
 }

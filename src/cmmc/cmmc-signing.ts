@@ -1,4 +1,4 @@
-// The device-check script signing key (DESIGN §5.4): Ed25519 private seed =
+// The device-check script signing key (docs/cmmc.md): Ed25519 private seed =
 // HKDF-SHA256(ikm = CMMC_SCRIPT_SIGNING_SEED, salt = "rampart", info = "cmmc-script-signing v1", 32 bytes).
 // Unset in embedded mode: a random seed is generated once into DATA_DIR (with a warning) and used
 // as the HKDF input. Unset with an external database: signing is unavailable (503), since
@@ -37,11 +37,17 @@ export interface ScriptSigner {
 
 /** The Ed25519 private seed (32 bytes) derived from the configured seed text. */
 export function deriveSigningSeed(ikm: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', Buffer.from(ikm, 'utf8'), Buffer.from(HKDF_SALT, 'utf8'), Buffer.from(HKDF_INFO, 'utf8'), 32));
+  return Buffer.from(
+    hkdfSync('sha256', Buffer.from(ikm, 'utf8'), Buffer.from(HKDF_SALT, 'utf8'), Buffer.from(HKDF_INFO, 'utf8'), 32),
+  );
 }
 
 export function signerFromSeed(ikm: string): ScriptSigner {
-  const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, deriveSigningSeed(ikm)]), format: 'der', type: 'pkcs8' });
+  const privateKey = createPrivateKey({
+    key: Buffer.concat([PKCS8_ED25519_PREFIX, deriveSigningSeed(ikm)]),
+    format: 'der',
+    type: 'pkcs8',
+  });
   const publicKey = createPublicKey(privateKey);
   const spki = publicKey.export({ type: 'spki', format: 'der' });
   const raw = spki.subarray(spki.length - 32);
@@ -65,7 +71,12 @@ export function signerFromSeed(ikm: string): ScriptSigner {
  * The signer for this deployment, resolved on first use: from CMMC_SCRIPT_SIGNING_SEED, or in
  * embedded mode from a seed generated into DATA_DIR. Null (signing unavailable) otherwise.
  */
-export function lazySigner(opts: { seed: string | undefined; embedded: boolean; dataDir: string; warn: (msg: string) => void }): () => ScriptSigner {
+export function lazySigner(opts: {
+  seed: string | undefined;
+  embedded: boolean;
+  dataDir: string;
+  warn: (msg: string) => void;
+}): () => ScriptSigner {
   let signer: ScriptSigner | null = null;
   return () => {
     if (signer) return signer;
@@ -83,7 +94,10 @@ export function lazySigner(opts: { seed: string | undefined; embedded: boolean; 
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
         ikm = readFileSync(join(dir, SEED_FILE), 'utf8').trim();
       }
-      if (created) opts.warn(`CMMC_SCRIPT_SIGNING_SEED not set: generated a device-check script signing seed into ${join(dir, SEED_FILE)}; set CMMC_SCRIPT_SIGNING_SEED to keep the key stable across machines`);
+      if (created)
+        opts.warn(
+          `CMMC_SCRIPT_SIGNING_SEED not set: generated a device-check script signing seed into ${join(dir, SEED_FILE)}; set CMMC_SCRIPT_SIGNING_SEED to keep the key stable across machines`,
+        );
     }
     signer = signerFromSeed(ikm);
     return signer;
@@ -108,4 +122,3 @@ export function verifySignedScript(text: string, publicKey: KeyObject | string):
   if (verify(null, Buffer.from(parts.body, 'utf8'), key, sig)) return true;
   return parts.body.includes('\r\n') && verify(null, Buffer.from(parts.body.replace(/\r\n/g, '\n'), 'utf8'), key, sig);
 }
-

@@ -18,10 +18,14 @@ import {
 } from './compliance-schemas.ts';
 import type { ComplianceService } from './compliance-service.ts';
 import { attachmentDisposition } from './evidence-files.ts';
+import { parseFields, readOneFile } from '../server/multipart.ts';
 
 const TEXT_FIELDS = new Set(['title', 'description', 'effectiveDate', 'expiresAt']);
 
-export async function registerComplianceRoutes(app: FastifyInstance, deps: { guards: SessionGuards; compliance: ComplianceService; evidenceMaxBytes: number }): Promise<void> {
+export async function registerComplianceRoutes(
+  app: FastifyInstance,
+  deps: { guards: SessionGuards; compliance: ComplianceService; evidenceMaxBytes: number },
+): Promise<void> {
   const { guards, compliance, evidenceMaxBytes } = deps;
   const tags = ['compliance'];
   const base = '/api/v1/tenants/:tenantId/frameworks';
@@ -34,79 +38,117 @@ export async function registerComplianceRoutes(app: FastifyInstance, deps: { gua
     return compliance.listFrameworks(req.params.tenantId, caller(s));
   });
 
-  r.get(`${base}/:framework`, { schema: { tags, params: frameworkParamsSchema, querystring: listControlsQuerySchema, response: { 200: frameworkDetailSchema } } }, async (req) => {
-    const s = await guards.requireSession(req);
-    return compliance.getFramework(req.params.tenantId, caller(s), req.params.framework, req.query);
-  });
+  r.get(
+    `${base}/:framework`,
+    {
+      schema: {
+        tags,
+        params: frameworkParamsSchema,
+        querystring: listControlsQuerySchema,
+        response: { 200: frameworkDetailSchema },
+      },
+    },
+    async (req) => {
+      const s = await guards.requireSession(req);
+      return compliance.getFramework(req.params.tenantId, caller(s), req.params.framework, req.query);
+    },
+  );
 
-  r.get(`${base}/:framework/controls/:controlId`, { schema: { tags, params: controlParamsSchema, response: { 200: controlDetailSchema } } }, async (req) => {
-    const s = await guards.requireSession(req);
-    return compliance.getControl(req.params.tenantId, caller(s), req.params.framework, req.params.controlId);
-  });
+  r.get(
+    `${base}/:framework/controls/:controlId`,
+    { schema: { tags, params: controlParamsSchema, response: { 200: controlDetailSchema } } },
+    async (req) => {
+      const s = await guards.requireSession(req);
+      return compliance.getControl(req.params.tenantId, caller(s), req.params.framework, req.params.controlId);
+    },
+  );
 
-  r.get(`${base}/:framework/controls/:controlId/evidence`, { schema: { tags, params: controlParamsSchema, response: { 200: evidenceListSchema } } }, async (req) => {
-    const s = await guards.requireSession(req);
-    return compliance.listEvidence(req.params.tenantId, caller(s), req.params.framework, req.params.controlId);
-  });
+  r.get(
+    `${base}/:framework/controls/:controlId/evidence`,
+    { schema: { tags, params: controlParamsSchema, response: { 200: evidenceListSchema } } },
+    async (req) => {
+      const s = await guards.requireSession(req);
+      return compliance.listEvidence(req.params.tenantId, caller(s), req.params.framework, req.params.controlId);
+    },
+  );
 
-  r.get('/api/v1/tenants/:tenantId/evidence/:evidenceId/download', { schema: { tags, params: evidenceParamsSchema } }, async (req, reply) => {
-    const s = await guards.requireSession(req);
-    const file = await compliance.openEvidence(req.params.tenantId, caller(s), req.params.evidenceId);
-    // Always a download, never rendered by the browser: attachment, nosniff and a sandboxing CSP.
-    return reply
-      .header('content-type', file.contentType)
-      .header('content-length', String(file.size))
-      .header('content-disposition', attachmentDisposition(file.fileName))
-      .header('x-content-type-options', 'nosniff')
-      .header('content-security-policy', "default-src 'none'; sandbox")
-      .header('cache-control', 'private, no-store')
-      .header('x-evidence-sha256', file.sha256)
-      .send(file.body);
-  });
+  r.get(
+    '/api/v1/tenants/:tenantId/evidence/:evidenceId/download',
+    { schema: { tags, params: evidenceParamsSchema } },
+    async (req, reply) => {
+      const s = await guards.requireSession(req);
+      const file = await compliance.openEvidence(req.params.tenantId, caller(s), req.params.evidenceId);
+      // Always a download, never rendered by the browser: attachment, nosniff and a sandboxing CSP.
+      return reply
+        .header('content-type', file.contentType)
+        .header('content-length', String(file.size))
+        .header('content-disposition', attachmentDisposition(file.fileName))
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'; sandbox")
+        .header('cache-control', 'private, no-store')
+        .header('x-evidence-sha256', file.sha256)
+        .send(file.body);
+    },
+  );
 
-  r.delete('/api/v1/tenants/:tenantId/evidence/:evidenceId', { schema: { tags, params: evidenceParamsSchema, response: { 204: z.null() } } }, async (req, reply) => {
-    const s = await guards.requireSession(req);
-    await compliance.deleteEvidence(req.params.tenantId, caller(s), req.params.evidenceId);
-    return reply.code(204).send(null);
-  });
+  r.delete(
+    '/api/v1/tenants/:tenantId/evidence/:evidenceId',
+    { schema: { tags, params: evidenceParamsSchema, response: { 204: z.null() } } },
+    async (req, reply) => {
+      const s = await guards.requireSession(req);
+      await compliance.deleteEvidence(req.params.tenantId, caller(s), req.params.evidenceId);
+      return reply.code(204).send(null);
+    },
+  );
 
   // Multipart only here: the parser is registered in this child scope, streaming, one file.
   await app.register(async (scope) => {
     // One byte over the limit: storage refuses at the limit itself; a truncated part never passes.
     // Browsers send file names as raw UTF-8 (busboy's default would read them as Latin-1); the
     // option passes through to busboy, though the plugin's types do not list it.
-    const options = { defParamCharset: 'utf8', limits: { fileSize: evidenceMaxBytes + 1, files: 1, fields: 8, fieldSize: 4096, parts: 10, headerPairs: 100 } };
+    const options = {
+      defParamCharset: 'utf8',
+      limits: { fileSize: evidenceMaxBytes + 1, files: 1, fields: 8, fieldSize: 4096, parts: 10, headerPairs: 100 },
+    };
     await scope.register(multipart, options);
     scope.withTypeProvider<ZodTypeProvider>().post(
       `${base}/:framework/controls/:controlId/evidence`,
-      { schema: { tags, params: controlParamsSchema, consumes: ['multipart/form-data'], response: { 201: evidenceResponseSchema } } },
+      {
+        schema: {
+          tags,
+          params: controlParamsSchema,
+          consumes: ['multipart/form-data'],
+          response: { 201: evidenceResponseSchema },
+        },
+      },
       async (req, reply) => {
         const s = await guards.requireSession(req);
-        if (!req.isMultipart()) throw appError('unsupported_media_type', 'Send the evidence as multipart/form-data with the fields first and the file last.');
-        const fields: Record<string, string> = {};
-        let result: Awaited<ReturnType<ComplianceService['uploadEvidence']>> | null = null;
-        for await (const part of req.parts()) {
-          if (part.type === 'field') {
-            if (TEXT_FIELDS.has(part.fieldname) && typeof part.value === 'string') fields[part.fieldname] = part.value;
-            continue;
-          }
-          if (part.fieldname !== 'file' || result) {
-            part.file.resume();
-            throw appError('validation_failed', 'Send exactly one file, in the form field "file".', { details: [{ path: 'file', message: 'Send exactly one file.' }] });
-          }
+        if (!req.isMultipart())
+          throw appError(
+            'unsupported_media_type',
+            'Send the evidence as multipart/form-data with the fields first and the file last.',
+          );
+        const result = await readOneFile(
+          req.parts(),
+          {
+            fields: TEXT_FIELDS,
+            missing: () =>
+              appError(
+                'evidence_file_missing',
+                'Attach the evidence file in the form field "file", after the title and dates.',
+              ),
+          },
           // Fields precede the file, so they are checked before a byte is stored.
-          const parsed = evidenceFieldsSchema.safeParse(fields);
-          if (!parsed.success) {
-            part.file.resume();
-            throw appError('validation_failed', 'The request is not valid.', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
-          }
-          result = await compliance.uploadEvidence(req.params.tenantId, caller(s), req.params.framework, req.params.controlId, parsed.data, {
-            fileName: part.filename,
-            stream: part.file,
-            truncated: () => part.file.truncated,
-          });
-        }
-        if (!result) throw appError('evidence_file_missing', 'Attach the evidence file in the form field "file", after the title and dates.');
+          (file, fields) =>
+            compliance.uploadEvidence(
+              req.params.tenantId,
+              caller(s),
+              req.params.framework,
+              req.params.controlId,
+              parseFields(evidenceFieldsSchema, fields),
+              file,
+            ),
+        );
         return reply.code(201).send(result);
       },
     );

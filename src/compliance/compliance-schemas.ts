@@ -17,7 +17,13 @@ export type ControlStatus = z.infer<typeof controlStatusSchema>;
 export const evidenceStateSchema = z.enum(['current', 'expired', 'upcoming']);
 export const severitySchema = z.enum(['critical', 'high', 'medium', 'low', 'info']);
 
-const severityCounts = z.object({ critical: z.number().int(), high: z.number().int(), medium: z.number().int(), low: z.number().int(), info: z.number().int() });
+const severityCounts = z.object({
+  critical: z.number().int(),
+  high: z.number().int(),
+  medium: z.number().int(),
+  low: z.number().int(),
+  info: z.number().int(),
+});
 
 export const frameworkSummarySchema = z.object({
   controls: z.number().int(),
@@ -25,7 +31,12 @@ export const frameworkSummarySchema = z.object({
   withCurrentEvidence: z.number().int(),
   /** Controls whose evidence has all lapsed: expired evidence and none current. */
   withExpiredEvidence: z.number().int(),
-  byStatus: z.object({ failing: z.number().int(), evidenced: z.number().int(), evidence_expired: z.number().int(), no_evidence: z.number().int() }),
+  byStatus: z.object({
+    failing: z.number().int(),
+    evidenced: z.number().int(),
+    evidence_expired: z.number().int(),
+    no_evidence: z.number().int(),
+  }),
 });
 
 export const frameworkMetaSchema = z.object({
@@ -39,9 +50,18 @@ export const frameworkMetaSchema = z.object({
   controlNoun: z.string(),
 });
 
-export const groupSchema = z.object({ id: z.string(), title: z.string(), parentId: z.string().nullable(), kind: z.string(), description: z.string().nullable() });
+export const groupSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  parentId: z.string().nullable(),
+  kind: z.string(),
+  description: z.string().nullable(),
+});
 
-export const frameworkListSchema = z.object({ frameworks: z.array(frameworkMetaSchema.extend({ summary: frameworkSummarySchema })), asOf: z.string() });
+export const frameworkListSchema = z.object({
+  frameworks: z.array(frameworkMetaSchema.extend({ summary: frameworkSummarySchema })),
+  asOf: z.string(),
+});
 
 export const controlRowSchema = z.object({
   id: z.string(),
@@ -51,7 +71,12 @@ export const controlRowSchema = z.object({
   status: controlStatusSchema,
   openFindings: z.number().int(),
   openBySeverity: severityCounts,
-  evidence: z.object({ current: z.number().int(), expired: z.number().int(), upcoming: z.number().int(), nextExpiry: z.string().nullable() }),
+  evidence: z.object({
+    current: z.number().int(),
+    expired: z.number().int(),
+    upcoming: z.number().int(),
+    nextExpiry: z.string().nullable(),
+  }),
 });
 export type ControlRowDto = z.infer<typeof controlRowSchema>;
 
@@ -96,6 +121,10 @@ export const mappedFindingSchema = z.object({
   ruleId: z.string(),
   scanner: z.string(),
   asset: z.object({ id: z.string(), name: z.string(), target: z.string() }),
+  /** Where on the asset (the finding's location, as the findings list shows it). */
+  location: z.string(),
+  /** Places the scanner saw it (a site-wide web finding's URLs; 1 for one place). */
+  instances: z.number().int().min(1),
   lastSeenAt: z.string(),
 });
 
@@ -110,7 +139,12 @@ export const controlDetailSchema = z.object({
     parentGroup: groupSchema.nullable(),
   }),
   status: controlStatusSchema,
-  findings: z.object({ open: z.number().int(), bySeverity: severityCounts, items: z.array(mappedFindingSchema), truncated: z.boolean() }),
+  findings: z.object({
+    open: z.number().int(),
+    bySeverity: severityCounts,
+    items: z.array(mappedFindingSchema),
+    truncated: z.boolean(),
+  }),
   evidence: z.array(evidenceSchema),
   asOf: z.string(),
 });
@@ -123,11 +157,22 @@ const isoDate = z.iso.date('Use a date like 2025-01-31.');
 export const evidenceFieldsSchema = z
   .object({
     title: z.string().trim().min(1, 'Give the evidence a title.').max(200),
-    description: z.string().trim().max(2000).optional().transform((v) => v || undefined),
+    description: z
+      .string()
+      .trim()
+      .max(2000)
+      .optional()
+      .transform((v) => v || undefined),
     effectiveDate: isoDate,
-    expiresAt: z.union([isoDate, z.literal('')]).optional().transform((v) => v || undefined),
+    expiresAt: z
+      .union([isoDate, z.literal('')])
+      .optional()
+      .transform((v) => v || undefined),
   })
-  .refine((v) => !v.expiresAt || v.expiresAt > v.effectiveDate, { path: ['expiresAt'], message: 'The expiry date must be after the effective date.' });
+  .refine((v) => !v.expiresAt || v.expiresAt > v.effectiveDate, {
+    path: ['expiresAt'],
+    message: 'The expiry date must be after the effective date.',
+  });
 
 /** Unknown frameworks and controls are 404s (framework_not_found, control_not_found), checked by the service. */
 export const frameworkParamsSchema = z.object({ tenantId: z.uuid(), framework: z.string().min(1).max(40) });

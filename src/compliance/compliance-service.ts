@@ -2,30 +2,49 @@
 // the evidence uploaded for it. Evidence bytes stream to the tenant's object store (never buffered
 // whole); the row is written only after the bytes are safely stored, and a refused upload leaves
 // nothing behind. Tenant reads and writes run inside withTenantMember (RLS).
+// Over 500 lines on purpose: controls, mapped findings and evidence of a framework are one service with one tenant
+// transaction per call.
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { AuditService } from '../audit/index.ts';
 import type { DB } from '../db/schema.ts';
-import { withTenantMember, type Tx } from '../db/tenant.ts';
+import { type Caller, isTenantAdmin, type Tx, withTenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError, isAppError } from '../lib/errors.ts';
 import type { StorageService } from '../storage/index.ts';
-import { CATALOGUE_LIST, CATALOGUES, findControl, isFrameworkId, type Catalogue, type CatalogueGroup, type FrameworkId } from './catalogues.ts';
-import type { ControlRowDto, ControlStatus, EvidenceDto, evidenceFieldsSchema, listControlsQuerySchema } from './compliance-schemas.ts';
+import {
+  CATALOGUE_LIST,
+  CATALOGUES,
+  findControl,
+  isFrameworkId,
+  type Catalogue,
+  type CatalogueGroup,
+  type FrameworkId,
+} from './catalogues.ts';
+import type {
+  ControlRowDto,
+  ControlStatus,
+  EvidenceDto,
+  evidenceFieldsSchema,
+  listControlsQuerySchema,
+} from './compliance-schemas.ts';
 import { createSniffer, evidenceKindFor, extensionOf, safeFileName } from './evidence-files.ts';
 import { mapFindingToControls } from './mapping.ts';
 
-export interface Caller {
-  userId: string;
-  email: string;
-}
-
-const ADMIN = ['owner', 'admin'];
 type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 type SeverityCounts = Record<Severity, number>;
 const zeroSeverities = (): SeverityCounts => ({ critical: 0, high: 0, medium: 0, low: 0, info: 0 });
+/**
+ * A finding's instance count: the places its scanner folded into it (evidence.data.instances of a
+ * web finding seen on several URLs), else one. Evidence is scanner- or import-written JSON: only a
+ * positive number counts, capped to an integer column's range.
+ */
+const INSTANCES = sql<number>`case when jsonb_typeof(f.evidence->'data'->'instances') = 'number'
+    and (f.evidence->'data'->>'instances')::numeric >= 1
+  then least(floor((f.evidence->'data'->>'instances')::numeric), 2147483647)::int else 1 end`;
+
 /** Mapped findings listed on a control's page; the counts always cover all of them. */
 const FINDINGS_SHOWN = 100;
 
@@ -63,7 +82,10 @@ interface EvidenceRow {
 }
 
 /** Evidence counts from its effective date through its expiry date, both inclusive (UTC days). */
-export function evidenceState(e: { effective_date: string; expires_at: string | null }, today: string): 'current' | 'expired' | 'upcoming' {
+export function evidenceState(
+  e: { effective_date: string; expires_at: string | null },
+  today: string,
+): 'current' | 'expired' | 'upcoming' {
   if (e.effective_date > today) return 'upcoming';
   if (e.expires_at !== null && e.expires_at < today) return 'expired';
   return 'current';
@@ -81,13 +103,18 @@ const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 const iso = (d: Date | string) => new Date(d).toISOString();
 
 function catalogueOf(framework: string): Catalogue {
-  if (!isFrameworkId(framework)) throw appError('framework_not_found', `No framework "${framework}". Known frameworks: ${CATALOGUE_LIST.map((c) => c.id).join(', ')}.`);
+  if (!isFrameworkId(framework))
+    throw appError(
+      'framework_not_found',
+      `No framework "${framework}". Known frameworks: ${CATALOGUE_LIST.map((c) => c.id).join(', ')}.`,
+    );
   return CATALOGUES[framework];
 }
 
 function controlOf(catalogue: Catalogue, controlId: string) {
   const control = findControl(catalogue.id, controlId);
-  if (!control) throw appError('control_not_found', `${catalogue.shortName} has no ${catalogue.controlNoun} "${controlId}".`);
+  if (!control)
+    throw appError('control_not_found', `${catalogue.shortName} has no ${catalogue.controlNoun} "${controlId}".`);
   return control;
 }
 
@@ -101,7 +128,13 @@ const meta = (c: Catalogue) => ({
   licence: c.licence,
   controlNoun: c.controlNoun,
 });
-const groupDto = (g: CatalogueGroup) => ({ id: g.id, title: g.title, parentId: g.parentId, kind: g.kind, description: g.description ?? null });
+const groupDto = (g: CatalogueGroup) => ({
+  id: g.id,
+  title: g.title,
+  parentId: g.parentId,
+  kind: g.kind,
+  description: g.description ?? null,
+});
 
 interface FindingGroup {
   scanner: string;
@@ -115,12 +148,8 @@ interface FindingGroup {
 export function createComplianceService(deps: ComplianceDeps) {
   const { db, storage, audit, clock, evidenceMaxBytes } = deps;
 
-  async function asMember<T>(tenantId: string, caller: Caller, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> {
-    return withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, role) => {
-      if (!role) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
-      return fn(tx, role);
-    });
-  }
+  const asMember = <T>(tenantId: string, caller: Caller, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> =>
+    withTenantAccess(db, tenantId, caller, fn);
 
   /** Open findings grouped by what the mapping looks at, so each distinct class is mapped once. */
   async function openFindingGroups(tx: Tx, tenantId: string): Promise<FindingGroup[]> {
@@ -158,7 +187,12 @@ export function createComplianceService(deps: ComplianceDeps) {
   async function evidenceCounts(tx: Tx, tenantId: string, today: string, framework?: FrameworkId) {
     let q = tx
       .selectFrom('control_evidence')
-      .select(['framework', 'control_id', sql<string>`effective_date::text`.as('effective_date'), sql<string | null>`expires_at::text`.as('expires_at')])
+      .select([
+        'framework',
+        'control_id',
+        sql<string>`effective_date::text`.as('effective_date'),
+        sql<string | null>`expires_at::text`.as('expires_at'),
+      ])
       .where('tenant_id', '=', tenantId)
       .where('deleted_at', 'is', null);
     if (framework) q = q.where('framework', '=', framework);
@@ -169,12 +203,17 @@ export function createComplianceService(deps: ComplianceDeps) {
       if (!c) counts.set(k, (c = { current: 0, expired: 0, upcoming: 0, nextExpiry: null }));
       const state = evidenceState(r, today);
       c[state] += 1;
-      if (state === 'current' && r.expires_at && (c.nextExpiry === null || r.expires_at < c.nextExpiry)) c.nextExpiry = r.expires_at;
+      if (state === 'current' && r.expires_at && (c.nextExpiry === null || r.expires_at < c.nextExpiry))
+        c.nextExpiry = r.expires_at;
     }
     return counts;
   }
 
-  function rowsFor(catalogue: Catalogue, findings: ReturnType<typeof aggregateFindings>, evidence: Awaited<ReturnType<typeof evidenceCounts>>): ControlRowDto[] {
+  function rowsFor(
+    catalogue: Catalogue,
+    findings: ReturnType<typeof aggregateFindings>,
+    evidence: Awaited<ReturnType<typeof evidenceCounts>>,
+  ): ControlRowDto[] {
     return catalogue.controls.map((c) => {
       const k = `${catalogue.id}\u0000${c.id}`;
       const f = findings.get(k);
@@ -241,11 +280,16 @@ export function createComplianceService(deps: ComplianceDeps) {
       state: evidenceState(r, today),
       uploadedBy: { userId: r.uploaded_by, email: r.uploaded_by_email },
       createdAt: iso(r.created_at),
-      canDelete: ADMIN.includes(role) || r.uploaded_by === caller.userId,
+      canDelete: isTenantAdmin(role) || r.uploaded_by === caller.userId,
     };
   }
 
-  async function listEvidenceRows(tx: Tx, tenantId: string, framework: FrameworkId, controlId: string): Promise<EvidenceRow[]> {
+  async function listEvidenceRows(
+    tx: Tx,
+    tenantId: string,
+    framework: FrameworkId,
+    controlId: string,
+  ): Promise<EvidenceRow[]> {
     return (await evidenceSelect(tx)
       .where('tenant_id', '=', tenantId)
       .where('framework', '=', framework)
@@ -261,11 +305,19 @@ export function createComplianceService(deps: ComplianceDeps) {
       return asMember(tenantId, caller, async (tx) => {
         const findings = aggregateFindings(await openFindingGroups(tx, tenantId));
         const evidence = await evidenceCounts(tx, tenantId, today);
-        return { frameworks: CATALOGUE_LIST.map((c) => ({ ...meta(c), summary: summarise(rowsFor(c, findings, evidence)) })), asOf: today };
+        return {
+          frameworks: CATALOGUE_LIST.map((c) => ({ ...meta(c), summary: summarise(rowsFor(c, findings, evidence)) })),
+          asOf: today,
+        };
       });
     },
 
-    async getFramework(tenantId: string, caller: Caller, framework: string, q: z.output<typeof listControlsQuerySchema>) {
+    async getFramework(
+      tenantId: string,
+      caller: Caller,
+      framework: string,
+      q: z.output<typeof listControlsQuerySchema>,
+    ) {
       const catalogue = catalogueOf(framework);
       const today = utcDay(clock.now());
       return asMember(tenantId, caller, async (tx) => {
@@ -275,14 +327,26 @@ export function createComplianceService(deps: ComplianceDeps) {
         // A group filter matches the group and everything under it (a NIST function and its categories).
         const inGroup = (groupId: string): boolean => {
           if (!q.group) return true;
-          for (let g: CatalogueGroup | undefined = catalogue.groups.find((x) => x.id === groupId); g; g = catalogue.groups.find((x) => x.id === g!.parentId))
+          for (
+            let g: CatalogueGroup | undefined = catalogue.groups.find((x) => x.id === groupId);
+            g;
+            g = catalogue.groups.find((x) => x.id === g!.parentId)
+          )
             if (g.id === q.group) return true;
           return false;
         };
         const controls = rows.filter(
-          (r) => (!q.status || r.status === q.status) && inGroup(r.groupId) && (!needle || r.id.toLowerCase().includes(needle) || r.title.toLowerCase().includes(needle)),
+          (r) =>
+            (!q.status || r.status === q.status) &&
+            inGroup(r.groupId) &&
+            (!needle || r.id.toLowerCase().includes(needle) || r.title.toLowerCase().includes(needle)),
         );
-        return { framework: { ...meta(catalogue), groups: catalogue.groups.map(groupDto) }, summary: summarise(rows), controls, asOf: today };
+        return {
+          framework: { ...meta(catalogue), groups: catalogue.groups.map(groupDto) },
+          summary: summarise(rows),
+          controls,
+          asOf: today,
+        };
       });
     },
 
@@ -293,13 +357,28 @@ export function createComplianceService(deps: ComplianceDeps) {
       const parent = group.parentId ? (catalogue.groups.find((g) => g.id === group.parentId) ?? null) : null;
       const today = utcDay(clock.now());
       return asMember(tenantId, caller, async (tx, role) => {
-        const agg = aggregateFindings(await openFindingGroups(tx, tenantId), catalogue.id).get(`${catalogue.id}\u0000${control.id}`);
-        let items: { id: string; title: string; severity: Severity; rule_id: string; scanner: string; asset_id: string; asset_name: string; asset_target: string; last_seen_at: Date | string }[] = [];
+        const agg = aggregateFindings(await openFindingGroups(tx, tenantId), catalogue.id).get(
+          `${catalogue.id}\u0000${control.id}`,
+        );
+        let items: {
+          id: string;
+          title: string;
+          severity: Severity;
+          rule_id: string;
+          scanner: string;
+          asset_id: string;
+          asset_name: string;
+          asset_target: string;
+          location_text: string;
+          instances: number;
+          last_seen_at: Date | string;
+        }[] = [];
         if (agg) {
           // The finding classes behind this control, as (scanner, rule, cwe list) keys in one JSON parameter.
           const keys = JSON.stringify([...agg.keys].map((k) => k.split('\u0000')));
           ({ rows: items } = await sql<(typeof items)[number]>`
-            select f.id, f.title, f.severity, f.rule_id, f.scanner, f.asset_id, a.name as asset_name, a.target as asset_target, f.last_seen_at
+            select f.id, f.title, f.severity, f.rule_id, f.scanner, f.asset_id, a.name as asset_name, a.target as asset_target, f.location_text,
+              ${INSTANCES} as instances, f.last_seen_at
             from findings f join assets a on a.id = f.asset_id
             where f.tenant_id = ${tenantId} and f.status = 'open'
               and (f.scanner, f.rule_id, f.cwe_ids::text) in (select k->>0, k->>1, k->>2 from jsonb_array_elements(${keys}::jsonb) k)
@@ -308,15 +387,35 @@ export function createComplianceService(deps: ComplianceDeps) {
         }
         const evidenceRows = await listEvidenceRows(tx, tenantId, catalogue.id, control.id);
         const evidence = evidenceRows.map((r) => evidenceDto(r, today, caller, role));
-        const counts = { current: evidence.filter((e) => e.state === 'current').length, expired: evidence.filter((e) => e.state === 'expired').length };
+        const counts = {
+          current: evidence.filter((e) => e.state === 'current').length,
+          expired: evidence.filter((e) => e.state === 'expired').length,
+        };
         return {
           framework: meta(catalogue),
-          control: { id: control.id, title: control.title, description: control.description ?? null, implementationGroup: control.implementationGroup ?? null, group: groupDto(group), parentGroup: parent ? groupDto(parent) : null },
+          control: {
+            id: control.id,
+            title: control.title,
+            description: control.description ?? null,
+            implementationGroup: control.implementationGroup ?? null,
+            group: groupDto(group),
+            parentGroup: parent ? groupDto(parent) : null,
+          },
           status: controlStatus(agg?.total ?? 0, counts),
           findings: {
             open: agg?.total ?? 0,
             bySeverity: agg?.bySeverity ?? zeroSeverities(),
-            items: items.map((f) => ({ id: f.id, title: f.title, severity: f.severity, ruleId: f.rule_id, scanner: f.scanner, asset: { id: f.asset_id, name: f.asset_name, target: f.asset_target }, lastSeenAt: iso(f.last_seen_at) })),
+            items: items.map((f) => ({
+              id: f.id,
+              title: f.title,
+              severity: f.severity,
+              ruleId: f.rule_id,
+              scanner: f.scanner,
+              asset: { id: f.asset_id, name: f.asset_name, target: f.asset_target },
+              location: f.location_text,
+              instances: f.instances,
+              lastSeenAt: iso(f.last_seen_at),
+            })),
             truncated: (agg?.total ?? 0) > items.length,
           },
           evidence,
@@ -329,14 +428,25 @@ export function createComplianceService(deps: ComplianceDeps) {
       const catalogue = catalogueOf(framework);
       const control = controlOf(catalogue, controlId);
       const today = utcDay(clock.now());
-      return asMember(tenantId, caller, async (tx, role) => ({ evidence: (await listEvidenceRows(tx, tenantId, catalogue.id, control.id)).map((r) => evidenceDto(r, today, caller, role)) }));
+      return asMember(tenantId, caller, async (tx, role) => ({
+        evidence: (await listEvidenceRows(tx, tenantId, catalogue.id, control.id)).map((r) =>
+          evidenceDto(r, today, caller, role),
+        ),
+      }));
     },
 
     /**
      * Checks everything that can be checked before the body is read (membership, framework,
      * control, fields, file type), then streams the file to `evidence/<id>` and records it.
      */
-    async uploadEvidence(tenantId: string, caller: Caller, framework: string, controlId: string, fields: z.output<typeof evidenceFieldsSchema>, file: EvidenceUpload) {
+    async uploadEvidence(
+      tenantId: string,
+      caller: Caller,
+      framework: string,
+      controlId: string,
+      fields: z.output<typeof evidenceFieldsSchema>,
+      file: EvidenceUpload,
+    ) {
       const catalogue = catalogueOf(framework);
       const control = controlOf(catalogue, controlId);
       await asMember(tenantId, caller, async () => undefined);
@@ -353,7 +463,10 @@ export function createComplianceService(deps: ComplianceDeps) {
         // A small file can fail the check before the store attaches its pipeline; the store's
         // pipeline still sees the stored error (finished() reports an already-errored stream).
         sniffer.on('error', () => undefined);
-        put = await store.put(key, file.stream.pipe(sniffer), { maxBytes: evidenceMaxBytes, contentType: kind.contentType });
+        put = await store.put(key, file.stream.pipe(sniffer), {
+          maxBytes: evidenceMaxBytes,
+          contentType: kind.contentType,
+        });
         if (file.truncated?.()) throw appError('payload_too_large', 'The file is too large.');
       } catch (e) {
         file.stream.resume();
@@ -393,7 +506,16 @@ export function createComplianceService(deps: ComplianceDeps) {
               action: 'compliance.evidence_uploaded',
               targetType: 'control_evidence',
               targetId: row.id,
-              details: { framework: catalogue.id, controlId: control.id, title: fields.title, fileName, size: put.size, sha256: put.sha256, effectiveDate: fields.effectiveDate, expiresAt: fields.expiresAt ?? null },
+              details: {
+                framework: catalogue.id,
+                controlId: control.id,
+                title: fields.title,
+                fileName,
+                size: put.size,
+                sha256: put.sha256,
+                effectiveDate: fields.effectiveDate,
+                expiresAt: fields.expiresAt ?? null,
+              },
             },
             tx,
           );
@@ -409,15 +531,28 @@ export function createComplianceService(deps: ComplianceDeps) {
     /** The stored object, for streaming back; rows of other tenants are invisible (RLS), so 404. */
     async openEvidence(tenantId: string, caller: Caller, evidenceId: string) {
       const row = await asMember(tenantId, caller, (tx) =>
-        tx.selectFrom('control_evidence').select(['id', 'file_name', 'content_type', 'size_bytes', 'sha256', 'storage_key']).where('tenant_id', '=', tenantId).where('id', '=', evidenceId).where('deleted_at', 'is', null).executeTakeFirst(),
+        tx
+          .selectFrom('control_evidence')
+          .select(['id', 'file_name', 'content_type', 'size_bytes', 'sha256', 'storage_key'])
+          .where('tenant_id', '=', tenantId)
+          .where('id', '=', evidenceId)
+          .where('deleted_at', 'is', null)
+          .executeTakeFirst(),
       );
       if (!row) throw appError('evidence_not_found', 'No such evidence in this tenant.');
       const store = await storage.forTenant(tenantId);
       try {
         const { body } = await store.get(row.storage_key);
-        return { fileName: row.file_name, contentType: row.content_type, size: Number(row.size_bytes), sha256: row.sha256, body };
+        return {
+          fileName: row.file_name,
+          contentType: row.content_type,
+          size: Number(row.size_bytes),
+          sha256: row.sha256,
+          body,
+        };
       } catch (e) {
-        if (isAppError(e) && e.code === 'object_not_found') throw appError('evidence_not_found', 'The evidence file is no longer in storage.');
+        if (isAppError(e) && e.code === 'object_not_found')
+          throw appError('evidence_not_found', 'The evidence file is no longer in storage.');
         throw e;
       }
     },
@@ -434,10 +569,32 @@ export function createComplianceService(deps: ComplianceDeps) {
           .forUpdate()
           .executeTakeFirst();
         if (!row) throw appError('evidence_not_found', 'No such evidence in this tenant.');
-        if (!ADMIN.includes(role) && row.uploaded_by !== caller.userId) throw appError('tenant_forbidden', 'Only the person who uploaded this evidence, or a tenant owner or admin, may delete it.');
-        await tx.updateTable('control_evidence').set({ deleted_at: clock.now(), deleted_by: caller.userId }).where('id', '=', row.id).execute();
+        if (!isTenantAdmin(role) && row.uploaded_by !== caller.userId)
+          throw appError(
+            'tenant_forbidden',
+            'Only the person who uploaded this evidence, or a tenant owner or admin, may delete it.',
+          );
+        await tx
+          .updateTable('control_evidence')
+          .set({ deleted_at: clock.now(), deleted_by: caller.userId })
+          .where('id', '=', row.id)
+          .execute();
         await audit.record(
-          { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'compliance.evidence_deleted', targetType: 'control_evidence', targetId: row.id, details: { framework: row.framework, controlId: row.control_id, title: row.title, fileName: row.file_name, sha256: row.sha256 } },
+          {
+            tenantId,
+            actorUserId: caller.userId,
+            actorEmail: caller.email,
+            action: 'compliance.evidence_deleted',
+            targetType: 'control_evidence',
+            targetId: row.id,
+            details: {
+              framework: row.framework,
+              controlId: row.control_id,
+              title: row.title,
+              fileName: row.file_name,
+              sha256: row.sha256,
+            },
+          },
           tx,
         );
         return row.storage_key;
@@ -455,8 +612,10 @@ function uploadError(e: unknown, maxBytes: number): unknown {
   if (isAppError(e)) return e.code === 'payload_too_large' ? tooLarge() : e;
   const code = (e as { code?: string }).code;
   if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge();
-  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') return new AppError('validation_failed', 'Send one file with the title and dates.');
-  if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET') return appError('validation_failed', 'The upload ended before the whole file arrived.');
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT')
+    return new AppError('validation_failed', 'Send one file with the title and dates.');
+  if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET')
+    return appError('validation_failed', 'The upload ended before the whole file arrived.');
   return e;
 }
 

@@ -2,6 +2,7 @@
 // decides the content type (browsers disagree about CSV and Office types, so the declared type is
 // not trusted), and the first bytes must look like that type. A Transform does the sniffing so the
 // upload still streams straight to storage.
+import { cleanFileName } from '../lib/file-names.ts';
 import { Transform, type TransformCallback } from 'node:stream';
 import { appError } from '../lib/errors.ts';
 
@@ -86,25 +87,17 @@ export function sniffMatches(kind: Sniff, head: Buffer, complete: boolean): bool
       return looksLikeText(head, complete);
     case 'json': {
       if (!looksLikeText(head, complete)) return false;
-      const first = head.toString('utf8').replace(/^\uFEFF/, '').trimStart()[0];
+      const first = head
+        .toString('utf8')
+        .replace(/^\uFEFF/, '')
+        .trimStart()[0];
       return first === '{' || first === '[';
     }
   }
 }
 
-/** The stored file name: no directories, no control characters, at most 200 characters, extension kept. */
-export function safeFileName(name: string): string {
-  const base = name.split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
-  let clean = base.normalize('NFC').replace(/[\u0000-\u001f\u007f-\u009f]/g, '').replace(/\s+/g, ' ').trim();
-  clean = clean.replace(/^\.+/, '');
-  if (clean.length > 200) {
-    const dot = clean.lastIndexOf('.');
-    const ext = dot > 0 && clean.length - dot <= 10 ? clean.slice(dot) : '';
-    clean = clean.slice(0, 200 - ext.length) + ext;
-  }
-  return clean || 'evidence';
-}
+/** The stored file name of a piece of evidence (see cleanFileName). */
+export const safeFileName = (name: string): string => cleanFileName(name) || 'evidence';
 
 export function extensionOf(fileName: string): string {
   const dot = fileName.lastIndexOf('.');
@@ -114,7 +107,11 @@ export function extensionOf(fileName: string): string {
 /** The file kind for a name, or AppError `evidence_type_not_allowed`. */
 export function evidenceKindFor(fileName: string): FileKind {
   const kind = EVIDENCE_FILE_KINDS[extensionOf(fileName)];
-  if (!kind) throw appError('evidence_type_not_allowed', `Evidence files must be PDF, image (PNG, JPEG, GIF, WebP), text, Markdown, CSV, JSON or office documents (${EVIDENCE_EXTENSIONS.join(', ')}).`);
+  if (!kind)
+    throw appError(
+      'evidence_type_not_allowed',
+      `Evidence files must be PDF, image (PNG, JPEG, GIF, WebP), text, Markdown, CSV, JSON or office documents (${EVIDENCE_EXTENSIONS.join(', ')}).`,
+    );
   return kind;
 }
 
@@ -132,7 +129,8 @@ export function createSniffer(kind: FileKind, extension: string): Transform {
   const held: Buffer[] = [];
   let heldBytes = 0;
   let decided = false;
-  const mismatch = () => appError('evidence_content_mismatch', `The file's content does not look like a .${extension} file.`);
+  const mismatch = () =>
+    appError('evidence_content_mismatch', `The file's content does not look like a .${extension} file.`);
   return new Transform({
     transform(chunk: Buffer, _enc, cb: TransformCallback) {
       if (decided) return cb(null, chunk);
@@ -148,7 +146,12 @@ export function createSniffer(kind: FileKind, extension: string): Transform {
     flush(cb: TransformCallback) {
       if (decided) return cb();
       const all = Buffer.concat(held);
-      if (all.length === 0) return cb(appError('validation_failed', 'The file is empty.', { details: [{ path: 'file', message: 'The file is empty.' }] }));
+      if (all.length === 0)
+        return cb(
+          appError('validation_failed', 'The file is empty.', {
+            details: [{ path: 'file', message: 'The file is empty.' }],
+          }),
+        );
       if (!sniffMatches(kind.sniff, all, true)) return cb(mismatch());
       cb(null, all);
     },

@@ -1,8 +1,16 @@
 // Finding classes → controls: CWE, rule-id and scanner fallbacks, and the table's integrity.
 import { describe, expect, it } from 'vitest';
-import { classifyFinding, FINDING_CLASSES, mapFindingToControls, undefinedClassReferences, unknownMappedControls, type ControlRef } from './mapping.ts';
+import {
+  classifyFinding,
+  FINDING_CLASSES,
+  mapFindingToControls,
+  undefinedClassReferences,
+  unknownMappedControls,
+  type ControlRef,
+} from './mapping.ts';
 
-const ids = (refs: ControlRef[], framework: ControlRef['framework']) => refs.filter((r) => r.framework === framework).map((r) => r.controlId);
+const ids = (refs: ControlRef[], framework: ControlRef['framework']) =>
+  refs.filter((r) => r.framework === framework).map((r) => r.controlId);
 
 describe('mapFindingToControls', () => {
   it('maps cleartext transport (CWE-319) to encryption-in-transit controls in every framework', () => {
@@ -49,7 +57,10 @@ describe('mapFindingToControls', () => {
   });
 
   it('combines CWE and rule classes', () => {
-    expect(classifyFinding({ cwe: [79], ruleId: 'container.cve.lodash' }).sort()).toEqual(['application-vulnerability', 'vulnerable-component']);
+    expect(classifyFinding({ cwe: [79], ruleId: 'container.cve.lodash' }).sort()).toEqual([
+      'application-vulnerability',
+      'vulnerable-component',
+    ]);
   });
 
   it('falls back to the scanner kind only when nothing else classes the finding', () => {

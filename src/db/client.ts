@@ -1,11 +1,19 @@
 // Database handle for both targets: embedded PGlite in DATA_DIR (default) or a PostgreSQL server.
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CompiledQuery, Kysely, PGliteDialect, PostgresDialect, sql, type DatabaseConnection, type Driver } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  PGliteDialect,
+  PostgresDialect,
+  sql,
+  type DatabaseConnection,
+  type Driver,
+} from 'kysely';
 import pg from 'pg';
 import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
 import { PGLITE_SHARED_BUFFERS_DEFAULT } from '../lib/config.ts';
-import { copyBinary, type CopyColumn, type CopyValue } from './copy-binary.ts';
+import { copyBinary, CopyStream, type CopyColumn, type CopyValue } from './copy-binary.ts';
 import { ThreadedPGlite } from './pglite-thread.ts';
 import type { DB } from './schema.ts';
 import { registerServiceDb } from './tenant.ts';
@@ -22,8 +30,13 @@ export interface Database {
    * thread, the cheapest insert PostgreSQL has), as the cluster's owner, outside any transaction,
    * while holding the connection so that no request's transaction is open around it. For
    * append-only records written by the server itself; table and columns are code, never input.
+   * `rows` may be a CopyStream encoded ahead with the same columns.
    */
-  readonly copyRows?: (table: string, columns: readonly CopyColumn[], rows: readonly (readonly CopyValue[])[]) => Promise<void>;
+  readonly copyRows?: (
+    table: string,
+    columns: readonly CopyColumn[],
+    rows: readonly (readonly CopyValue[])[] | CopyStream,
+  ) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -106,7 +119,8 @@ class SerialisedDriver implements Driver {
   commitTransaction: Driver['commitTransaction'] = (c) => this.#inner.commitTransaction(c);
   rollbackTransaction: Driver['rollbackTransaction'] = (c) => this.#inner.rollbackTransaction(c);
   savepoint: NonNullable<Driver['savepoint']> = (c, n, q) => this.#inner.savepoint!(c, n, q);
-  rollbackToSavepoint: NonNullable<Driver['rollbackToSavepoint']> = (c, n, q) => this.#inner.rollbackToSavepoint!(c, n, q);
+  rollbackToSavepoint: NonNullable<Driver['rollbackToSavepoint']> = (c, n, q) =>
+    this.#inner.rollbackToSavepoint!(c, n, q);
   releaseSavepoint: NonNullable<Driver['releaseSavepoint']> = (c, n, q) => this.#inner.releaseSavepoint!(c, n, q);
   destroy() {
     return this.#inner.destroy();
@@ -150,7 +164,9 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
       dialect: new PostgresDialect({
         pool: servicePool,
         onCreateConnection: async (connection) => {
-          await connection.executeQuery(CompiledQuery.raw("set role rampart_service; set app.tenant_id = ''; set app.user_id = ''"));
+          await connection.executeQuery(
+            CompiledQuery.raw("set role rampart_service; set app.tenant_id = ''; set app.user_id = ''"),
+          );
         },
       }),
     });
@@ -176,14 +192,20 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
       initFirst: fresh && !template,
     });
     // Kysely's driver uses query, transaction, close, ready and closed, which the proxy provides.
-    const db = new Kysely<DB>({ dialect: new SerialisedPGliteDialect({ pglite: pglite as unknown as PGliteInstance }) });
+    const db = new Kysely<DB>({
+      dialect: new SerialisedPGliteDialect({ pglite: pglite as unknown as PGliteInstance }),
+    });
     return {
       db,
       kind: 'pglite',
       pglite,
       copyRows: (table, columns, rows) => {
-        const statement = sql`copy ${sql.table(table)} (${sql.join(columns.map((c) => sql.id(c.name)))}) from '/dev/blob' with (format binary)`.compile(db).sql;
-        return db.connection().execute(() => pglite.copyFrom(statement, copyBinary(columns, rows)));
+        const statement =
+          sql`copy ${sql.table(table)} (${sql.join(columns.map((c) => sql.id(c.name)))}) from '/dev/blob' with (format binary)`.compile(
+            db,
+          ).sql;
+        const data = rows instanceof CopyStream ? rows.finish() : copyBinary(columns, rows);
+        return db.connection().execute(() => pglite.copyFrom(statement, data));
       },
       close: async () => {
         try {

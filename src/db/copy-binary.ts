@@ -54,7 +54,8 @@ function field(w: Writer, type: CopyType, v: CopyValue, column: string): void {
       return;
     }
     case 'int4':
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) throw new TypeError(`COPY column ${column}: expected a 32-bit integer`);
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff)
+        throw new TypeError(`COPY column ${column}: expected a 32-bit integer`);
       w.ensure(8);
       w.at = w.buf.writeInt32BE(v, w.buf.writeInt32BE(4, w.at));
       return;
@@ -70,7 +71,8 @@ function field(w: Writer, type: CopyType, v: CopyValue, column: string): void {
       return;
     case 'timestamptz': {
       const ms = v instanceof Date ? v.getTime() : v;
-      if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new TypeError(`COPY column ${column}: expected a valid time`);
+      if (typeof ms !== 'number' || !Number.isFinite(ms))
+        throw new TypeError(`COPY column ${column}: expected a valid time`);
       w.ensure(12);
       w.at = w.buf.writeBigInt64BE(BigInt(Math.round((ms - PG_EPOCH_MS) * 1000)), w.buf.writeInt32BE(8, w.at));
       return;
@@ -78,19 +80,64 @@ function field(w: Writer, type: CopyType, v: CopyValue, column: string): void {
   }
 }
 
+/**
+ * A binary COPY stream that rows are appended to one at a time, so a caller that produces rows over
+ * time (the inbound mesh recorder, one per call) keeps bytes instead of row objects: nothing of a
+ * buffered row stays on the JavaScript heap to be copied by the next garbage collections.
+ */
+export class CopyStream {
+  readonly columns: readonly CopyColumn[];
+  #w: Writer;
+  #rows = 0;
+  #finished = false;
+
+  constructor(columns: readonly CopyColumn[], expectedRows = 64) {
+    this.columns = columns;
+    this.#w = new Writer(32 + expectedRows * columns.length * 16);
+    const w = this.#w;
+    w.buf.set(SIGNATURE, 0);
+    w.buf.fill(0, SIGNATURE.length, SIGNATURE.length + 8); // flags and header-extension length
+    w.at = SIGNATURE.length + 8;
+  }
+
+  get rows(): number {
+    return this.#rows;
+  }
+
+  /** Appends one row (values in column order); a TypeError leaves the stream as it was. */
+  add(row: readonly CopyValue[]): void {
+    if (this.#finished) throw new Error('COPY stream already finished');
+    const { columns } = this;
+    if (row.length !== columns.length)
+      throw new TypeError(`COPY row has ${row.length} values for ${columns.length} columns`);
+    const w = this.#w;
+    const start = w.at;
+    try {
+      w.ensure(2);
+      w.at = w.buf.writeInt16BE(columns.length, w.at);
+      for (let i = 0; i < columns.length; i++) field(w, columns[i]!.type, row[i]!, columns[i]!.name);
+    } catch (e) {
+      w.at = start;
+      throw e;
+    }
+    this.#rows += 1;
+  }
+
+  /** The stream with its trailer, ready for `COPY … FROM … WITH (FORMAT binary)`. */
+  finish(): Uint8Array {
+    const w = this.#w;
+    if (!this.#finished) {
+      this.#finished = true;
+      w.ensure(2);
+      w.at = w.buf.writeInt16BE(-1, w.at);
+    }
+    return w.buf.subarray(0, w.at);
+  }
+}
+
 /** Encodes `rows` (values in `columns` order) as one binary COPY stream. Throws TypeError on a value of the wrong type. */
 export function copyBinary(columns: readonly CopyColumn[], rows: readonly (readonly CopyValue[])[]): Uint8Array {
-  const w = new Writer(32 + rows.length * columns.length * 16);
-  w.buf.set(SIGNATURE, 0);
-  w.buf.fill(0, SIGNATURE.length, SIGNATURE.length + 8); // flags and header-extension length
-  w.at = SIGNATURE.length + 8;
-  for (const row of rows) {
-    if (row.length !== columns.length) throw new TypeError(`COPY row has ${row.length} values for ${columns.length} columns`);
-    w.ensure(2);
-    w.at = w.buf.writeInt16BE(columns.length, w.at);
-    for (let i = 0; i < columns.length; i++) field(w, columns[i]!.type, row[i]!, columns[i]!.name);
-  }
-  w.ensure(2);
-  w.at = w.buf.writeInt16BE(-1, w.at);
-  return w.buf.subarray(0, w.at);
+  const stream = new CopyStream(columns, rows.length);
+  for (const row of rows) stream.add(row);
+  return stream.finish();
 }

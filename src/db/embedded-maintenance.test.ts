@@ -4,10 +4,24 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from './client.ts';
-import { AUTOVACUUM_RULES, createEmbeddedMaintenance, maintenanceFor, type TableActivity } from './embedded-maintenance.ts';
+import {
+  AUTOVACUUM_RULES,
+  createEmbeddedMaintenance,
+  maintenanceFor,
+  type TableActivity,
+} from './embedded-maintenance.ts';
 
 const quiet = { info: () => undefined, error: () => undefined };
-const table = (t: Partial<TableActivity>): TableActivity => ({ table: 't', reltuples: 10_000, hasPages: true, deadRows: 0, modifiedSinceAnalyze: 0, insertedSinceVacuum: 0, xidAge: 1_000, ...t });
+const table = (t: Partial<TableActivity>): TableActivity => ({
+  table: 't',
+  reltuples: 10_000,
+  hasPages: true,
+  deadRows: 0,
+  modifiedSinceAnalyze: 0,
+  insertedSinceVacuum: 0,
+  xidAge: 1_000,
+  ...t,
+});
 
 describe('autovacuum rules', () => {
   it('vacuums past the dead-row, insert or freeze threshold and analyzes past the change threshold', () => {
@@ -15,13 +29,22 @@ describe('autovacuum rules', () => {
     expect(maintenanceFor(table({}))).toBeNull();
     expect(maintenanceFor(table({ deadRows: 2_050 }))).toBeNull();
     expect(maintenanceFor(table({ deadRows: 2_051 }))).toEqual({ action: 'vacuum', analyze: false });
-    expect(maintenanceFor(table({ insertedSinceVacuum: 3_001, modifiedSinceAnalyze: 3_001 }))).toEqual({ action: 'vacuum', analyze: true });
+    expect(maintenanceFor(table({ insertedSinceVacuum: 3_001, modifiedSinceAnalyze: 3_001 }))).toEqual({
+      action: 'vacuum',
+      analyze: true,
+    });
     expect(maintenanceFor(table({ modifiedSinceAnalyze: 1_051 }))).toEqual({ action: 'analyze', analyze: true });
     expect(maintenanceFor(table({ modifiedSinceAnalyze: 1_050 }))).toBeNull();
-    expect(maintenanceFor(table({ xidAge: AUTOVACUUM_RULES.freezeMaxAge + 1 }))).toEqual({ action: 'vacuum', analyze: false });
+    expect(maintenanceFor(table({ xidAge: AUTOVACUUM_RULES.freezeMaxAge + 1 }))).toEqual({
+      action: 'vacuum',
+      analyze: false,
+    });
     // Never measured (reltuples -1): the base thresholds alone, and data written before the
     // counters started (a template, a reset) is analyzed once; an empty table needs nothing.
-    expect(maintenanceFor(table({ reltuples: -1, hasPages: false, modifiedSinceAnalyze: 51 }))).toEqual({ action: 'analyze', analyze: true });
+    expect(maintenanceFor(table({ reltuples: -1, hasPages: false, modifiedSinceAnalyze: 51 }))).toEqual({
+      action: 'analyze',
+      analyze: true,
+    });
     expect(maintenanceFor(table({ reltuples: -1, hasPages: true }))).toEqual({ action: 'analyze', analyze: true });
     expect(maintenanceFor(table({ reltuples: -1, hasPages: false }))).toBeNull();
   });
@@ -35,7 +58,9 @@ describe('embedded database maintenance', () => {
     return (
       await sql<{ reltuples: number; dead: number; vacuumed: boolean; analyzed: boolean }>`
         select c.reltuples::float8 as reltuples, s.n_dead_tup::int as dead, s.last_vacuum is not null as vacuumed, s.last_analyze is not null as analyzed
-        from pg_stat_user_tables s join pg_class c on c.oid = s.relid where s.relname = 'maint_probe'`.execute(database.db)
+        from pg_stat_user_tables s join pg_class c on c.oid = s.relid where s.relname = 'maint_probe'`.execute(
+        database.db,
+      )
     ).rows[0]!;
   };
 
@@ -63,7 +88,10 @@ describe('embedded database maintenance', () => {
     // Deleting 40 % leaves dead rows past the threshold (50 + 20 % of 5,000): vacuumed away.
     await sql`delete from maint_probe where id <= 2000`.execute(database.db);
     expect((await stats()).dead).toBe(2000);
-    expect((await maintenance.runOnce()).find((r) => r.table === 'maint_probe')).toMatchObject({ action: 'vacuum', analyzed: true });
+    expect((await maintenance.runOnce()).find((r) => r.table === 'maint_probe')).toMatchObject({
+      action: 'vacuum',
+      analyzed: true,
+    });
     expect(await stats()).toMatchObject({ reltuples: 3000, dead: 0 });
   });
 
@@ -74,19 +102,27 @@ describe('embedded database maintenance', () => {
     await sql`select pg_stat_reset()`.execute(database.db);
     // 40 rows: below every threshold, but never measured.
     expect((await maintenance.runOnce()).find((r) => r.table === 'maint_seeded')).toMatchObject({ action: 'analyze' });
-    const { rows } = await sql<{ reltuples: number }>`select reltuples::float8 as reltuples from pg_class where relname = 'maint_seeded'`.execute(database.db);
+    const { rows } = await sql<{
+      reltuples: number;
+    }>`select reltuples::float8 as reltuples from pg_class where relname = 'maint_seeded'`.execute(database.db);
     expect(rows[0]!.reltuples).toBe(40);
     expect((await maintenance.runOnce()).find((r) => r.table === 'maint_seeded')).toBeUndefined();
   });
 
   it('runs on its timer, one run at a time, until stopped', async () => {
     const runs: unknown[] = [];
-    const maintenance = createEmbeddedMaintenance({ db: database.db, intervalMs: 20, log: { info: (o) => runs.push(o), error: quiet.error } });
+    const maintenance = createEmbeddedMaintenance({
+      db: database.db,
+      intervalMs: 20,
+      log: { info: (o) => runs.push(o), error: quiet.error },
+    });
     await sql`update maint_probe set note = 'changed' where id <= 3000`.execute(database.db);
     maintenance.start();
     for (let i = 0; i < 100 && runs.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     await maintenance.stop();
-    expect(runs).toEqual([{ tables: [expect.objectContaining({ table: 'maint_probe', action: 'vacuum', analyzed: true })] }]);
+    expect(runs).toEqual([
+      { tables: [expect.objectContaining({ table: 'maint_probe', action: 'vacuum', analyzed: true })] },
+    ]);
     const after = runs.length;
     await sql`update maint_probe set note = 'again' where id <= 3000`.execute(database.db);
     await new Promise((r) => setTimeout(r, 100));

@@ -35,7 +35,10 @@ export interface TableActivity {
 export type MaintenanceAction = 'vacuum' | 'analyze';
 
 /** What autovacuum would do to a table now: vacuum (with analyze when due too), analyze, or nothing. */
-export function maintenanceFor(t: TableActivity, rules = AUTOVACUUM_RULES): { action: MaintenanceAction; analyze: boolean } | null {
+export function maintenanceFor(
+  t: TableActivity,
+  rules = AUTOVACUUM_RULES,
+): { action: MaintenanceAction; analyze: boolean } | null {
   const rows = Math.max(0, t.reltuples);
   // Never measured but holding data: rows written before the counters started (a database made
   // from the template, counters reset by an unclean stop) would otherwise wait for new changes.
@@ -101,7 +104,13 @@ export function createEmbeddedMaintenance(deps: {
       // One statement per table, outside a transaction (VACUUM cannot run in one): requests run
       // between tables; a large table's vacuum holds the single connection while it runs.
       const table = sql.table(t.table);
-      await (due.action === 'analyze' ? sql`analyze ${table}` : due.analyze ? sql`vacuum (analyze) ${table}` : sql`vacuum ${table}`).execute(db);
+      await (
+        due.action === 'analyze'
+          ? sql`analyze ${table}`
+          : due.analyze
+            ? sql`vacuum (analyze) ${table}`
+            : sql`vacuum ${table}`
+      ).execute(db);
       done.push({ table: t.table, action: due.action, analyzed: due.analyze, ms: Math.round(now() - started) });
     }
     if (done.length) log.info({ tables: done }, 'embedded database maintenance');

@@ -37,14 +37,20 @@ export async function migrate(database: Database, migrations = listMigrations())
     if (database.kind === 'postgres') await sql`select pg_advisory_lock(${LOCK_KEY})`.execute(conn);
     try {
       await sql`create table if not exists schema_migrations (
-        version text primary key, name text not null, checksum text not null, applied_at timestamptz not null default now())`.execute(conn);
-      const done = new Map((await conn.selectFrom('schema_migrations').selectAll().execute()).map((r) => [r.version, r]));
+        version text primary key, name text not null, checksum text not null, applied_at timestamptz not null default now())`.execute(
+        conn,
+      );
+      const done = new Map(
+        (await conn.selectFrom('schema_migrations').selectAll().execute()).map((r) => [r.version, r]),
+      );
       const applied: string[] = [];
       for (const m of migrations) {
         const prior = done.get(m.version);
         if (prior) {
           if (prior.checksum !== m.checksum)
-            throw new Error(`migration ${m.version}_${m.name} was edited after it was applied; migrations are append-only`);
+            throw new Error(
+              `migration ${m.version}_${m.name} was edited after it was applied; migrations are append-only`,
+            );
           continue;
         }
         // Version, name and checksum come from validated file names and a hex digest.

@@ -17,7 +17,10 @@ function pgliteVersion(): string {
 }
 
 export function templateKey(): string {
-  return sha256Hex([pgliteVersion(), ...listMigrations().map((m) => `${m.version}:${m.checksum}`)].join('\n')).slice(0, 16);
+  return sha256Hex([pgliteVersion(), ...listMigrations().map((m) => `${m.version}:${m.checksum}`)].join('\n')).slice(
+    0,
+    16,
+  );
 }
 
 const templateFile = (dir: string) => join(dir, `pglite-template-${templateKey()}.tar.gz`);

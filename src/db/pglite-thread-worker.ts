@@ -10,7 +10,20 @@ const port = parentPort!;
 function errorFields(e: unknown): ThreadReply['error'] {
   const err = e as Record<string, unknown> & Error;
   const out: Record<string, unknown> = { message: err?.message ?? String(e), name: err?.name ?? 'Error' };
-  for (const k of ['code', 'detail', 'hint', 'constraint', 'table', 'column', 'schema', 'severity', 'position', 'where', 'routine', 'dataType'])
+  for (const k of [
+    'code',
+    'detail',
+    'hint',
+    'constraint',
+    'table',
+    'column',
+    'schema',
+    'severity',
+    'position',
+    'where',
+    'routine',
+    'dataType',
+  ])
     if (err && typeof err[k] !== 'undefined' && typeof err[k] !== 'function') out[k] = err[k];
   return out as ThreadReply['error'];
 }

@@ -11,7 +11,12 @@ describe('embedded database thread', () => {
   it('creates a new cluster in a child process, then serves it with the configured page cache', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rampart-thread-'));
     try {
-      const db = await ThreadedPGlite.create({ dir: join(dir, 'pg'), template: null, sharedBuffers: '8MB', initFirst: true });
+      const db = await ThreadedPGlite.create({
+        dir: join(dir, 'pg'),
+        template: null,
+        sharedBuffers: '8MB',
+        initFirst: true,
+      });
       try {
         expect(existsSync(join(dir, 'pg', 'PG_VERSION'))).toBe(true);
         const { rows } = await db.query("select current_setting('shared_buffers') as sb");
@@ -21,7 +26,12 @@ describe('embedded database thread', () => {
         await db.close();
       }
       // Opened again (no initdb): the table is there.
-      const again = await ThreadedPGlite.create({ dir: join(dir, 'pg'), template: null, sharedBuffers: '16MB', initFirst: false });
+      const again = await ThreadedPGlite.create({
+        dir: join(dir, 'pg'),
+        template: null,
+        sharedBuffers: '16MB',
+        initFirst: false,
+      });
       try {
         expect((await again.query("select to_regclass('kept') is not null as ok")).rows).toEqual([{ ok: true }]);
       } finally {
@@ -37,7 +47,9 @@ describe('embedded database thread', () => {
     try {
       // A file where the cluster directory should be.
       writeFileSync(join(dir, 'pg'), 'not a directory');
-      await expect(ThreadedPGlite.create({ dir: join(dir, 'pg'), template: null, sharedBuffers: '16MB', initFirst: true })).rejects.toThrow(/creating the embedded database in .*pg failed \(exit 1\): \S/);
+      await expect(
+        ThreadedPGlite.create({ dir: join(dir, 'pg'), template: null, sharedBuffers: '16MB', initFirst: true }),
+      ).rejects.toThrow(/creating the embedded database in .*pg failed \(exit 1\): \S/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -62,10 +74,18 @@ describe('embedded database thread', () => {
     try {
       await db.query('create table t (id int8 primary key, at timestamptz, data bytea, doc jsonb)');
       const at = new Date('2026-01-02T03:04:05.678Z');
-      await db.query('insert into t values ($1, $2, $3, $4)', [7, at, Buffer.from([1, 2, 255]), JSON.stringify({ a: [1, 'é'] })]);
+      await db.query('insert into t values ($1, $2, $3, $4)', [
+        7,
+        at,
+        Buffer.from([1, 2, 255]),
+        JSON.stringify({ a: [1, 'é'] }),
+      ]);
       const { rows } = await db.query('select * from t');
       expect(rows).toEqual([{ id: 7, at, data: new Uint8Array([1, 2, 255]), doc: { a: [1, 'é'] } }]);
-      const err = (await db.query('insert into t (id) values (7)').catch((e: unknown) => e)) as Error & { code?: string; constraint?: string };
+      const err = (await db.query('insert into t (id) values (7)').catch((e: unknown) => e)) as Error & {
+        code?: string;
+        constraint?: string;
+      };
       expect(err).toBeInstanceOf(Error);
       expect(err.code).toBe('23505');
       expect(err.constraint).toBe('t_pkey');
@@ -88,7 +108,9 @@ describe('embedded database thread', () => {
         }),
       ).rejects.toThrow('abandon');
       await db.execInTransaction(['insert into t values (3); insert into t values (4)']);
-      await expect(db.execInTransaction(['insert into t values (5)', 'select broken from nowhere'])).rejects.toMatchObject({ code: '42P01' });
+      await expect(
+        db.execInTransaction(['insert into t values (5)', 'select broken from nowhere']),
+      ).rejects.toMatchObject({ code: '42P01' });
       expect((await db.query('select n from t order by n')).rows).toEqual([{ n: 1 }, { n: 3 }, { n: 4 }]);
     } finally {
       await db.close();

@@ -9,8 +9,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
+import { applyEmbeddedDatabaseV8Flags, WASM_CODE_GC_FLAG } from './wasm-code-gc.ts';
 
 export interface ThreadInit {
   dir: string | undefined;
@@ -33,12 +33,11 @@ export interface ThreadedPGliteOptions {
 let compiled: Promise<{ pglite: WebAssembly.Module; initdb: WebAssembly.Module }> | null = null;
 function compiledModules() {
   compiled ??= (async () => {
-    // One background task compiles (and later optimises) the WebAssembly instead of one per core:
-    // each task's compiler memory stays with the allocator afterwards, about 20 MB of resident
-    // memory per extra task for the life of the process. Measured in BENCHMARKS.md (ingestion).
-    setFlagsFromString('--wasm-num-compilation-tasks=1');
+    applyEmbeddedDatabaseV8Flags();
     const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
-    const [pglite, initdb] = await Promise.all(['pglite.wasm', 'initdb.wasm'].map(async (f) => WebAssembly.compile(await readFile(join(dist, f)))));
+    const [pglite, initdb] = await Promise.all(
+      ['pglite.wasm', 'initdb.wasm'].map(async (f) => WebAssembly.compile(await readFile(join(dist, f)))),
+    );
     return { pglite: pglite!, initdb: initdb! };
   })();
   return compiled;
@@ -75,21 +74,27 @@ function rebuild(e: NonNullable<ThreadReply['error']>): Error {
 /** Runs pglite-initdb.ts in a child process of the same Node, so initdb's memory leaves with it. */
 async function initClusterInChild(dir: string, sharedBuffers: string): Promise<void> {
   const script = fileURLToPath(new URL('./pglite-initdb.ts', import.meta.url));
-  const child = spawn(process.execPath, [script, dir, sharedBuffers], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [WASM_CODE_GC_FLAG, script, dir, sharedBuffers], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (c) => resolve(c));
   });
-  if (code !== 0) throw new Error(`creating the embedded database in ${dir} failed (exit ${code}): ${stderr.trim() || 'no message'}`);
+  if (code !== 0)
+    throw new Error(`creating the embedded database in ${dir} failed (exit ${code}): ${stderr.trim() || 'no message'}`);
 }
 
 /** Starts a database thread and waits for its instance to be ready (or to fail). */
 async function startThread(init: ThreadInit): Promise<Worker> {
   // A small young generation: the thread's garbage is query parameters and results passing
   // through, and a large nursery only lets it pile up (resident memory, not speed).
-  const worker = new Worker(new URL('./pglite-thread-worker.ts', import.meta.url), { workerData: init, resourceLimits: { maxYoungGenerationSizeMb: 12 } });
+  const worker = new Worker(new URL('./pglite-thread-worker.ts', import.meta.url), {
+    workerData: init,
+    resourceLimits: { maxYoungGenerationSizeMb: 12 },
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       const onMessage = (m: ThreadReply) => {
@@ -141,9 +146,17 @@ export class ThreadedPGlite implements Queryable {
 
   static async create(opts: ThreadedPGliteOptions): Promise<ThreadedPGlite> {
     const modules = await compiledModules();
-    const base = { dir: opts.dir, sharedBuffers: opts.sharedBuffers, pgliteWasmModule: modules.pglite, initdbWasmModule: modules.initdb };
+    const base = {
+      dir: opts.dir,
+      sharedBuffers: opts.sharedBuffers,
+      pgliteWasmModule: modules.pglite,
+      initdbWasmModule: modules.initdb,
+    };
     if (opts.initFirst && opts.dir) await initClusterInChild(opts.dir, opts.sharedBuffers);
-    const worker = await startThread({ ...base, template: opts.template ? new Uint8Array(await opts.template.arrayBuffer()) : null });
+    const worker = await startThread({
+      ...base,
+      template: opts.template ? new Uint8Array(await opts.template.arrayBuffer()) : null,
+    });
     // The thread keeps the process alive only while a call is waiting for it, like a socket would.
     worker.unref();
     return new ThreadedPGlite(worker);

@@ -1,7 +1,14 @@
 // Kysely table types. Keep in step with migrations/*.sql.
+// Over 500 lines on purpose: every table type of the database in one file, by design (the one DB type).
 import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+import type { SeverityCounts } from '../llm/llm-schemas.ts';
+import type { EvidenceItem } from '../staff/mesh-ask-schemas.ts';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+/** Report formats the importers read (migration 0026). */
+export type ReportFormatColumn =
+  'native' | 'nmap' | 'nuclei' | 'zap' | 'trivy' | 'sarif' | 'nessus' | 'openvas' | 'burp' | 'grype' | 'testssl';
 
 export interface UserTable {
   id: Generated<string>;
@@ -166,12 +173,24 @@ export interface SvcOutboxTable {
   event_type: string | null;
   severity: string | null;
   request_id: string;
-  status: ColumnType<'pending' | 'delivered' | 'failed', 'pending' | 'delivered' | 'failed' | undefined, 'pending' | 'delivered' | 'failed'>;
+  status: ColumnType<
+    'pending' | 'delivered' | 'failed',
+    'pending' | 'delivered' | 'failed' | undefined,
+    'pending' | 'delivered' | 'failed'
+  >;
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: Timestamp;
   locked_until: Timestamp | null;
   last_error: string | null;
   delivered_at: Timestamp | null;
+  /** Who the event is about, for staff (migration 0033). */
+  company_name: string | null;
+  cage_code: string | null;
+  subject_tenant_id: string | null;
+  failed_at: Timestamp | null;
+  resent_at: Timestamp | null;
+  resend_count: ColumnType<number, number | undefined, number>;
+  previous_request_ids: ColumnType<string[], string[] | undefined, string[]>;
 }
 
 export interface ReporterDedupeTable {
@@ -191,7 +210,11 @@ export interface AssetsTable {
   tags: ColumnType<string[], string[] | undefined, string[]>;
   owner: string | null;
   notes: string | null;
-  verification_status: ColumnType<'pending' | 'verified' | 'bypassed', 'pending' | 'verified' | 'bypassed' | undefined, 'pending' | 'verified' | 'bypassed'>;
+  verification_status: ColumnType<
+    'pending' | 'verified' | 'bypassed',
+    'pending' | 'verified' | 'bypassed' | undefined,
+    'pending' | 'verified' | 'bypassed'
+  >;
   verified_via: 'txt' | 'covered' | 'bypass' | 'upload' | null;
   covered_by: string | null;
   verification_token: string;
@@ -247,7 +270,19 @@ export interface AssetVerificationLogTable {
 }
 
 export type ScanKind = 'port' | 'template' | 'webapp' | 'container' | 'edge';
-export type ScanStatus = 'queued' | 'leased' | 'running' | 'ingesting' | 'chunking' | 'aggregating' | 'succeeded' | 'failed' | 'cancelled';
+export type ScanOutcome = 'complete' | 'partial' | 'inconclusive';
+export type ScanStatus =
+  'queued' | 'leased' | 'running' | 'ingesting' | 'chunking' | 'aggregating' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface InstallationSettingsTable {
+  id: Generated<boolean>;
+  staff_email_domains: ColumnType<string[], string[] | undefined, string[]>;
+  setup_token_hash: string | null;
+  setup_created_at: Timestamp | null;
+  setup_used_at: Timestamp | null;
+  setup_used_by: string | null;
+  updated_at: Timestamp;
+}
 
 export interface ScansTable {
   id: Generated<string>;
@@ -265,14 +300,23 @@ export interface ScansTable {
   requested_by: string | null;
   quota_day: ColumnType<string | null, string | null | undefined, string | null>;
   error: string | null;
+  /** Callback prefix of a template scan's out-of-band checks, set when first leased. */
+  oob_prefix: Generated<string | null>;
   lease_token: string | null;
   leased_by: string | null;
   lease_expires_at: Timestamp | null;
   attempts: ColumnType<number, number | undefined, number>;
   not_before: Timestamp | null;
   quota_seq: number | null;
+  /** When the lease last found this scan beyond its day's quota (0027): later leases look past it for a while. */
+  quota_held_at: Timestamp | null;
   /** 'import': made from a person's imported report (no quota, no lease). */
   source: ColumnType<'worker' | 'import', 'worker' | 'import' | undefined, 'worker' | 'import'>;
+  /** What the finished result was worth; null until its report is read (0025). */
+  outcome: ColumnType<ScanOutcome | null, ScanOutcome | null | undefined, ScanOutcome | null>;
+  outcome_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** What the report says it covered (docs/report-format.md "coverage"). */
+  coverage: JSONColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   started_at: Timestamp | null;
   finished_at: Timestamp | null;
@@ -299,6 +343,17 @@ export interface ScanSchedulesTable {
   updated_at: Timestamp;
 }
 
+export interface OobInteractionsTable {
+  id: Generated<string>;
+  scan_id: string;
+  tenant_id: string;
+  token: string;
+  protocol: 'http' | 'dns';
+  remote_address: string;
+  raw_request: string;
+  received_at: Generated<Date>;
+}
+
 export interface ScanTemplatesTable {
   id: Generated<string>;
   tenant_id: string;
@@ -307,6 +362,8 @@ export interface ScanTemplatesTable {
   severity: 'info' | 'low' | 'medium' | 'high' | 'critical';
   tags: ColumnType<string[], string[] | undefined, string[]>;
   yaml: string;
+  /** Payload files uploaded with the template: path → text (JSON text when written). */
+  payload_files: JSONColumnType<Record<string, string>, string | undefined, string>;
   size: number;
   sha256: string;
   created_by: string | null;
@@ -343,6 +400,10 @@ export interface FindingsTable {
   remediation: string | null;
   reference_urls: ColumnType<string[], string[] | undefined, string[]>;
   fingerprint: string;
+  /** The tool whose rule namespace the finding belongs to (imports); null when the rule id is shared. */
+  tool: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The class of check that reported it (Trivy's vuln, misconfig, secret, license ...); null when unknown. */
+  check_class: ColumnType<string | null, string | null | undefined, string | null>;
   scope_key: string;
   status: ColumnType<FindingStatus, FindingStatus | undefined, FindingStatus>;
   status_reason: string | null;
@@ -473,7 +534,7 @@ export interface ReportUploadsTable {
   size: ColumnType<string | number, number, number>;
   sha256: string;
   content_type: string | null;
-  format: 'native' | 'nmap' | 'nuclei' | 'zap' | 'trivy' | 'sarif' | null;
+  format: ReportFormatColumn | null;
   file_name: string | null;
   status: 'pending' | 'finalized';
   expires_at: Timestamp;
@@ -495,7 +556,7 @@ export interface ReportIngestionsTable {
   /** bigint: read as a string by node-postgres, a number by PGlite; use Number(). */
   size: ColumnType<string | number, number, number>;
   sha256: string;
-  format: 'native' | 'nmap' | 'nuclei' | 'zap' | 'trivy' | 'sarif' | null;
+  format: ReportFormatColumn | null;
   file_name: string | null;
   status: 'queued' | 'running' | 'succeeded' | 'failed';
   bytes_read: ColumnType<string | number, number | undefined, number>;
@@ -527,6 +588,45 @@ export interface SchemaMigrationsTable {
   applied_at: Timestamp;
 }
 
+/** Staff "ask operations" answers with the evidence they cite (migration 0016). */
+export interface MeshAskAnswersTable {
+  id: Generated<string>;
+  question: string;
+  window_days: number;
+  evidence: JSONColumnType<EvidenceItem[]>;
+  markdown: string;
+  model: string | null;
+  duration_ms: number;
+  created_by: string | null;
+  created_at: Generated<Date>;
+}
+
+/** The explainer's history: one answer per upload (the language-model module). */
+export interface LlmExplanationsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  user_id: string;
+  file_name: string;
+  format: string;
+  source: 'model' | 'offline';
+  /** The model that wrote it, for operators reading the database; never in an answer or page. */
+  model: string | null;
+  counts: JSONColumnType<SeverityCounts>;
+  answer: string;
+  created_at: Generated<Date>;
+}
+/** The uploaded result file of an explanation (migration 0023), gzip-compressed. */
+export interface LlmExplanationFilesTable {
+  explanation_id: string;
+  tenant_id: string;
+  user_id: string;
+  /** Bytes as uploaded. */
+  size: number;
+  sha256: string;
+  encoding: Generated<'gzip'>;
+  data: Buffer;
+}
+
 export interface DB {
   user: UserTable;
   session: SessionTable;
@@ -549,8 +649,10 @@ export interface DB {
   asset_verification_log: AssetVerificationLogTable;
   tenant_storage_settings: TenantStorageSettingsTable;
   scans: ScansTable;
+  installation_settings: InstallationSettingsTable;
   scan_schedules: ScanSchedulesTable;
   scan_templates: ScanTemplatesTable;
+  oob_interactions: OobInteractionsTable;
   findings: FindingsTable;
   finding_events: FindingEventsTable;
   finding_scan_ingests: FindingScanIngestsTable;
@@ -563,4 +665,7 @@ export interface DB {
   enroll_attempts: EnrollAttemptsTable;
   report_uploads: ReportUploadsTable;
   report_ingestions: ReportIngestionsTable;
+  mesh_ask_answers: MeshAskAnswersTable;
+  llm_explanations: LlmExplanationsTable;
+  llm_explanation_files: LlmExplanationFilesTable;
 }

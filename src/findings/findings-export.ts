@@ -80,7 +80,11 @@ function csvRecord(r: ExportRow): Record<string, string | number | null> {
  * with a single quote, so a spreadsheet shows it as text instead of running it (CSV injection).
  */
 export function csvStream(rows: AsyncIterable<ExportRow>): Readable {
-  const stringifier = stringify({ header: true, columns: CSV_COLUMNS.map(([key, header]) => ({ key, header })), escape_formulas: true });
+  const stringifier = stringify({
+    header: true,
+    columns: CSV_COLUMNS.map(([key, header]) => ({ key, header })),
+    escape_formulas: true,
+  });
   const source = Readable.from(
     (async function* () {
       for await (const r of rows) yield csvRecord(r);
@@ -90,7 +94,10 @@ export function csvStream(rows: AsyncIterable<ExportRow>): Readable {
   return source.pipe(stringifier);
 }
 
-export function jsonStream(rows: AsyncIterable<ExportRow>, meta: { generatedAt: Date; filters: Record<string, unknown> }): Readable {
+export function jsonStream(
+  rows: AsyncIterable<ExportRow>,
+  meta: { generatedAt: Date; filters: Record<string, unknown> },
+): Readable {
   return Readable.from(
     (async function* () {
       yield `{"format":"rampart-findings","version":1,"generatedAt":${JSON.stringify(meta.generatedAt.toISOString())},"filters":${JSON.stringify(meta.filters)},"findings":[`;
@@ -104,7 +111,13 @@ export function jsonStream(rows: AsyncIterable<ExportRow>, meta: { generatedAt: 
   );
 }
 
-const SARIF_LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = { critical: 'error', high: 'error', medium: 'warning', low: 'note', info: 'note' };
+const SARIF_LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = {
+  critical: 'error',
+  high: 'error',
+  medium: 'warning',
+  low: 'note',
+  info: 'note',
+};
 /** GitHub code scanning reads `security-severity` (a CVSS-like number) to rank results. */
 const SECURITY_SEVERITY: Record<Severity, number> = { critical: 9.5, high: 8.0, medium: 5.5, low: 3.0, info: 0.0 };
 const RANK: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
@@ -117,7 +130,10 @@ function sarifLocation(r: ExportRow): Record<string, unknown> {
     const region = typeof loc.line === 'number' && loc.line > 0 ? { region: { startLine: loc.line } } : {};
     return { physicalLocation: { artifactLocation: { uri: loc.file }, ...region }, message: { text: r.locationText } };
   }
-  return { logicalLocations: [{ fullyQualifiedName: `${r.asset.target} ${r.locationText}`, kind: 'resource' }], message: { text: r.locationText } };
+  return {
+    logicalLocations: [{ fullyQualifiedName: `${r.asset.target} ${r.locationText}`, kind: 'resource' }],
+    message: { text: r.locationText },
+  };
 }
 
 /** SARIF 2.1.0: one run, tool "Rampart"; rules are the scanner/rule pairs of the results. */
@@ -125,7 +141,10 @@ export function sarifStream(rows: AsyncIterable<ExportRow>, meta: { baseUrl: str
   return Readable.from(
     (async function* () {
       yield '{"$schema":"https://json.schemastore.org/sarif-2.1.0.json","version":"2.1.0","runs":[{"results":[';
-      const rules = new Map<string, { index: number; rule: Record<string, unknown>; worst: Severity; score: number | null; tags: Set<string> }>();
+      const rules = new Map<
+        string,
+        { index: number; rule: Record<string, unknown>; worst: Severity; score: number | null; tags: Set<string> }
+      >();
       let n = 0;
       for await (const r of rows) {
         const ruleId = `${r.scanner}/${r.ruleId}`;
@@ -159,7 +178,15 @@ export function sarifStream(rows: AsyncIterable<ExportRow>, meta: { baseUrl: str
           locations: [sarifLocation(r)],
           partialFingerprints: { 'rampartFinding/v1': r.fingerprint },
           ...(suppressed
-            ? { suppressions: [{ kind: 'external', status: 'accepted', justification: `${r.status === 'accepted_risk' ? 'Accepted risk' : 'False positive'}${r.statusReason ? `: ${r.statusReason}` : ''}` }] }
+            ? {
+                suppressions: [
+                  {
+                    kind: 'external',
+                    status: 'accepted',
+                    justification: `${r.status === 'accepted_risk' ? 'Accepted risk' : 'False positive'}${r.statusReason ? `: ${r.statusReason}` : ''}`,
+                  },
+                ],
+              }
             : {}),
           properties: {
             severity: r.severity,

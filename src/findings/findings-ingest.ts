@@ -1,23 +1,28 @@
-// Ingestion of a scan's findings (called by the workers module once a report is parsed). One
-// transaction as the service role: upsert by fingerprint, reopen what came back, close what the
-// scan's scope no longer shows, record the history, and enqueue finding.critical reports through
-// the outbox in the same transaction (so they exist exactly when the findings do). A second
-// ingest of the same scan replays the first one's summary and changes nothing.
+// Ingestion of a scan's findings (called by the workers module's ingestion runner as a report is
+// parsed): begin → batch()* → finish(). Each batch is its own short transaction as the service
+// role that upserts by fingerprint, reopens what came back, records the history and enqueues
+// finding.critical reports through the outbox in the same transaction (so they exist exactly when
+// the findings do). finish() closes what the result covered and no longer reports
+// (findings-closing.ts) and records the summary; a second ingest of the same scan replays it.
+// Over 500 lines on purpose: begin → batch → finish is one protocol over the same upsert, reopen and close statements;
+// split, its SQL would be read apart.
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { withService, type Tx } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { criticalFindingReport, type Reporter } from '../reporter/reporter.ts';
-import { ingestFindingsSchema, type FindingStatus, type IngestScope, type NormalizedFinding, type NormalizedFindingInput, type Scanner, type Severity } from './findings-schemas.ts';
+import {
+  ingestFindingsSchema,
+  type FindingStatus,
+  type IngestScope,
+  type NormalizedFinding,
+  type NormalizedFindingInput,
+  type Scanner,
+  type Severity,
+} from './findings-schemas.ts';
+import { checkClassOf, coverageCondition, SHARED_TOOLS_ONLY, type ClosingCoverage } from './findings-coverage.ts';
 import { resolveScope, scopeCondition, scopeKey, scopeOfScan } from './findings-scope.ts';
 import { findingFingerprint, normaliseLocation } from './fingerprint.ts';
-
-export interface IngestInput {
-  scanId: string;
-  findings: NormalizedFindingInput[];
-  /** Defaults to the scan's own: `full` for a whole scan, the chunk_spec slice for a chunk. */
-  scope?: IngestScope;
-}
 
 export interface IngestSummary {
   scanId: string;
@@ -50,7 +55,9 @@ export async function tenantSlaDays(tx: Tx, tenantId: string): Promise<SlaDays> 
     .select(['sla_critical_days', 'sla_high_days', 'sla_medium_days', 'sla_low_days'])
     .where('tenant_id', '=', tenantId)
     .executeTakeFirst();
-  return row ? { critical: row.sla_critical_days, high: row.sla_high_days, medium: row.sla_medium_days, low: row.sla_low_days } : DEFAULT_SLA_DAYS;
+  return row
+    ? { critical: row.sla_critical_days, high: row.sla_high_days, medium: row.sla_medium_days, low: row.sla_low_days }
+    : DEFAULT_SLA_DAYS;
 }
 
 /**
@@ -75,10 +82,10 @@ export async function expireAcceptedRisks(tx: Tx, tenantId: string, now: Date): 
 
 /** Reported findings of a scan that the management peer hears about one by one; more are summed up. */
 export const MAX_CRITICAL_REPORTS_PER_INGEST = 100;
-const BATCH = 500;
 
 interface Prepared {
   f: NormalizedFinding;
+  checkClass: string | null;
   fingerprint: string;
   location: ReturnType<typeof normaliseLocation>;
 }
@@ -93,13 +100,16 @@ function fold(a: Prepared, b: Prepared): Prepared {
   return { ...worse, f: { ...worse.f, cwe, cve } };
 }
 
-function chunks<T>(xs: T[], n = BATCH): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
-  return out;
-}
-
-type Existing = { id: string; fingerprint: string; status: FindingStatus; severity: Severity; first_seen_at: Date | string; scan_id: string | null; cwe_ids: number[]; cve_ids: string[] };
+type Existing = {
+  id: string;
+  fingerprint: string;
+  status: FindingStatus;
+  severity: Severity;
+  first_seen_at: Date | string;
+  scan_id: string | null;
+  cwe_ids: number[];
+  cve_ids: string[];
+};
 
 /**
  * The tenant's findings with these fingerprints, one unique-index probe per fingerprint. Written
@@ -120,10 +130,19 @@ async function findingsByFingerprint(tx: Tx, tenantId: string, fingerprints: str
 }
 
 /** What the list's text search matches: title, rule id, location and CVE ids, lower-cased. */
-export const searchText = (p: Prepared) => [p.f.title, p.f.ruleId, p.location.text, ...(p.f.cve ?? [])].join(' ').toLowerCase();
+export const searchText = (p: Prepared) =>
+  [p.f.title, p.f.ruleId, p.location.text, ...(p.f.cve ?? [])].join(' ').toLowerCase();
+
+/** The tool namespace an importer attached to a finding (ImportedFinding.tool), if any. */
+const toolOf = (f: NormalizedFinding): string | null => {
+  const t = (f as { tool?: unknown }).tool;
+  return typeof t === 'string' && t.trim() ? t.trim().toLowerCase().slice(0, 100) : null;
+};
 
 const content = (p: Prepared) => ({
   rule_id: p.f.ruleId,
+  tool: toolOf(p.f),
+  check_class: p.checkClass,
   title: p.f.title,
   description: p.f.description ?? null,
   severity: p.f.severity,
@@ -142,186 +161,13 @@ const content = (p: Prepared) => ({
   fingerprint: p.fingerprint,
 });
 
-const CONTENT_COLUMNS = sql.raw(`rule_id text, title text, description text, severity text, cvss_score numeric, cvss_vector text, cwe_ids integer[], cve_ids text[],
+const CONTENT_COLUMNS =
+  sql.raw(`rule_id text, tool text, check_class text, title text, description text, severity text, cvss_score numeric, cvss_vector text, cwe_ids integer[], cve_ids text[],
   location jsonb, location_text text, search_text text, port integer, path text, evidence jsonb, remediation text, reference_urls text[], fingerprint text`);
 
-export function createFindingsIngest(deps: { db: Kysely<DB>; reporter: Reporter; clock: Clock }) {
-  const { db, reporter, clock } = deps;
-
-  return async function ingestScanFindings(input: IngestInput): Promise<IngestSummary> {
-    const findings = ingestFindingsSchema.parse(input.findings);
-    return withService(db, async (tx) => {
-      const scan = await tx
-        .selectFrom('scans as s')
-        .innerJoin('assets as a', 'a.id', 's.asset_id')
-        .select(['s.id', 's.tenant_id', 's.asset_id', 's.kind', 's.parent_id', 's.chunk_spec', 's.options', 'a.target', 'a.name'])
-        .where('s.id', '=', input.scanId)
-        .executeTakeFirst();
-      if (!scan) throw new Error(`ingestScanFindings: no scan ${input.scanId}`);
-      const scanner = scan.kind as Scanner;
-      const scope = input.scope ? resolveScope(input.scope) : scopeOfScan(scan);
-      const key = scopeKey(scope);
-      const now = clock.now();
-
-      // Ingests touching one asset and scanner take turns: their closing steps read each other's rows.
-      await sql`select pg_advisory_xact_lock(hashtextextended(${`findings:${scan.asset_id}:${scanner}`}, 0))`.execute(tx);
-      const claimed = await tx
-        .insertInto('finding_scan_ingests')
-        .values({ scan_id: scan.id, tenant_id: scan.tenant_id, scope_key: key })
-        .onConflict((c) => c.column('scan_id').doNothing())
-        .returning('scan_id')
-        .executeTakeFirst();
-      if (!claimed) {
-        const prior = await tx.selectFrom('finding_scan_ingests').select('summary').where('scan_id', '=', scan.id).executeTakeFirstOrThrow();
-        return { ...(prior.summary as unknown as IngestSummary), replayed: true };
-      }
-
-      const riskExpired = await expireAcceptedRisks(tx, scan.tenant_id, now);
-      const sla = await tenantSlaDays(tx, scan.tenant_id);
-
-      const byFingerprint = new Map<string, Prepared>();
-      for (const f of findings) {
-        const location = normaliseLocation(f.location);
-        const fingerprint = findingFingerprint({ assetId: scan.asset_id, scanner, ruleId: f.ruleId, locationKey: location.key, discriminator: f.discriminator });
-        const p: Prepared = { f, fingerprint, location };
-        const prior = byFingerprint.get(fingerprint);
-        byFingerprint.set(fingerprint, prior ? fold(prior, p) : p);
-      }
-      const prepared = [...byFingerprint.values()].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1));
-
-      const existing = new Map<string, { id: string; status: FindingStatus; severity: Severity; first_seen_at: Date }>();
-      for (const batch of chunks(prepared.map((p) => p.fingerprint), 5_000)) {
-        for (const r of await findingsByFingerprint(tx, scan.tenant_id, batch)) existing.set(r.fingerprint, { id: r.id, status: r.status, severity: r.severity, first_seen_at: new Date(r.first_seen_at) });
-      }
-
-      type EventRow = { finding_id: string; event: string; from_status: string | null; to_status: string | null; detail: Record<string, unknown> | null };
-      const events: EventRow[] = [];
-      const critical: { id: string; p: Prepared }[] = [];
-      let created = 0;
-      let reopened = 0;
-
-      const fresh = prepared.filter((p) => !existing.has(p.fingerprint));
-      for (const batch of chunks(fresh)) {
-        const json = JSON.stringify(batch.map((p) => ({ ...content(p), sla_due_at: slaDueAt(now, p.f.severity, sla)?.toISOString() ?? null })));
-        const { rows } = await sql<{ id: string; fingerprint: string }>`
-          insert into findings (tenant_id, asset_id, scan_id, first_scan_id, scanner, scope_key, status, first_seen_at, last_seen_at,
-            rule_id, title, description, severity, cvss_score, cvss_vector, cwe_ids, cve_ids, location, location_text, search_text, port, path,
-            evidence, remediation, reference_urls, fingerprint, sla_due_at)
-          select ${scan.tenant_id}, ${scan.asset_id}, ${scan.id}, ${scan.id}, ${scanner}, ${key}, 'open', ${now}, ${now},
-            r.rule_id, r.title, r.description, r.severity, r.cvss_score, r.cvss_vector, r.cwe_ids, r.cve_ids, r.location, r.location_text, r.search_text, r.port, r.path,
-            r.evidence, r.remediation, r.reference_urls, r.fingerprint, r.sla_due_at
-          from jsonb_to_recordset(${json}::jsonb) as r(${CONTENT_COLUMNS}, sla_due_at timestamptz)
-          returning id, fingerprint`.execute(tx);
-        // No 'created' event: the history derives it from the row (decision 27).
-        for (const r of rows) {
-          const p = byFingerprint.get(r.fingerprint)!;
-          created += 1;
-          if (p.f.severity === 'critical') critical.push({ id: r.id, p });
-        }
-      }
-
-      const known = prepared.filter((p) => existing.has(p.fingerprint));
-      for (const batch of chunks(known)) {
-        const rows = batch.map((p) => {
-          const e = existing.get(p.fingerprint)!;
-          // An accepted risk or a false positive stays what people decided (expired acceptances
-          // were opened above); a fixed finding that is back is reopened.
-          const status: FindingStatus = e.status === 'fixed' ? 'open' : e.status;
-          const reopen = e.status === 'fixed';
-          if (reopen) {
-            reopened += 1;
-            events.push({ finding_id: e.id, event: 'reopened', from_status: 'fixed', to_status: 'open', detail: null });
-          }
-          if (e.severity !== p.f.severity) events.push({ finding_id: e.id, event: 'severity_changed', from_status: null, to_status: null, detail: { from: e.severity, to: p.f.severity } });
-          const becameCritical = p.f.severity === 'critical' && status === 'open' && (reopen || e.severity !== 'critical');
-          if (becameCritical) critical.push({ id: e.id, p });
-          return { ...content(p), id: e.id, status, reopen, sla_due_at: slaDueAt(e.first_seen_at, p.f.severity, sla)?.toISOString() ?? null };
-        });
-        await sql`
-          update findings f set scan_id = ${scan.id}, scope_key = ${key}, last_seen_at = ${now}, updated_at = ${now},
-            rule_id = r.rule_id, title = r.title, description = r.description, severity = r.severity, cvss_score = r.cvss_score,
-            cvss_vector = r.cvss_vector, cwe_ids = r.cwe_ids, cve_ids = r.cve_ids, location = r.location, location_text = r.location_text, search_text = r.search_text,
-            port = r.port, path = r.path, evidence = r.evidence, remediation = r.remediation, reference_urls = r.reference_urls,
-            sla_due_at = r.sla_due_at, status = r.status,
-            fixed_at = case when r.reopen then null else f.fixed_at end,
-            reopened_count = f.reopened_count + case when r.reopen then 1 else 0 end,
-            status_reason = case when r.reopen then null else f.status_reason end,
-            status_changed_at = case when r.reopen then ${now} else f.status_changed_at end,
-            status_changed_by = case when r.reopen then null else f.status_changed_by end,
-            status_changed_by_email = case when r.reopen then null else f.status_changed_by_email end
-          from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(${CONTENT_COLUMNS}, id uuid, status text, reopen boolean, sla_due_at timestamptz)
-          where f.id = r.id and f.tenant_id = ${scan.tenant_id}`.execute(tx);
-      }
-
-      // Close what this scan's scope no longer shows.
-      let fixed = 0;
-      const inScope = scopeCondition(scope);
-      if (inScope) {
-        const { rows } = await sql<{ id: string }>`
-          update findings set status = 'fixed', fixed_at = ${now}, status_changed_at = ${now}, status_changed_by = null,
-            status_changed_by_email = null, status_reason = null, updated_at = ${now}
-          where tenant_id = ${scan.tenant_id} and asset_id = ${scan.asset_id} and scanner = ${scanner} and status = 'open'
-            and scan_id is distinct from ${scan.id} and ${inScope}
-          returning id`.execute(tx);
-        fixed = rows.length;
-        for (const r of rows) events.push({ finding_id: r.id, event: 'fixed', from_status: 'open', to_status: 'fixed', detail: null });
-      }
-
-      for (const batch of chunks(events, 2_000)) {
-        await sql`
-          insert into finding_events (tenant_id, finding_id, at, event, from_status, to_status, scan_id, detail)
-          select ${scan.tenant_id}, e.finding_id, ${now}, e.event, e.from_status, e.to_status, ${scan.id}, e.detail
-          from jsonb_to_recordset(${JSON.stringify(batch)}::jsonb) as e(finding_id uuid, event text, from_status text, to_status text, detail jsonb)`.execute(tx);
-      }
-
-      let criticalReported = 0;
-      for (const c of critical.slice(0, MAX_CRITICAL_REPORTS_PER_INGEST)) {
-        const outcome = await reporter.report(
-          criticalFindingReport({ tenantId: scan.tenant_id, findingId: c.id, assetId: scan.asset_id, title: `${c.p.f.title} on ${scan.target}`, dedupeKey: c.p.fingerprint }),
-          tx,
-        );
-        if (outcome.sent) criticalReported += 1;
-      }
-      if (critical.length > MAX_CRITICAL_REPORTS_PER_INGEST) {
-        const more = critical.length - MAX_CRITICAL_REPORTS_PER_INGEST;
-        const outcome = await reporter.report(
-          {
-            kind: 'finding.critical',
-            severity: 'critical',
-            title: `${more} more critical findings on ${scan.target}`,
-            fingerprint: `${scan.tenant_id}:scan:${scan.id}:more`,
-            data: { tenantId: scan.tenant_id, assetId: scan.asset_id, scanId: scan.id, count: more },
-          },
-          tx,
-        );
-        if (outcome.sent) criticalReported += 1;
-      }
-
-      const summary: IngestSummary = {
-        scanId: scan.id,
-        scopeKey: key,
-        received: findings.length,
-        distinct: prepared.length,
-        created,
-        seen: known.length,
-        reopened,
-        fixed,
-        riskExpired,
-        criticalReported,
-        replayed: false,
-      };
-      await tx.updateTable('finding_scan_ingests').set({ summary: JSON.stringify(summary) }).where('scan_id', '=', scan.id).execute();
-      return summary;
-    });
-  };
-}
-
-export type IngestScanFindings = ReturnType<typeof createFindingsIngest>;
-
-// ---- batched ingestion (large reports) ---------------------------------------------------------
+// ---- the session ----------------------------------------------------------------------------
 //
-// A report too big for one transaction is ingested as begin → batch()* → finish(). Each batch is
-// its own short transaction that upserts by fingerprint and stamps the rows with this scan, so a
+// Each batch is its own short transaction that upserts by fingerprint and stamps the rows with this scan, so a
 // crash leaves some batches committed and a re-run converges: a finding created by the first run
 // already carries this scan and is merely "seen" by the second (not created twice, no second
 // critical report); a reopen or severity change already applied is not applied again.
@@ -329,6 +175,18 @@ export type IngestScanFindings = ReturnType<typeof createFindingsIngest>;
 // records the summary in finding_scan_ingests (which makes the scan's ingestion final and any
 // later run a replay), and counts the summary from the rows and events, so a re-run after a crash
 // reports the same numbers as an uninterrupted run.
+
+/** What finish() is told about the result. */
+export interface FinishOptions {
+  /** False: close nothing (a partial or inconclusive result, or one that said nothing of this asset). */
+  closeMissing?: boolean;
+  /**
+   * What the result covered (findings-coverage.ts): only open findings inside it, and inside the
+   * scan's scope, that the result did not report are closed. Absent: the findings of shared rule
+   * namespaces (Rampart's own scanners without a coverage record).
+   */
+  coverage?: ClosingCoverage;
+}
 
 export interface BatchIngestSession {
   readonly scanId: string;
@@ -341,13 +199,16 @@ export interface BatchIngestSession {
    * Closes what the scope no longer shows (unless `closeMissing` is false: a partial report) and
    * records the summary; idempotent.
    */
-  finish(opts?: { closeMissing?: boolean }): Promise<IngestSummary>;
+  finish(opts?: FinishOptions): Promise<IngestSummary>;
 }
 
 export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Reporter; clock: Clock }) {
   const { db, reporter, clock } = deps;
 
-  async function begin(scanId: string, opts: { scope?: IngestScope; validate?: boolean } = {}): Promise<BatchIngestSession> {
+  async function begin(
+    scanId: string,
+    opts: { scope?: IngestScope; validate?: boolean } = {},
+  ): Promise<BatchIngestSession> {
     const start = await withService(db, async (tx) => {
       const scan = await tx
         .selectFrom('scans as s')
@@ -356,8 +217,13 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
         .where('s.id', '=', scanId)
         .executeTakeFirst();
       if (!scan) throw new Error(`begin: no scan ${scanId}`);
-      const prior = await tx.selectFrom('finding_scan_ingests').select('summary').where('scan_id', '=', scanId).executeTakeFirst();
-      if (prior) return { scan, prior: prior.summary as unknown as IngestSummary, riskExpired: 0, sla: DEFAULT_SLA_DAYS };
+      const prior = await tx
+        .selectFrom('finding_scan_ingests')
+        .select('summary')
+        .where('scan_id', '=', scanId)
+        .executeTakeFirst();
+      if (prior)
+        return { scan, prior: prior.summary as unknown as IngestSummary, riskExpired: 0, sla: DEFAULT_SLA_DAYS };
       const riskExpired = await expireAcceptedRisks(tx, scan.tenant_id, clock.now());
       return { scan, prior: null, riskExpired, sla: await tenantSlaDays(tx, scan.tenant_id) };
     });
@@ -382,8 +248,21 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
       const byFingerprint = new Map<string, Prepared>();
       for (const f of findings) {
         const location = normaliseLocation(f.location);
-        const fingerprint = findingFingerprint({ assetId: scan.asset_id, scanner, ruleId: f.ruleId, locationKey: location.key, discriminator: f.discriminator });
-        const p: Prepared = { f, fingerprint, location };
+        const tool = toolOf(f);
+        const fingerprint = findingFingerprint({
+          assetId: scan.asset_id,
+          scanner,
+          ruleId: f.ruleId,
+          locationKey: location.key,
+          discriminator: f.discriminator,
+          tool,
+        });
+        const p: Prepared = {
+          f,
+          fingerprint,
+          location,
+          checkClass: checkClassOf(scanner, f.ruleId, tool, (f as { checkClass?: unknown }).checkClass),
+        };
         const prior = byFingerprint.get(fingerprint);
         byFingerprint.set(fingerprint, prior ? fold(prior, p) : p);
       }
@@ -392,22 +271,38 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
       const now = clock.now();
       await withService(db, async (tx) => {
         // Shared: batches of this session may be written concurrently (the ingestion runner runs
-        // one session per asset and scanner at a time); the closing step and the single-shot
-        // ingest take the lock exclusively, so they never interleave with batches.
+        // one session per asset and scanner at a time); the closing step takes the lock
+        // exclusively, so it never interleaves with batches.
         await sql`select pg_advisory_xact_lock_shared(hashtextextended(${lockKey}, 0))`.execute(tx);
         // Finished meanwhile (another runner of the same scan): change nothing.
-        const done = await tx.selectFrom('finding_scan_ingests').select('scan_id').where('scan_id', '=', scan.id).executeTakeFirst();
+        const done = await tx
+          .selectFrom('finding_scan_ingests')
+          .select('scan_id')
+          .where('scan_id', '=', scan.id)
+          .executeTakeFirst();
         if (done) return;
-        const existingRows = await findingsByFingerprint(tx, scan.tenant_id, prepared.map((p) => p.fingerprint));
+        const existingRows = await findingsByFingerprint(
+          tx,
+          scan.tenant_id,
+          prepared.map((p) => p.fingerprint),
+        );
         const existing = new Map(existingRows.map((r) => [r.fingerprint, r]));
 
-        type EventRow = { finding_id: string; event: string; from_status: string | null; to_status: string | null; detail: Record<string, unknown> | null };
+        type EventRow = {
+          finding_id: string;
+          event: string;
+          from_status: string | null;
+          to_status: string | null;
+          detail: Record<string, unknown> | null;
+        };
         const events: EventRow[] = [];
         const critical: { id: string; p: Prepared }[] = [];
 
         let fresh = prepared.filter((p) => !existing.has(p.fingerprint));
         if (fresh.length) {
-          const json = JSON.stringify(fresh.map((p) => ({ ...content(p), sla_due_at: slaDueAt(now, p.f.severity, sla)?.toISOString() ?? null })));
+          const json = JSON.stringify(
+            fresh.map((p) => ({ ...content(p), sla_due_at: slaDueAt(now, p.f.severity, sla)?.toISOString() ?? null })),
+          );
           // json (not jsonb) to recordset: the document is read once, lazily, instead of being built
           // into a jsonb tree first (a third faster on PGlite). No 'created' events: the history
           // derives them from the row (decision 27; writing them was a sixth of a large import).
@@ -415,10 +310,10 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
             with ins as (
               insert into findings (tenant_id, asset_id, scan_id, first_scan_id, scanner, scope_key, status, first_seen_at, last_seen_at,
                 rule_id, title, description, severity, cvss_score, cvss_vector, cwe_ids, cve_ids, location, location_text, search_text, port, path,
-                evidence, remediation, reference_urls, fingerprint, sla_due_at)
+                evidence, remediation, reference_urls, fingerprint, tool, check_class, sla_due_at)
               select ${scan.tenant_id}, ${scan.asset_id}, ${scan.id}, ${scan.id}, ${scanner}, ${key}, 'open', ${now}, ${now},
                 r.rule_id, r.title, r.description, r.severity, r.cvss_score, r.cvss_vector, r.cwe_ids, r.cve_ids, r.location, r.location_text, r.search_text, r.port, r.path,
-                r.evidence, r.remediation, r.reference_urls, r.fingerprint, r.sla_due_at
+                r.evidence, r.remediation, r.reference_urls, r.fingerprint, r.tool, r.check_class, r.sla_due_at
               from json_to_recordset(${json}::json) as r(${CONTENT_COLUMNS}, sla_due_at timestamptz)
               -- A concurrent batch of this session may hold the same fingerprint (a duplicate
               -- across batches): its row wins, and ours is folded into it below as a known one.
@@ -433,7 +328,12 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
           }
           const lost = fresh.filter((p) => !inserted.has(p.fingerprint));
           if (lost.length) {
-            for (const r of await findingsByFingerprint(tx, scan.tenant_id, lost.map((p) => p.fingerprint))) existing.set(r.fingerprint, r);
+            for (const r of await findingsByFingerprint(
+              tx,
+              scan.tenant_id,
+              lost.map((p) => p.fingerprint),
+            ))
+              existing.set(r.fingerprint, r);
             fresh = fresh.filter((p) => inserted.has(p.fingerprint));
           }
         }
@@ -452,17 +352,38 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
             }
             const status: FindingStatus = e.status === 'fixed' ? 'open' : e.status;
             const reopen = e.status === 'fixed';
-            if (reopen) events.push({ finding_id: e.id, event: 'reopened', from_status: 'fixed', to_status: 'open', detail: null });
-            if (e.severity !== p.f.severity) events.push({ finding_id: e.id, event: 'severity_changed', from_status: null, to_status: null, detail: { from: e.severity, to: p.f.severity } });
-            if (p.f.severity === 'critical' && status === 'open' && (reopen || e.severity !== 'critical')) critical.push({ id: e.id, p });
-            return { ...content(p), id: e.id, status, reopen, sla_due_at: slaDueAt(new Date(e.first_seen_at), p.f.severity, sla)?.toISOString() ?? null };
+            if (reopen)
+              events.push({
+                finding_id: e.id,
+                event: 'reopened',
+                from_status: 'fixed',
+                to_status: 'open',
+                detail: null,
+              });
+            if (e.severity !== p.f.severity)
+              events.push({
+                finding_id: e.id,
+                event: 'severity_changed',
+                from_status: null,
+                to_status: null,
+                detail: { from: e.severity, to: p.f.severity },
+              });
+            if (p.f.severity === 'critical' && status === 'open' && (reopen || e.severity !== 'critical'))
+              critical.push({ id: e.id, p });
+            return {
+              ...content(p),
+              id: e.id,
+              status,
+              reopen,
+              sla_due_at: slaDueAt(new Date(e.first_seen_at), p.f.severity, sla)?.toISOString() ?? null,
+            };
           });
           await sql`
             update findings f set scan_id = ${scan.id}, scope_key = ${key}, last_seen_at = ${now}, updated_at = ${now},
               rule_id = r.rule_id, title = r.title, description = r.description, severity = r.severity, cvss_score = r.cvss_score,
               cvss_vector = r.cvss_vector, cwe_ids = r.cwe_ids, cve_ids = r.cve_ids, location = r.location, location_text = r.location_text, search_text = r.search_text,
               port = r.port, path = r.path, evidence = r.evidence, remediation = r.remediation, reference_urls = r.reference_urls,
-              sla_due_at = r.sla_due_at, status = r.status,
+              sla_due_at = r.sla_due_at, status = r.status, check_class = r.check_class,
               fixed_at = case when r.reopen then null else f.fixed_at end,
               reopened_count = f.reopened_count + case when r.reopen then 1 else 0 end,
               status_reason = case when r.reopen then null else f.status_reason end,
@@ -477,7 +398,9 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
           await sql`
             insert into finding_events (tenant_id, finding_id, at, event, from_status, to_status, scan_id, detail)
             select ${scan.tenant_id}, e.finding_id, ${now}, e.event, e.from_status, e.to_status, ${scan.id}, e.detail
-            from jsonb_to_recordset(${JSON.stringify(events)}::jsonb) as e(finding_id uuid, event text, from_status text, to_status text, detail jsonb)`.execute(tx);
+            from jsonb_to_recordset(${JSON.stringify(events)}::jsonb) as e(finding_id uuid, event text, from_status text, to_status text, detail jsonb)`.execute(
+            tx,
+          );
         }
         // Reports join the batch's transaction: they exist exactly when the change they announce does.
         for (const c of critical) {
@@ -486,7 +409,13 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
             continue;
           }
           const outcome = await reporter.report(
-            criticalFindingReport({ tenantId: scan.tenant_id, findingId: c.id, assetId: scan.asset_id, title: `${c.p.f.title} on ${scan.target}`, dedupeKey: c.p.fingerprint }),
+            criticalFindingReport({
+              tenantId: scan.tenant_id,
+              findingId: c.id,
+              assetId: scan.asset_id,
+              title: `${c.p.f.title} on ${scan.target}`,
+              dedupeKey: c.p.fingerprint,
+            }),
             tx,
           );
           if (outcome.sent) criticalReported += 1;
@@ -494,7 +423,7 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
       });
     }
 
-    async function finish(fo: { closeMissing?: boolean } = {}): Promise<IngestSummary> {
+    async function finish(fo: FinishOptions = {}): Promise<IngestSummary> {
       if (finished) return finished;
       const now = clock.now();
       const summary = await withService(db, async (tx) => {
@@ -506,18 +435,23 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
           .returning('scan_id')
           .executeTakeFirst();
         if (!claimed) {
-          const prior = await tx.selectFrom('finding_scan_ingests').select('summary').where('scan_id', '=', scan.id).executeTakeFirstOrThrow();
+          const prior = await tx
+            .selectFrom('finding_scan_ingests')
+            .select('summary')
+            .where('scan_id', '=', scan.id)
+            .executeTakeFirstOrThrow();
           return { ...(prior.summary as unknown as IngestSummary), replayed: true };
         }
         let fixed = 0;
         const inScope = fo.closeMissing === false ? null : scopeCondition(scope);
         if (inScope) {
+          const covered = coverageCondition(fo.coverage ?? SHARED_TOOLS_ONLY);
           const { rows } = await sql<{ n: number }>`
             with closed as (
               update findings set status = 'fixed', fixed_at = ${now}, status_changed_at = ${now}, status_changed_by = null,
                 status_changed_by_email = null, status_reason = null, updated_at = ${now}
               where tenant_id = ${scan.tenant_id} and asset_id = ${scan.asset_id} and scanner = ${scanner} and status = 'open'
-                and scan_id is distinct from ${scan.id} and ${inScope}
+                and scan_id is distinct from ${scan.id} and ${inScope} and ${covered}
               returning id
             ), logged as (
               insert into finding_events (tenant_id, finding_id, at, event, from_status, to_status, scan_id)
@@ -546,7 +480,9 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
                  count(*) filter (where f.first_scan_id = ${scan.id})::int as created,
                  coalesce(sum((select count(*) from finding_events e where e.finding_id = f.id and e.scan_id = ${scan.id} and e.event = 'reopened')) filter (where f.scan_id = ${scan.id}), 0)::int as reopened
           from findings f
-          where f.tenant_id = ${scan.tenant_id} and f.asset_id = ${scan.asset_id} and (f.scan_id = ${scan.id} or f.first_scan_id = ${scan.id})`.execute(tx);
+          where f.tenant_id = ${scan.tenant_id} and f.asset_id = ${scan.asset_id} and (f.scan_id = ${scan.id} or f.first_scan_id = ${scan.id})`.execute(
+          tx,
+        );
         const c = rows[0]!;
         const out: IngestSummary = {
           scanId: scan.id,
@@ -561,7 +497,11 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
           criticalReported,
           replayed: false,
         };
-        await tx.updateTable('finding_scan_ingests').set({ summary: JSON.stringify(out) }).where('scan_id', '=', scan.id).execute();
+        await tx
+          .updateTable('finding_scan_ingests')
+          .set({ summary: JSON.stringify(out) })
+          .where('scan_id', '=', scan.id)
+          .execute();
         return out;
       });
       finished = summary;

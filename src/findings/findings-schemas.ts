@@ -19,11 +19,20 @@ export const CVE_RE = /^CVE-\d{4}-\d{4,9}$/i;
 const CWE_RE = /^(?:CWE-)?(\d{1,6})$/i;
 
 /** Caps for stored evidence: longer text is cut (and marked), never refused. */
-export const EVIDENCE_CAPS = { summary: 2_000, request: 16_384, response: 32_768, curl: 8_192, snippet: 8_192, extracted: 1_024, data: 16_384 } as const;
+export const EVIDENCE_CAPS = {
+  summary: 2_000,
+  request: 16_384,
+  response: 32_768,
+  curl: 8_192,
+  snippet: 8_192,
+  extracted: 1_024,
+  data: 16_384,
+} as const;
 const TRUNCATED = '\n… [truncated by Rampart]';
 
 /** Header values that may carry credentials; scanners copy them into requests and curl lines. */
-const SECRET_HEADER_RE = /\b(authorization|proxy-authorization|cookie|set-cookie|x-api-key|x-auth-token|api-key)([ \t]*:[ \t]*)[^\r\n'"]*/gi;
+const SECRET_HEADER_RE =
+  /\b(authorization|proxy-authorization|cookie|set-cookie|x-api-key|x-auth-token|api-key)([ \t]*:[ \t]*)[^\r\n'"]*/gi;
 
 export function redactSecrets(text: string): string {
   return text.replace(SECRET_HEADER_RE, '$1$2[redacted]');
@@ -49,7 +58,12 @@ export const evidenceSchema = z
     snippet: capText(EVIDENCE_CAPS.snippet),
     extracted: z.array(capText(EVIDENCE_CAPS.extracted)).max(50),
     /** Scanner-specific structured detail (banner, cipher list, ...); at most 16 KiB as JSON. */
-    data: z.record(z.string(), z.unknown()).refine((d) => JSON.stringify(d).length <= EVIDENCE_CAPS.data, `Evidence data must be at most ${EVIDENCE_CAPS.data} bytes of JSON.`),
+    data: z
+      .record(z.string(), z.unknown())
+      .refine(
+        (d) => JSON.stringify(d).length <= EVIDENCE_CAPS.data,
+        `Evidence data must be at most ${EVIDENCE_CAPS.data} bytes of JSON.`,
+      ),
   })
   .partial()
   .strict();
@@ -90,7 +104,10 @@ export const normalizedFindingObjectSchema = z
           .string()
           .trim()
           .max(200)
-          .regex(/^(?:CVSS:\d\.\d\/)?[A-Za-z]{1,3}:[A-Za-z0-9.]+(?:\/[A-Za-z]{1,3}:[A-Za-z0-9.]+)*$/, 'Give a CVSS vector such as CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H.')
+          .regex(
+            /^(?:CVSS:\d\.\d\/)?[A-Za-z]{1,3}:[A-Za-z0-9.]+(?:\/[A-Za-z]{1,3}:[A-Za-z0-9.]+)*$/,
+            'Give a CVSS vector such as CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H.',
+          )
           .optional(),
       })
       .strict()
@@ -98,7 +115,9 @@ export const normalizedFindingObjectSchema = z
     cwe: z
       .array(z.union([z.int().min(1).max(999_999), z.string().trim().regex(CWE_RE, 'Give a CWE id such as CWE-79.')]))
       .max(20)
-      .transform((xs) => [...new Set(xs.map((x) => (typeof x === 'number' ? x : Number(CWE_RE.exec(x)![1]))))].sort((a, b) => a - b))
+      .transform((xs) =>
+        [...new Set(xs.map((x) => (typeof x === 'number' ? x : Number(CWE_RE.exec(x)![1]))))].sort((a, b) => a - b),
+      )
       .optional(),
     cve: z
       .array(z.string().trim().regex(CVE_RE, 'Give a CVE id such as CVE-2024-3094.'))
@@ -152,7 +171,15 @@ export const ingestScopeSchema = z.discriminatedUnion('kind', [
   /** The scan checked everything its scanner checks on the asset. */
   z.object({ kind: z.literal('full') }).strict(),
   /** A port-scan chunk: only these inclusive port ranges were probed. */
-  z.object({ kind: z.literal('ports'), ranges: z.array(z.tuple([z.int().min(0).max(65_535), z.int().min(0).max(65_535)])).min(1).max(64) }).strict(),
+  z
+    .object({
+      kind: z.literal('ports'),
+      ranges: z
+        .array(z.tuple([z.int().min(0).max(65_535), z.int().min(0).max(65_535)]))
+        .min(1)
+        .max(64),
+    })
+    .strict(),
   /** A template-scan chunk: templates of these severities (optionally only these tags or template ids). */
   z
     .object({
@@ -163,16 +190,71 @@ export const ingestScopeSchema = z.discriminatedUnion('kind', [
     })
     .strict(),
   /** A web-application chunk: crawling seeded at these paths. */
-  z.object({ kind: z.literal('paths'), paths: z.array(z.string().startsWith('/').max(2_000)).min(1).max(100) }).strict(),
+  z
+    .object({ kind: z.literal('paths'), paths: z.array(z.string().startsWith('/').max(2_000)).min(1).max(100) })
+    .strict(),
   /** Partial results (a failed or cancelled scan): nothing is closed. */
   z.object({ kind: z.literal('none') }).strict(),
 ]);
 export type IngestScope = z.input<typeof ingestScopeSchema>;
 
+/** URLs a coverage record lists at most; `urlCount` keeps the full number. */
+export const MAX_COVERAGE_URLS = 5_000;
+/** A coverage record's JSON at most (it travels in the report header, a line of at most 4 MiB). */
+export const MAX_COVERAGE_BYTES = 2 * 1024 * 1024;
+const coveragePort = z.int().min(1).max(65_535);
+
+/**
+ * What one scan result actually looked at (docs/report-format.md, "coverage"; the meaning of each
+ * field: docs/decisions.md, "What a scan result covered"). Every field is optional: a field that is absent says
+ * nothing, an empty list says "none". Read together with the report's scanner and tool.
+ */
+export const reportCoverageSchema = z
+  .object({
+    /** Host names and addresses probed (port and edge scans, a template scan's host). */
+    hosts: z.array(z.string().trim().min(1).max(253)).max(64),
+    /** Inclusive TCP port ranges probed: every port of a port scan's plan, the ports an edge scan checked. */
+    ports: z
+      .array(z.tuple([coveragePort, coveragePort]).refine(([a, b]) => a <= b, 'A port range ends before it starts.'))
+      .max(65_535),
+    /** URLs answered (a crawl's fetched pages; a template scan's base URL), at most MAX_COVERAGE_URLS. */
+    urls: z.array(z.string().min(1).max(2_000)).max(MAX_COVERAGE_URLS),
+    /** How many URLs were answered in all, when `urls` had to be cut. */
+    urlCount: z.int().min(0),
+    /** Template ids run. */
+    templates: z.array(z.string().trim().min(1).max(200)).max(20_000),
+    /** Rule ids the scan ran (a trailing `*` matches any suffix, e.g. `port.open.tcp.*`). */
+    rules: z.array(z.string().trim().min(1).max(200)).max(5_000),
+    /** Only findings of these severities were reported (a filter or threshold). */
+    severities: z.array(severitySchema).min(1).max(SEVERITIES.length),
+    /** The container image read: the reference asked for, the manifest digest, the platform. */
+    image: z
+      .object({
+        reference: z.string().min(1).max(1_000),
+        digest: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'An image digest is sha256: and 64 hex digits.'),
+        platform: z.string().min(1).max(100),
+      })
+      .partial()
+      .strict(),
+  })
+  .partial()
+  .strict()
+  .refine(
+    (c) => JSON.stringify(c).length <= MAX_COVERAGE_BYTES,
+    `A coverage record must be at most ${MAX_COVERAGE_BYTES} bytes of JSON.`,
+  );
+export type ReportCoverage = z.output<typeof reportCoverageSchema>;
+
 // ---- API -----------------------------------------------------------------------------------
 
 /** Comma-separated or repeated query values, e.g. severity=critical,high. */
-const splitList = (v: unknown) => (v === undefined ? undefined : (Array.isArray(v) ? v : [v]).flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean));
+const splitList = (v: unknown) =>
+  v === undefined
+    ? undefined
+    : (Array.isArray(v) ? v : [v])
+        .flatMap((x) => String(x).split(','))
+        .map((x) => x.trim())
+        .filter(Boolean);
 
 export const FINDING_SORTS = ['severity', 'first_seen', 'last_seen', 'sla_due'] as const;
 export const findingSortSchema = z.enum(FINDING_SORTS);
@@ -186,6 +268,8 @@ export const findingFiltersSchema = z.object({
   status: z.preprocess(splitList, z.array(findingStatusSchema).min(1).max(FINDING_STATUSES.length).optional()),
   assetId: z.uuid().optional(),
   scanner: scannerSchema.optional(),
+  /** Findings this scan reported last (a later scan that reports one again takes it over). */
+  scanId: z.uuid().optional(),
   ruleId: z.string().trim().min(1).max(200).optional(),
   cwe: z
     .string()
@@ -214,7 +298,11 @@ export const listFindingsQuerySchema = findingFiltersSchema.extend({
   dir: z.enum(['asc', 'desc']).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   /** Opaque, from nextCursor of the previous page with the same sort. */
-  cursor: z.string().max(400).regex(/^[A-Za-z0-9_-]+$/, 'Pass nextCursor from the previous page unchanged.').optional(),
+  cursor: z
+    .string()
+    .max(400)
+    .regex(/^[A-Za-z0-9_-]+$/, 'Pass nextCursor from the previous page unchanged.')
+    .optional(),
 });
 export type ListFindingsQuery = z.output<typeof listFindingsQuerySchema>;
 
@@ -248,7 +336,13 @@ export const findingSummarySchema = z.object({
 });
 export type FindingSummary = z.infer<typeof findingSummarySchema>;
 
-export const severityCountsSchema = z.object({ info: z.number(), low: z.number(), medium: z.number(), high: z.number(), critical: z.number() });
+export const severityCountsSchema = z.object({
+  info: z.number(),
+  low: z.number(),
+  medium: z.number(),
+  high: z.number(),
+  critical: z.number(),
+});
 
 export const findingListSchema = z.object({
   findings: z.array(findingSummarySchema),
@@ -315,9 +409,18 @@ export const bulkStatusBodySchema = z
     expiresAt: z.iso.datetime({ offset: true }).optional(),
   })
   .strict()
-  .refine((b) => !((b.status === 'accepted_risk' || b.status === 'false_positive') && !b.reason), { path: ['reason'], message: 'Say why: a reason is required for an accepted risk or a false positive.' })
-  .refine((b) => !(b.status === 'accepted_risk' && !b.expiresAt), { path: ['expiresAt'], message: 'An accepted risk needs an expiry date.' })
-  .refine((b) => !(b.status !== 'accepted_risk' && b.expiresAt), { path: ['expiresAt'], message: 'Only an accepted risk has an expiry date.' });
+  .refine((b) => !((b.status === 'accepted_risk' || b.status === 'false_positive') && !b.reason), {
+    path: ['reason'],
+    message: 'Say why: a reason is required for an accepted risk or a false positive.',
+  })
+  .refine((b) => !(b.status === 'accepted_risk' && !b.expiresAt), {
+    path: ['expiresAt'],
+    message: 'An accepted risk needs an expiry date.',
+  })
+  .refine((b) => !(b.status !== 'accepted_risk' && b.expiresAt), {
+    path: ['expiresAt'],
+    message: 'Only an accepted risk has an expiry date.',
+  });
 export type BulkStatusBody = z.output<typeof bulkStatusBodySchema>;
 export type BulkStatusInput = z.input<typeof bulkStatusBodySchema>;
 

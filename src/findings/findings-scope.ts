@@ -32,7 +32,12 @@ export function resolveScope(scope: IngestScope): ResolvedScope {
   const s = ingestScopeSchema.parse(scope);
   if (s.kind === 'ports') return { kind: 'ports', ranges: mergeRanges(s.ranges) };
   if (s.kind === 'severities')
-    return { ...s, severities: SEVERITIES.filter((v) => s.severities.includes(v)), tags: [...new Set(s.tags)].sort(), templateIds: [...new Set(s.templateIds)].sort() };
+    return {
+      ...s,
+      severities: SEVERITIES.filter((v) => s.severities.includes(v)),
+      tags: [...new Set(s.tags)].sort(),
+      templateIds: [...new Set(s.templateIds)].sort(),
+    };
   if (s.kind === 'paths') return { kind: 'paths', paths: [...new Set(s.paths)].sort() };
   return s;
 }
@@ -62,17 +67,23 @@ function filteredScope(kind: string, options: unknown): ResolvedScope {
   const o = (options ?? {}) as Record<string, unknown>;
   try {
     if (kind === 'template') {
-      const severities = Array.isArray(o.severities) && o.severities.length ? (o.severities as Severity[]) : [...SEVERITIES];
+      const severities =
+        Array.isArray(o.severities) && o.severities.length ? (o.severities as Severity[]) : [...SEVERITIES];
       const tags = Array.isArray(o.tags) ? (o.tags as string[]) : [];
       const templateIds = Array.isArray(o.templateIds) ? (o.templateIds as string[]) : [];
-      if (severities.length < SEVERITIES.length || tags.length || templateIds.length) return resolveScope({ kind: 'severities', severities, tags, templateIds });
+      if (severities.length < SEVERITIES.length || tags.length || templateIds.length)
+        return resolveScope({ kind: 'severities', severities, tags, templateIds });
     }
     if (kind === 'container') {
-      const threshold = SEVERITIES.indexOf(typeof o.severityThreshold === 'string' ? (o.severityThreshold as Severity) : 'info');
+      const threshold = SEVERITIES.indexOf(
+        typeof o.severityThreshold === 'string' ? (o.severityThreshold as Severity) : 'info',
+      );
       // Leaving out unfixed vulnerabilities hides findings of every severity: only what the same
       // filter reported before can be closed.
-      if (o.ignoreUnfixed === true) return { kind: 'opaque', key: `container:ignore-unfixed|from:${SEVERITIES[Math.max(0, threshold)]}` };
-      if (threshold > 0) return resolveScope({ kind: 'severities', severities: SEVERITIES.slice(threshold), tags: [], templateIds: [] });
+      if (o.ignoreUnfixed === true)
+        return { kind: 'opaque', key: `container:ignore-unfixed|from:${SEVERITIES[Math.max(0, threshold)]}` };
+      if (threshold > 0)
+        return resolveScope({ kind: 'severities', severities: SEVERITIES.slice(threshold), tags: [], templateIds: [] });
     }
   } catch {
     return { kind: 'none' };
@@ -81,16 +92,23 @@ function filteredScope(kind: string, options: unknown): ResolvedScope {
 }
 
 /** The scope of a scan from its row: a whole scan is `full` (narrowed by its filters); a chunk is read from its chunk_spec. */
-export function scopeOfScan(scan: { kind: string; parent_id: string | null; chunk_spec: unknown; options?: unknown }): ResolvedScope {
+export function scopeOfScan(scan: {
+  kind: string;
+  parent_id: string | null;
+  chunk_spec: unknown;
+  options?: unknown;
+}): ResolvedScope {
   const spec = scan.chunk_spec;
   // A chunk without a spec says nothing about what it covered: it closes nothing.
-  if (spec === null || spec === undefined) return scan.parent_id ? { kind: 'none' } : filteredScope(scan.kind, scan.options);
+  if (spec === null || spec === undefined)
+    return scan.parent_id ? { kind: 'none' } : filteredScope(scan.kind, scan.options);
   const o = spec as Record<string, unknown>;
   const opaque = { kind: 'opaque' as const, key: `chunk:${stableJson(spec)}`.slice(0, 2_000) };
   try {
     if (scan.kind === 'port') {
       const range = (o.range ?? o) as { from?: unknown; to?: unknown };
-      if (Number.isInteger(range.from) && Number.isInteger(range.to)) return resolveScope({ kind: 'ports', ranges: [[range.from as number, range.to as number]] });
+      if (Number.isInteger(range.from) && Number.isInteger(range.to))
+        return resolveScope({ kind: 'ports', ranges: [[range.from as number, range.to as number]] });
     }
     if (scan.kind === 'template' && Array.isArray(o.severities) && o.severities.length) {
       return resolveScope({

@@ -4,7 +4,7 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { DB, FindingsTable } from '../db/schema.ts';
-import { withTenantMember, type Tx } from '../db/tenant.ts';
+import { type Caller, isTenantAdmin, type Tx, withTenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError } from '../lib/errors.ts';
 import { expireAcceptedRisks } from './findings-ingest.ts';
@@ -22,12 +22,6 @@ import {
   type Severity,
 } from './findings-schemas.ts';
 
-export interface Caller {
-  userId: string;
-  email: string;
-}
-
-const ADMIN = ['owner', 'admin'];
 const DAY_MS = 86_400_000;
 /** A finding's detail carries its latest events, newest first. */
 const HISTORY_LIMIT = 200;
@@ -44,7 +38,8 @@ type Row = Selectable<FindingsTable> & {
 };
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
-const utcMicros = (col: string) => sql<string>`to_char(${sql.ref(col)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const utcMicros = (col: string) =>
+  sql<string>`to_char(${sql.ref(col)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 interface SortSpec {
   /** Key columns, compared as a row for the keyset. */
@@ -63,8 +58,18 @@ const SORTS: Record<FindingSort, SortSpec> = {
     values: (r) => [r.severity_rank, r.c_last, r.id],
     casts: ['smallint', 'timestamptz', 'uuid'],
   },
-  first_seen: { keys: [sql`f.first_seen_at`, sql`f.id`], defaultDir: 'desc', values: (r) => [r.c_first, r.id], casts: ['timestamptz', 'uuid'] },
-  last_seen: { keys: [sql`f.last_seen_at`, sql`f.id`], defaultDir: 'desc', values: (r) => [r.c_last, r.id], casts: ['timestamptz', 'uuid'] },
+  first_seen: {
+    keys: [sql`f.first_seen_at`, sql`f.id`],
+    defaultDir: 'desc',
+    values: (r) => [r.c_first, r.id],
+    casts: ['timestamptz', 'uuid'],
+  },
+  last_seen: {
+    keys: [sql`f.last_seen_at`, sql`f.id`],
+    defaultDir: 'desc',
+    values: (r) => [r.c_last, r.id],
+    casts: ['timestamptz', 'uuid'],
+  },
   sla_due: {
     keys: [sql`coalesce(f.sla_due_at, 'infinity'::timestamptz)`, sql`f.id`],
     defaultDir: 'asc',
@@ -74,7 +79,9 @@ const SORTS: Record<FindingSort, SortSpec> = {
 };
 
 const badCursor = () =>
-  new AppError('validation_failed', 'Pass nextCursor from the previous page unchanged, with the same sort.', { details: [{ path: 'querystring.cursor', message: 'Not a cursor of this sort.' }] });
+  new AppError('validation_failed', 'Pass nextCursor from the previous page unchanged, with the same sort.', {
+    details: [{ path: 'querystring.cursor', message: 'Not a cursor of this sort.' }],
+  });
 
 export function encodeCursor(sort: FindingSort, dir: string, values: (string | number)[]): string {
   return Buffer.from(JSON.stringify([sort, dir, ...values])).toString('base64url');
@@ -88,7 +95,8 @@ function decodeCursor(cursor: string, sort: FindingSort, dir: string): (string |
     throw badCursor();
   }
   const spec = SORTS[sort];
-  if (!Array.isArray(parsed) || parsed.length !== spec.keys.length + 2 || parsed[0] !== sort || parsed[1] !== dir) throw badCursor();
+  if (!Array.isArray(parsed) || parsed.length !== spec.keys.length + 2 || parsed[0] !== sort || parsed[1] !== dir)
+    throw badCursor();
   const values = parsed.slice(2) as unknown[];
   values.forEach((v, i) => {
     const cast = spec.casts[i];
@@ -110,6 +118,7 @@ function conditions(tenantId: string, f: FindingFilters, now: Date, skipSeverity
   if (f.status) c.push(sql`f.status in (${sql.join(f.status)})`);
   if (f.assetId) c.push(sql`f.asset_id = ${f.assetId}`);
   if (f.scanner) c.push(sql`f.scanner = ${f.scanner}`);
+  if (f.scanId) c.push(sql`f.scan_id = ${f.scanId}`);
   if (f.ruleId) c.push(sql`lower(f.rule_id) = ${f.ruleId.toLowerCase()}`);
   if (f.cwe !== undefined) c.push(sql`f.cwe_ids @> array[${f.cwe}]::integer[]`);
   if (f.cve) c.push(sql`f.cve_ids @> array[${f.cve}]::text[]`);
@@ -167,12 +176,8 @@ const readCosts = (tx: Tx) => sql`select set_config('random_page_cost', '1.1', t
 export function createFindingsService(deps: { db: Kysely<DB>; audit: AuditService; clock: Clock }) {
   const { db, audit, clock } = deps;
 
-  async function asMember<T>(tenantId: string, caller: Caller, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> {
-    return withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, role) => {
-      if (!role) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
-      return fn(tx, role);
-    });
-  }
+  const asMember = <T>(tenantId: string, caller: Caller, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> =>
+    withTenantAccess(db, tenantId, caller, fn);
 
   const selectRows = (tx: Tx) =>
     tx
@@ -180,7 +185,11 @@ export function createFindingsService(deps: { db: Kysely<DB>; audit: AuditServic
       .innerJoin('assets as a', 'a.id', 'f.asset_id')
       .selectAll('f')
       .select(['a.name as asset_name', 'a.target as asset_target', 'a.kind as asset_kind'])
-      .select([utcMicros('f.first_seen_at').as('c_first'), utcMicros('f.last_seen_at').as('c_last'), sql<string>`coalesce(${utcMicros('f.sla_due_at')}, 'infinity')`.as('c_sla')]);
+      .select([
+        utcMicros('f.first_seen_at').as('c_first'),
+        utcMicros('f.last_seen_at').as('c_last'),
+        sql<string>`coalesce(${utcMicros('f.sla_due_at')}, 'infinity')`.as('c_sla'),
+      ]);
 
   /**
    * One page in the given order, after `cursor`; fetches limit + 1 to know whether more follow.
@@ -189,10 +198,25 @@ export function createFindingsService(deps: { db: Kysely<DB>; audit: AuditServic
    * in one step, the planner misjudges how many rows row-level security leaves and sorts every
    * match instead.
    */
-  async function page(tx: Tx, tenantId: string, q: { filters: FindingFilters; sort: FindingSort; dir: 'asc' | 'desc'; limit: number; after: (string | number)[] | null }, now: Date) {
+  async function page(
+    tx: Tx,
+    tenantId: string,
+    q: {
+      filters: FindingFilters;
+      sort: FindingSort;
+      dir: 'asc' | 'desc';
+      limit: number;
+      after: (string | number)[] | null;
+    },
+    now: Date,
+  ) {
     const spec = SORTS[q.sort];
     const keys = sql.join(spec.keys);
-    let ids = tx.selectFrom('findings as f').select('f.id').where(conditions(tenantId, q.filters, now)).limit(q.limit + 1);
+    let ids = tx
+      .selectFrom('findings as f')
+      .select('f.id')
+      .where(conditions(tenantId, q.filters, now))
+      .limit(q.limit + 1);
     if (q.after) {
       const values = sql.join(q.after.map((v, i) => sql`${v}::${sql.raw(spec.casts[i]!)}`));
       ids = ids.where(q.dir === 'desc' ? sql<boolean>`(${keys}) < (${values})` : sql<boolean>`(${keys}) > (${values})`);
@@ -231,7 +255,12 @@ export function createFindingsService(deps: { db: Kysely<DB>; audit: AuditServic
           const chosen: readonly Severity[] = q.severity ?? SEVERITIES;
           total = chosen.reduce((a, s) => a + counts![s], 0);
         }
-        return { findings: rows.map((r) => toSummary(r, now)), nextCursor: next ? encodeCursor(q.sort, dir, next) : null, counts, total };
+        return {
+          findings: rows.map((r) => toSummary(r, now)),
+          nextCursor: next ? encodeCursor(q.sort, dir, next) : null,
+          counts,
+          total,
+        };
       });
     },
 
@@ -239,7 +268,10 @@ export function createFindingsService(deps: { db: Kysely<DB>; audit: AuditServic
       return asMember(tenantId, caller, async (tx) => {
         const now = clock.now();
         await expireAcceptedRisks(tx, tenantId, now);
-        const r = (await selectRows(tx).where('f.tenant_id', '=', tenantId).where('f.id', '=', findingId).executeTakeFirst()) as Row | undefined;
+        const r = (await selectRows(tx)
+          .where('f.tenant_id', '=', tenantId)
+          .where('f.id', '=', findingId)
+          .executeTakeFirst()) as Row | undefined;
         if (!r) throw appError('finding_not_found', 'No such finding in this tenant.');
         const events = await tx
           .selectFrom('finding_events')
@@ -311,15 +343,27 @@ export function createFindingsService(deps: { db: Kysely<DB>; audit: AuditServic
             : expiresAt.getTime() > now.getTime() + MAX_ACCEPT_DAYS * DAY_MS
               ? `Accept a risk for at most ${MAX_ACCEPT_DAYS} days, then review it again.`
               : null;
-        if (problem) throw new AppError('validation_failed', problem, { details: [{ path: 'body.expiresAt', message: problem }] });
+        if (problem)
+          throw new AppError('validation_failed', problem, { details: [{ path: 'body.expiresAt', message: problem }] });
       }
       return asMember(tenantId, caller, async (tx, role) => {
-        if (body.status === 'accepted_risk' && !ADMIN.includes(role)) throw appError('tenant_forbidden', 'Accepting a risk needs the owner or admin role in this tenant.');
-        const before = await tx.selectFrom('findings').select(['id', 'status']).where('tenant_id', '=', tenantId).where('id', 'in', body.ids).forUpdate().execute();
+        if (body.status === 'accepted_risk' && !isTenantAdmin(role))
+          throw appError('tenant_forbidden', 'Accepting a risk needs the owner or admin role in this tenant.');
+        const before = await tx
+          .selectFrom('findings')
+          .select(['id', 'status'])
+          .where('tenant_id', '=', tenantId)
+          .where('id', 'in', body.ids)
+          .forUpdate()
+          .execute();
         if (before.length !== body.ids.length) {
           const found = new Set(before.map((r) => r.id));
           const missing = body.ids.filter((id) => !found.has(id));
-          throw appError('finding_not_found', `${missing.length} of the findings do not exist in this tenant; nothing was changed.`, { details: { missing } });
+          throw appError(
+            'finding_not_found',
+            `${missing.length} of the findings do not exist in this tenant; nothing was changed.`,
+            { details: { missing } },
+          );
         }
         await sql`
           update findings set status = ${body.status}, status_reason = ${body.reason ?? null}, status_expires_at = ${expiresAt},
@@ -352,7 +396,13 @@ export function createFindingsService(deps: { db: Kysely<DB>; audit: AuditServic
             action: 'finding.status_changed',
             targetType: 'finding',
             targetId: body.ids.length === 1 ? body.ids[0]! : null,
-            details: { status: body.status, reason: body.reason ?? null, expiresAt: expiresAt?.toISOString() ?? null, count: body.ids.length, ids: body.ids },
+            details: {
+              status: body.status,
+              reason: body.reason ?? null,
+              expiresAt: expiresAt?.toISOString() ?? null,
+              count: body.ids.length,
+              ids: body.ids,
+            },
           },
           tx,
         );
@@ -364,7 +414,12 @@ export function createFindingsService(deps: { db: Kysely<DB>; audit: AuditServic
      * The export's rows, page by page in one order. Membership is checked before the first page
      * (so a refusal is an ordinary JSON error) and again for every page.
      */
-    async openExport(tenantId: string, caller: Caller, q: { filters: FindingFilters; sort: FindingSort; dir?: 'asc' | 'desc' | undefined }, pageSize = 1_000) {
+    async openExport(
+      tenantId: string,
+      caller: Caller,
+      q: { filters: FindingFilters; sort: FindingSort; dir?: 'asc' | 'desc' | undefined },
+      pageSize = 1_000,
+    ) {
       const dir = q.dir ?? SORTS[q.sort].defaultDir;
       const now = clock.now();
       const fetch = (after: (string | number)[] | null) =>

@@ -18,7 +18,12 @@ export interface NormalisedLocation {
 
 const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443, ws: 80, wss: 443, ftp: 21 };
 
-const normaliseHost = (h: string) => h.trim().toLowerCase().replace(/\.$/, '').replace(/^\[(.*)\]$/, '$1');
+const normaliseHost = (h: string) =>
+  h
+    .trim()
+    .toLowerCase()
+    .replace(/\.$/, '')
+    .replace(/^\[(.*)\]$/, '$1');
 
 /** '/a//b/./c/' → '/a/b/c'; the root stays '/'. Case is kept: paths are case-sensitive. */
 export function normalisePath(p: string): string {
@@ -73,7 +78,10 @@ export function normaliseLocation(loc: FindingLocation): NormalisedLocation {
 
   const parts: string[] = [];
   if (typeof stored.url === 'string') parts.push(stored.url);
-  else if (host) parts.push(`${protocol ?? 'tcp'}://${host.includes(':') ? `[${host}]` : host}${port !== null ? `:${port}` : ''}${path && path !== '/' ? path : ''}`);
+  else if (host)
+    parts.push(
+      `${protocol ?? 'tcp'}://${host.includes(':') ? `[${host}]` : host}${port !== null ? `:${port}` : ''}${path && path !== '/' ? path : ''}`,
+    );
   else if (port !== null) parts.push(`${protocol ?? 'tcp'}/${port}`);
   else if (path) parts.push(path);
   if (loc.param) parts.push(`[${loc.param}]`);
@@ -82,13 +90,45 @@ export function normaliseLocation(loc: FindingLocation): NormalisedLocation {
   const text = parts.join(' ') || '(asset)';
 
   // The identity: every normalised field but the line, in a fixed order.
-  const key = JSON.stringify([scheme, host, port, protocol ?? (scheme ? null : port !== null ? 'tcp' : null), path, loc.param ?? null, stored.package ?? null, stored.version ?? null, stored.file ?? null, typeof stored.url === 'string' && !scheme ? stored.url : null]);
+  const key = JSON.stringify([
+    scheme,
+    host,
+    port,
+    protocol ?? (scheme ? null : port !== null ? 'tcp' : null),
+    path,
+    loc.param ?? null,
+    stored.package ?? null,
+    stored.version ?? null,
+    stored.file ?? null,
+    typeof stored.url === 'string' && !scheme ? stored.url : null,
+  ]);
   return { stored, text, key, port, path };
 }
 
 export const FINGERPRINT_VERSION = 'v1';
 
-/** sha256 over the identifying fields, lowercase hex. Stable across tenants' data and time. */
-export function findingFingerprint(f: { assetId: string; scanner: Scanner; ruleId: string; locationKey: string; discriminator?: string | undefined }): string {
-  return sha256Hex(JSON.stringify([`rampart-finding-${FINGERPRINT_VERSION}`, f.assetId, f.scanner, f.ruleId.trim().toLowerCase(), f.locationKey, f.discriminator?.trim().toLowerCase() ?? null]));
+/**
+ * sha256 over the identifying fields, lowercase hex. Stable across tenants' data and time. A
+ * finding whose rule id is a tool's own (a SARIF producer, ZAP, Nessus, ...) names that tool:
+ * it is part of the identity, so two tools' rules never merge. Without a tool the hash is the
+ * one of earlier versions.
+ */
+export function findingFingerprint(f: {
+  assetId: string;
+  scanner: Scanner;
+  ruleId: string;
+  locationKey: string;
+  discriminator?: string | undefined;
+  tool?: string | null | undefined;
+}): string {
+  const parts: unknown[] = [
+    `rampart-finding-${FINGERPRINT_VERSION}`,
+    f.assetId,
+    f.scanner,
+    f.ruleId.trim().toLowerCase(),
+    f.locationKey,
+    f.discriminator?.trim().toLowerCase() ?? null,
+  ];
+  if (f.tool) parts.push(`tool:${f.tool.trim().toLowerCase()}`);
+  return sha256Hex(JSON.stringify(parts));
 }

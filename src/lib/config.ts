@@ -1,19 +1,18 @@
-// One zod schema for every setting (DESIGN §5.1). Parsed once at boot, frozen.
+// One zod schema for every setting (the README configuration table lists them). Parsed once at boot, frozen.
 // Invalid configuration stops the process with a message naming the variable.
 import { z } from 'zod';
+import { isCidrList } from './egress.ts';
 
 const bool = z
   .enum(['1', '0', 'true', 'false', 'on', 'off', 'yes', 'no'])
   .transform((v) => ['1', 'true', 'on', 'yes'].includes(v));
 
-const csv = z
-  .string()
-  .transform((v) =>
-    v
-      .split(',')
-      .map((s) => s.trim().toLowerCase())
-      .filter(Boolean),
-  );
+const csv = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean),
+);
 
 const optionalSecret = z.string().min(1).optional();
 
@@ -37,6 +36,11 @@ const schema = z
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
     HOST: z.string().min(1).default('0.0.0.0'),
     PUBLIC_BASE_URL: z.url().optional(),
+    /**
+     * Out-of-band checks of template scans: targets call back at PUBLIC_BASE_URL/oob/…. `auto` turns
+     * them on when PUBLIC_BASE_URL is set to a name other than localhost or a loopback address.
+     */
+    OOB_CALLBACKS: z.enum(['auto', 'on', 'off']).default('auto'),
     DATA_DIR: z.string().min(1).default('./.data'),
     DATABASE_URL: z
       .string()
@@ -53,6 +57,8 @@ const schema = z
     /** How often the embedded database checks which tables need vacuum or analyze (src/db/embedded-maintenance.ts); 0 = never. */
     PGLITE_MAINTENANCE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
     EMBEDDED_WORKER: bool.optional(),
+    /** Every new tenant gets a hosted worker (and its webhook signing secret) at creation. */
+    TENANT_HOSTED_WORKER: bool.optional(),
     /** Scans each embedded hosted worker runs at once. */
     EMBEDDED_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
     /** The OSV advisory database embedded hosted workers match container images against (`rampart-worker osv import`). */
@@ -78,7 +84,14 @@ const schema = z
       .optional(),
     STAFF_EMAIL_DOMAINS: csv.default([]),
     DNS_RESOLVERS: csv
-      .refine((list) => list.every((r) => /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\]|[0-9a-f:]+)(:\d{1,5})?$/.test(r)), 'comma-separated resolver addresses such as 1.1.1.1,9.9.9.9:53')
+      .refine(
+        (list) => list.every((r) => /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:]+\]|[0-9a-f:]+)(:\d{1,5})?$/.test(r)),
+        'comma-separated resolver addresses such as 1.1.1.1,9.9.9.9:53',
+      )
+      .default([]),
+    // Internal ranges that server-side connections and hosted workers may reach (docs/security.md).
+    EGRESS_ALLOW: csv
+      .refine((list) => isCidrList(list), 'comma-separated CIDR ranges or addresses such as 10.20.0.0/16,fd00:1::/64')
       .default([]),
     DNS_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
     // Built-in scheduler: every replica ticks; the tick claims each due schedule once. 0 = only the cron hook.
@@ -89,7 +102,10 @@ const schema = z
       .optional(),
     // Keys being rotated out: still accepted when opening stored secrets, never used to seal.
     APP_ENCRYPTION_KEY_PREVIOUS: csv
-      .refine((list) => list.every((v) => Buffer.from(v, 'base64').length === 32), 'comma-separated 32-byte keys, base64-encoded')
+      .refine(
+        (list) => list.every((v) => Buffer.from(v, 'base64').length === 32),
+        'comma-separated 32-byte keys, base64-encoded',
+      )
       .default([]),
     AUTH_SECRET: z.string().min(32, 'at least 32 characters').optional(),
     LLM_BASE_URL: z.url().optional(),
@@ -106,17 +122,43 @@ const schema = z
     METRICS_TOKEN: optionalSecret,
     SIGNUP_ENABLED: bool.default(true),
     /** Largest container-image archive an upload may carry (bytes); default 2 GiB. */
-    IMAGE_ARCHIVE_MAX_BYTES: z.coerce.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).default(2 * 1024 ** 3),
+    IMAGE_ARCHIVE_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(Number.MAX_SAFE_INTEGER)
+      .default(2 * 1024 ** 3),
     /** Largest compliance evidence file (bytes); default 25 MiB. */
-    EVIDENCE_MAX_BYTES: z.coerce.number().int().min(1024).max(1024 ** 3).default(25 * 1024 ** 2),
+    EVIDENCE_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 ** 3)
+      .default(25 * 1024 ** 2),
     /** Largest raw scan report a worker upload or an import may carry (bytes); default 512 MiB. */
-    REPORT_MAX_BYTES: z.coerce.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).default(512 * 1024 ** 2),
+    REPORT_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(Number.MAX_SAFE_INTEGER)
+      .default(512 * 1024 ** 2),
     /** Body limit of the legacy single-shot report route (bytes); default 64 MiB. */
-    WORKER_LEGACY_REPORT_MAX_BYTES: z.coerce.number().int().min(1024).max(1024 ** 3).default(64 * 1024 ** 2),
+    WORKER_LEGACY_REPORT_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 ** 3)
+      .default(64 * 1024 ** 2),
+    /** Uploaded files this process analyses at once (the result-file explainer; importers may share it). */
+    FILE_ANALYSIS_MAX_CONCURRENT: z.coerce.number().int().min(1).max(64).default(2),
+    /** Uploaded files one user may have analysed at once. */
+    FILE_ANALYSIS_MAX_PER_USER: z.coerce.number().int().min(1).max(64).default(1),
     /** Lease attempts of a scan before an expired or failing lease fails it. */
     WORKER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
     WORKER_LEASE_SECONDS: z.coerce.number().int().min(10).max(3600).default(90),
     INGEST_LOCK_SECONDS: z.coerce.number().int().min(10).max(3600).default(60),
+    /** Heap of the thread each report is parsed on; a report needing more fails (not retried). */
+    IMPORT_PARSE_HEAP_MB: z.coerce.number().int().min(16).max(4096).default(160),
     /** Platform object storage in an S3-compatible bucket instead of DATA_DIR (several replicas). */
     STORAGE_S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
     STORAGE_S3_BUCKET: z.string().trim().min(3).max(63).optional(),
@@ -127,20 +169,38 @@ const schema = z
     STORAGE_S3_PREFIX: z
       .string()
       .trim()
-      .regex(/^[A-Za-z0-9!_.*'()-]+(\/[A-Za-z0-9!_.*'()-]+)*$/, 'path segments of letters, digits and !_.*\'()- separated by /, no leading or trailing slash')
+      .regex(
+        /^[A-Za-z0-9!_.*'()-]+(\/[A-Za-z0-9!_.*'()-]+)*$/,
+        "path segments of letters, digits and !_.*'()- separated by /, no leading or trailing slash",
+      )
       .optional(),
   })
   .refine(
     (c) => {
-      const s3 = [c.STORAGE_S3_ENDPOINT, c.STORAGE_S3_BUCKET, c.STORAGE_S3_ACCESS_KEY_ID, c.STORAGE_S3_SECRET_ACCESS_KEY];
+      const s3 = [
+        c.STORAGE_S3_ENDPOINT,
+        c.STORAGE_S3_BUCKET,
+        c.STORAGE_S3_ACCESS_KEY_ID,
+        c.STORAGE_S3_SECRET_ACCESS_KEY,
+      ];
       return s3.every(Boolean) || !s3.some(Boolean);
     },
-    { path: ['STORAGE_S3_ENDPOINT'], message: 'set STORAGE_S3_ENDPOINT, STORAGE_S3_BUCKET, STORAGE_S3_ACCESS_KEY_ID and STORAGE_S3_SECRET_ACCESS_KEY together' },
+    {
+      path: ['STORAGE_S3_ENDPOINT'],
+      message:
+        'set STORAGE_S3_ENDPOINT, STORAGE_S3_BUCKET, STORAGE_S3_ACCESS_KEY_ID and STORAGE_S3_SECRET_ACCESS_KEY together',
+    },
   )
   .transform((c) => ({
     ...c,
     PUBLIC_BASE_URL: (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ''),
+    oobCallbacks:
+      c.OOB_CALLBACKS === 'on' ||
+      (c.OOB_CALLBACKS === 'auto' &&
+        c.PUBLIC_BASE_URL !== undefined &&
+        !/^(?:localhost|127\.[\d.]+|\[::1\])$/i.test(new URL(c.PUBLIC_BASE_URL).hostname)),
     EMBEDDED_WORKER: c.EMBEDDED_WORKER ?? !c.DATABASE_URL,
+    TENANT_HOSTED_WORKER: c.TENANT_HOSTED_WORKER ?? (!c.DATABASE_URL && (c.EMBEDDED_WORKER ?? true)),
     embedded: !c.DATABASE_URL,
   }));
 
@@ -186,7 +246,7 @@ function parsePeers(env: NodeJS.ProcessEnv, issues: string[]): Record<string, Pe
         .map((s) => s.trim())
         .filter(Boolean);
   }
-  // Flow allowlist alone does not make a peer (DESIGN §5.1: URL or secret entries define the list).
+  // Flow allowlist alone does not make a peer (URL or secret entries define the list, docs/mesh.md §2).
   const out: Record<string, PeerConfig> = {};
   for (const [suffix, p] of Object.entries(peers)) {
     if (!p.url && !p.secretTo && !p.secretFrom) continue;

@@ -38,7 +38,9 @@ export function createSecretBox(key: Buffer, previousKeys: readonly Buffer[] = [
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-      return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+      return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join(
+        '.',
+      );
     },
     open(sealed) {
       const [v, iv, tag, ct] = sealed.split('.');

@@ -5,6 +5,8 @@ export const ERROR_STATUS = {
   // generic
   validation_failed: 400,
   invalid_json: 400,
+  invalid_characters: 400,
+  json_too_deep: 400,
   unauthenticated: 401,
   forbidden: 403,
   csrf_invalid: 403,
@@ -18,6 +20,8 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  too_many_concurrent: 429,
+  server_busy: 429,
   internal_error: 500,
   service_unavailable: 503,
   // auth proxy (Better Auth answers are re-coded into this family)
@@ -67,10 +71,12 @@ export const ERROR_STATUS = {
   evidence_content_mismatch: 415,
   // platform roles
   role_not_found: 404,
+  setup_link_invalid: 400,
+  setup_done: 409,
   user_not_found: 404,
   // metrics
   metrics_token_invalid: 401,
-  // service mesh dispatch (spec "Errors"; DESIGN §5.2 order of checks)
+  // service mesh dispatch (docs/errors.md gives the order of checks)
   missing_svc_headers: 401,
   missing_signature: 401,
   bad_timestamp: 401,
@@ -85,7 +91,7 @@ export const ERROR_STATUS = {
   idempotency_key_reuse: 409,
   request_in_progress: 409,
   handler_failed: 500,
-  // workers: enrollment and signed worker requests (DESIGN §5.3)
+  // workers: enrollment and signed worker requests (docs/worker-protocol.md)
   worker_not_found: 404,
   enrollment_code_invalid: 401,
   worker_unauthorized: 401,
@@ -116,6 +122,7 @@ export const ERROR_STATUS = {
   llm_word_document: 415,
   llm_file_type_not_supported: 415,
   llm_result_file_unreadable: 422,
+  llm_result_file_too_complex: 422,
   llm_explanation_not_found: 404,
   llm_cancelled: 499,
   llm_device_check_no_results: 422,
@@ -145,6 +152,8 @@ export const ERROR_STATUS = {
   // staff mesh tools
   mesh_peer_not_found: 404,
   mesh_ask_answer_not_found: 404,
+  outbox_entry_not_found: 404,
+  outbox_entry_not_failed: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -154,7 +163,11 @@ export class AppError extends Error {
   readonly status: number;
   readonly details: unknown;
   readonly headers: Record<string, string> | undefined;
-  constructor(code: ErrorCode, message: string, opts: { details?: unknown; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    opts: { details?: unknown; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
     super(message, { cause: opts.cause });
     this.name = 'AppError';
     this.code = code;
@@ -164,7 +177,10 @@ export class AppError extends Error {
   }
 }
 
-export const appError = (code: ErrorCode, message: string, opts?: ConstructorParameters<typeof AppError>[2]): AppError =>
-  new AppError(code, message, opts);
+export const appError = (
+  code: ErrorCode,
+  message: string,
+  opts?: ConstructorParameters<typeof AppError>[2],
+): AppError => new AppError(code, message, opts);
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;

@@ -20,7 +20,13 @@ import { appError, isAppError } from '../lib/errors.ts';
 import { checkCitations } from './llm-citations.ts';
 import { llmError, llmFailureOf } from './llm-errors.ts';
 import { LlmAbortedError, type LlmGateway } from './llm-gateway.ts';
-import { OFFLINE_LABEL, type AnswerMeta, type AnswerSource, type LlmFailure, type LlmStreamEvent } from './llm-schemas.ts';
+import {
+  OFFLINE_LABEL,
+  type AnswerMeta,
+  type AnswerSource,
+  type LlmFailure,
+  type LlmStreamEvent,
+} from './llm-schemas.ts';
 
 export const MODEL_LABEL = 'model answer';
 
@@ -28,7 +34,8 @@ export const MODEL_LABEL = 'model answer';
  * Why the offline analysis answers: no model is configured, the model failed before its first
  * word (`failure`: code, friendly message, wait), or its finished answer failed the check.
  */
-export type OfflineWhy = { kind: 'unconfigured' } | { kind: 'failed'; failure: LlmFailure } | { kind: 'rejected'; reason: string };
+export type OfflineWhy =
+  { kind: 'unconfigured' } | { kind: 'failed'; failure: LlmFailure } | { kind: 'rejected'; reason: string };
 
 /** The check of a finished model answer: usable (`text`: what to keep instead, e.g. with a note added), or why not. */
 export type AnswerCheckResult = { ok: true; text?: string } | { ok: false; reason: string };
@@ -80,15 +87,23 @@ async function* pieces(parts: Iterable<string>): AsyncGenerator<string, void, un
   for (const p of parts) if (p) yield p;
 }
 
-function defaultCheck(text: string, evidenceIds: readonly string[], prefixes: readonly string[] | undefined): AnswerCheckResult {
+function defaultCheck(
+  text: string,
+  evidenceIds: readonly string[],
+  prefixes: readonly string[] | undefined,
+): AnswerCheckResult {
   if (!text.trim()) return { ok: false, reason: 'it was empty' };
   const c = checkCitations(text, evidenceIds, prefixes ? { prefixes } : {});
   return c.ok ? { ok: true } : { ok: false, reason: c.reason };
 }
 
-export async function startAnswer<M extends object = object>(gateway: LlmGateway, input: StartAnswerInput<M>): Promise<AnswerStream<M>> {
+export async function startAnswer<M extends object = object>(
+  gateway: LlmGateway,
+  input: StartAnswerInput<M>,
+): Promise<AnswerStream<M>> {
   const keep = async (source: AnswerSource, text: string) => (input.store ? input.store({ source, text }) : null);
-  const textFor = (why: OfflineWhy) => (typeof input.offlineText === 'string' ? input.offlineText : input.offlineText(why));
+  const textFor = (why: OfflineWhy) =>
+    typeof input.offlineText === 'string' ? input.offlineText : input.offlineText(why);
   const labelFor = (why: OfflineWhy) => input.offlineLabel?.(why) ?? OFFLINE_LABEL;
   const named = (model: string | null) => (input.nameModel ? { model } : {});
   const offline = (why: OfflineWhy): AnswerStream<M> => {
@@ -101,7 +116,12 @@ export async function startAnswer<M extends object = object>(gateway: LlmGateway
     };
   };
   if (!gateway.configured) return offline({ kind: 'unconfigured' });
-  const upstream = gateway.stream({ instructions: input.instructions, prompt: input.prompt, signal: input.signal, ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}) });
+  const upstream = gateway.stream({
+    instructions: input.instructions,
+    prompt: input.prompt,
+    signal: input.signal,
+    ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
+  });
   let first: IteratorResult<string, void>;
   try {
     first = await upstream.next();
@@ -124,7 +144,15 @@ export async function startAnswer<M extends object = object>(gateway: LlmGateway
       if (!check.ok) {
         const why: OfflineWhy = { kind: 'rejected', reason: check.reason };
         const replacement = textFor(why);
-        return { fallback: { label: labelFor(why), reason: `The model's answer was not used: ${check.reason}.`, text: replacement }, text: replacement, storedId: await keep('offline', replacement) };
+        return {
+          fallback: {
+            label: labelFor(why),
+            reason: `The model's answer was not used: ${check.reason}.`,
+            text: replacement,
+          },
+          text: replacement,
+          storedId: await keep('offline', replacement),
+        };
       }
       const kept = check.text ?? text;
       return { text: kept, storedId: await keep('model', kept) };
@@ -155,13 +183,24 @@ export function createEventStream(req: FastifyRequest, reply: FastifyReply, sign
     write,
     fail(e) {
       if (e instanceof LlmAbortedError || signal.aborted) return;
-      const err = isAppError(e) ? e : llmError('llm_unavailable', 'The answer could not be completed. Try again in a moment.');
+      const err = isAppError(e)
+        ? e
+        : llmError('llm_unavailable', 'The answer could not be completed. Try again in a moment.');
       // Name, code and message only: a database error's `detail` can quote the row (the answer).
-      if (!isAppError(e)) req.log.error({ errName: (e as Error)?.name, errCode: (e as { code?: unknown })?.code, errMessage: (e as Error)?.message }, 'streamed answer failed');
+      if (!isAppError(e))
+        req.log.error(
+          { errName: (e as Error)?.name, errCode: (e as { code?: unknown })?.code, errMessage: (e as Error)?.message },
+          'streamed answer failed',
+        );
       write('error', llmFailureOf(err));
     },
     end: () => out.end(),
-    send: () => reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store').header('x-accel-buffering', 'no').send(out),
+    send: () =>
+      reply
+        .header('content-type', 'text/event-stream; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('x-accel-buffering', 'no')
+        .send(out),
   };
 }
 
@@ -228,7 +267,10 @@ export async function streamAnswer<S extends StreamedAnswer>(
         try {
           await ended(stream, outcome);
         } catch (e) {
-          req.log.error({ errName: (e as Error)?.name, errMessage: (e as Error)?.message }, 'streamed answer: ending step failed');
+          req.log.error(
+            { errName: (e as Error)?.name, errMessage: (e as Error)?.message },
+            'streamed answer: ending step failed',
+          );
         }
       }
       events.end();
@@ -243,11 +285,23 @@ export async function streamAnswer<S extends StreamedAnswer>(
  */
 export function logFallback(req: FastifyRequest, failure: LlmFailure | undefined): void {
   // The message is our own friendly text (it names the setting to check), never upstream text.
-  if (failure) req.log.warn({ llmError: failure.error, llmMessage: failure.message, ...(failure.retryAfterSeconds !== undefined ? { retryAfterSeconds: failure.retryAfterSeconds } : {}) }, 'language model failed; the offline analysis answered');
+  if (failure)
+    req.log.warn(
+      {
+        llmError: failure.error,
+        llmMessage: failure.message,
+        ...(failure.retryAfterSeconds !== undefined ? { retryAfterSeconds: failure.retryAfterSeconds } : {}),
+      },
+      'language model failed; the offline analysis answered',
+    );
 }
 
 /** streamAnswer for an AnswerStream: its check or fallback, then `done` with the stored copy's id. */
-export function sendAnswerStream(req: FastifyRequest, reply: FastifyReply, start: (signal: AbortSignal) => Promise<AnswerStream>): Promise<FastifyReply> {
+export function sendAnswerStream(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  start: (signal: AbortSignal) => Promise<AnswerStream>,
+): Promise<FastifyReply> {
   const started = async (signal: AbortSignal) => {
     const stream = await start(signal);
     logFallback(req, stream.meta.fallbackError);
@@ -256,8 +310,15 @@ export function sendAnswerStream(req: FastifyRequest, reply: FastifyReply, start
   return streamAnswer(req, reply, started, async (stream, text) => {
     const end = await stream.finish(text);
     const out: LlmStreamEvent[] = [];
-    if (end.fallback) out.push({ event: 'fallback', data: { source: 'offline', label: end.fallback.label, reason: end.fallback.reason, text: end.fallback.text } });
-    out.push({ event: 'done', data: { explanationId: end.storedId ?? null, source: end.fallback ? 'offline' : stream.meta.source } });
+    if (end.fallback)
+      out.push({
+        event: 'fallback',
+        data: { source: 'offline', label: end.fallback.label, reason: end.fallback.reason, text: end.fallback.text },
+      });
+    out.push({
+      event: 'done',
+      data: { explanationId: end.storedId ?? null, source: end.fallback ? 'offline' : stream.meta.source },
+    });
     return out;
   });
 }

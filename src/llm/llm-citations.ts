@@ -26,7 +26,10 @@ const BRACKETS = new RegExp(`\\[(${ID}(?:\\s*${DASH}\\s*(?:${ID}|\\d{1,4}))?(?:\
 const LETTERS = /^[A-Z]{1,3}/;
 const ITEM_RE = new RegExp(`^(?:([A-Z]{1,3})?(\\d{1,4}))(?:\\s*${DASH}\\s*(?:([A-Z]{1,3})?(\\d{1,4})))?$`);
 
-type Cite = { kind: 'id'; id: string } | { kind: 'range'; letters: string; from: number; to: number } | { kind: 'invalid'; text: string };
+type Cite =
+  | { kind: 'id'; id: string }
+  | { kind: 'range'; letters: string; from: number; to: number }
+  | { kind: 'invalid'; text: string };
 
 /** The citations of a text, in order, ranges not expanded: the bracket groups that start with one of `prefixes`. */
 function citations(text: string, prefixes: ReadonlySet<string>): Cite[] {
@@ -58,7 +61,8 @@ function citations(text: string, prefixes: ReadonlySet<string>): Cite[] {
   return out;
 }
 
-export type CitationCheck = { ok: true; cited: string[] } | { ok: false; cited: string[]; unknown: string[]; reason: string };
+export type CitationCheck =
+  { ok: true; cited: string[] } | { ok: false; cited: string[]; unknown: string[]; reason: string };
 
 /**
  * Checks that every citation names an allowed evidence id; every id a range spans must exist.
@@ -68,9 +72,15 @@ export type CitationCheck = { ok: true; cited: string[] } | { ok: false; cited: 
  * "[F1]" against no evidence is still caught). `requireCitation`: an answer with no citation at
  * all is refused too (use it when the evidence is not empty and the prompt asked for citations).
  */
-export function checkCitations(text: string, allowed: Iterable<string>, opts: { requireCitation?: boolean; prefixes?: readonly string[] } = {}): CitationCheck {
+export function checkCitations(
+  text: string,
+  allowed: Iterable<string>,
+  opts: { requireCitation?: boolean; prefixes?: readonly string[] } = {},
+): CitationCheck {
   const known = new Set(allowed);
-  const prefixes = new Set(opts.prefixes ?? [...known].map((id) => LETTERS.exec(id)?.[0]).filter((l): l is string => l !== undefined));
+  const prefixes = new Set(
+    opts.prefixes ?? [...known].map((id) => LETTERS.exec(id)?.[0]).filter((l): l is string => l !== undefined),
+  );
   const cited = new Set<string>();
   const unknown = new Set<string>();
   const see = (id: string) => (known.has(id) ? cited.add(id) : unknown.add(id));
@@ -89,7 +99,14 @@ export function checkCitations(text: string, allowed: Iterable<string>, opts: { 
   }
   const citedList = [...cited];
   const unknownList = [...unknown];
-  if (unknownList.length) return { ok: false, cited: citedList, unknown: unknownList, reason: `it cites evidence that does not exist (${unknownList.slice(0, 5).join(', ')})` };
-  if (opts.requireCitation && known.size > 0 && citedList.length === 0) return { ok: false, cited: citedList, unknown: [], reason: 'it cites none of the evidence' };
+  if (unknownList.length)
+    return {
+      ok: false,
+      cited: citedList,
+      unknown: unknownList,
+      reason: `it cites evidence that does not exist (${unknownList.slice(0, 5).join(', ')})`,
+    };
+  if (opts.requireCitation && known.size > 0 && citedList.length === 0)
+    return { ok: false, cited: citedList, unknown: [], reason: 'it cites none of the evidence' };
   return { ok: true, cited: citedList };
 }

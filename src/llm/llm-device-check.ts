@@ -13,7 +13,14 @@
 // (today: win.scan_recent unknown with third_party_av, settled by si15.frequency answered yes);
 // the explanation and the prompt say which unknowns that is, and that the others are not.
 // The CMMC files themselves, not src/cmmc/index.ts, so that the CMMC module may import src/llm without a cycle.
-import { DEVICE_CHECKS, isDeviceCheckId, reasonInfo, type CheckResult, type DeviceCheck, type DeviceOs } from '../cmmc/cmmc-checks.ts';
+import {
+  DEVICE_CHECKS,
+  isDeviceCheckId,
+  reasonInfo,
+  type CheckResult,
+  type DeviceCheck,
+  type DeviceOs,
+} from '../cmmc/cmmc-checks.ts';
 import { cmmcRepo, parseJson } from '../cmmc/cmmc-repo.ts';
 import { DEVICE_STALE_DAYS } from '../cmmc/cmmc-schemas.ts';
 import type { Tx } from '../db/tenant.ts';
@@ -85,7 +92,6 @@ const LINE = /^\s*(pass|fail|unknown)\s+((?:win|mac)\.[a-z0-9_]+)[ \t]*(.*)$/gim
 /** What the Windows script prints for win.scan_recent when it sends the reason third_party_av. */
 const THIRD_PARTY_AV = /^third-party anti-malware on \(.*\): its scan history is not readable/;
 
-
 /**
  * Reads the console output of a device-check script (its header line and one "status check-id
  * observed" line per check). Throws llm_device_output_unreadable when no check line is found.
@@ -106,11 +112,25 @@ export function parsePastedOutput(text: string): DeviceRun {
     if (observed) details[id] = observed.slice(0, 300);
     // The console shows no reason codes; the one an attestation can settle is told by the fixed
     // text the script prints with it (third-party anti-malware whose scan history is not readable).
-    if (results[id] === 'unknown' && id === 'win.scan_recent' && THIRD_PARTY_AV.test(observed)) reasons[id] = 'third_party_av';
+    if (results[id] === 'unknown' && id === 'win.scan_recent' && THIRD_PARTY_AV.test(observed))
+      reasons[id] = 'third_party_av';
   }
-  if (!os) throw llmError('llm_device_output_unreadable', 'The pasted text holds no device-check results. Paste the whole output of the Rampart device-check script (the lines starting with pass, fail or unknown).');
+  if (!os)
+    throw llmError(
+      'llm_device_output_unreadable',
+      'The pasted text holds no device-check results. Paste the whole output of the Rampart device-check script (the lines starting with pass, fail or unknown).',
+    );
   const header = HEADER.exec(text);
-  return { hostname: (header?.[2] ?? 'pasted computer').slice(0, 253), os, osVersion: header?.[3]?.slice(0, 200) ?? null, receivedAt: null, results, details, reasons, from: 'pasted output' };
+  return {
+    hostname: (header?.[2] ?? 'pasted computer').slice(0, 253),
+    os,
+    osVersion: header?.[3]?.slice(0, 200) ?? null,
+    receivedAt: null,
+    results,
+    details,
+    reasons,
+    from: 'pasted output',
+  };
 }
 
 /** Combines stored runs and pasted output (which replaces a stored run of the same computer). */
@@ -130,7 +150,12 @@ export function analyzeDeviceRuns(runs: DeviceRun[], now: Date): DeviceAnalysis 
       const reason = result === 'unknown' ? (run.reasons[id]?.slice(0, 64) ?? null) : null;
       // The attestation item that settles this unknown here: the check's `attestable` rule with exactly its reason (decision 30), else none.
       const attestItem = reason ? (reasonInfo(id, reason)?.attestItem ?? null) : null;
-      entry.computers.push({ hostname: run.hostname, observed: observed ? observed.slice(0, MAX_OBSERVED) : null, reason, attestItem });
+      entry.computers.push({
+        hostname: run.hostname,
+        observed: observed ? observed.slice(0, MAX_OBSERVED) : null,
+        reason,
+        attestItem,
+      });
     }
   }
   const order = Object.keys(DEVICE_CHECKS);
@@ -145,7 +170,9 @@ export function analyzeDeviceRuns(runs: DeviceRun[], now: Date): DeviceAnalysis 
     )
     .map((f, i) => ({ id: `C${i + 1}`, ...f }));
   const staleMs = DEVICE_STALE_DAYS * 86_400_000;
-  const stale = runs.filter((r) => r.receivedAt && now.getTime() - new Date(r.receivedAt).getTime() > staleMs).map((r) => r.hostname);
+  const stale = runs
+    .filter((r) => r.receivedAt && now.getTime() - new Date(r.receivedAt).getTime() > staleMs)
+    .map((r) => r.hostname);
   return { runs, findings, stale };
 }
 
@@ -169,30 +196,45 @@ const quote = (s: string) => `"${mdInline(s)}"`;
 export function offlineDeviceExplanation(a: DeviceAnalysis): string {
   const lines: string[] = [];
   const n = a.runs.length;
-  lines.push(`**${OFFLINE_LABEL[0]!.toUpperCase()}${OFFLINE_LABEL.slice(1)}** of the device checks of ${n} computer${n === 1 ? '' : 's'} (the latest run of each${a.runs.some((r) => r.from === 'pasted output') ? ', and the pasted output' : ''}).`, '');
+  lines.push(
+    `**${OFFLINE_LABEL[0]!.toUpperCase()}${OFFLINE_LABEL.slice(1)}** of the device checks of ${n} computer${n === 1 ? '' : 's'} (the latest run of each${a.runs.some((r) => r.from === 'pasted output') ? ', and the pasted output' : ''}).`,
+    '',
+  );
   lines.push('| Computer | OS | Result of | Pass | Fail | Unknown |', '|---|---|---|---|---|---|');
   for (const r of a.runs) {
     const v = Object.values(r.results);
     const when = r.receivedAt ? r.receivedAt.slice(0, 10) : 'pasted output';
-    lines.push(`| ${mdInline(r.hostname)} | ${OS_NAME[r.os]} | ${when} | ${v.filter((x) => x === 'pass').length} | ${v.filter((x) => x === 'fail').length} | ${v.filter((x) => x === 'unknown').length} |`);
+    lines.push(
+      `| ${mdInline(r.hostname)} | ${OS_NAME[r.os]} | ${when} | ${v.filter((x) => x === 'pass').length} | ${v.filter((x) => x === 'fail').length} | ${v.filter((x) => x === 'unknown').length} |`,
+    );
   }
   lines.push('');
-  if (a.stale.length) lines.push(`The latest run of ${a.stale.map(quote).join(', ')} is older than ${DEVICE_STALE_DAYS} days and counts as pending: run the script there again.`, '');
+  if (a.stale.length)
+    lines.push(
+      `The latest run of ${a.stale.map(quote).join(', ')} is older than ${DEVICE_STALE_DAYS} days and counts as pending: run the script there again.`,
+      '',
+    );
   const fails = a.findings.filter((f) => f.result === 'fail');
   const unknowns = a.findings.filter((f) => f.result === 'unknown');
   const where = (f: DeviceFinding) => f.computers.map((c) => mdInline(c.hostname)).join(', ');
   const observed = (f: DeviceFinding) => {
     const seen = f.computers.filter((c) => c.observed).slice(0, 3);
-    return seen.length ? `   Observed: ${seen.map((c) => `${mdInline(c.hostname)}: ${quote(c.observed!)}`).join('; ')}` : null;
+    return seen.length
+      ? `   Observed: ${seen.map((c) => `${mdInline(c.hostname)}: ${quote(c.observed!)}`).join('; ')}`
+      : null;
   };
   if (fails.length === 0 && unknowns.length === 0) {
-    lines.push('Every check passes on every computer. Keep running the script after changes and at least every 30 days.');
+    lines.push(
+      'Every check passes on every computer. Keep running the script after changes and at least every 30 days.',
+    );
     return lines.join('\n');
   }
   if (fails.length) {
     lines.push('## Fix first', '');
     fails.forEach((f, i) => {
-      lines.push(`${i + 1}. **${mdInline(f.check.title)}**: fails on ${where(f)} [${f.id}] (${f.check.requirementIds.join(', ')}${f.check.supporting ? ', supporting' : ''})`);
+      lines.push(
+        `${i + 1}. **${mdInline(f.check.title)}**: fails on ${where(f)} [${f.id}] (${f.check.requirementIds.join(', ')}${f.check.supporting ? ', supporting' : ''})`,
+      );
       lines.push(`   What it means: ${mdInline(f.check.meaning)}`);
       const o = observed(f);
       if (o) lines.push(o);
@@ -210,12 +252,20 @@ export function offlineDeviceExplanation(a: DeviceAnalysis): string {
       if (o) lines.push(o);
       const settles = f.computers.filter((c) => c.attestItem);
       const rest = f.computers.filter((c) => !c.attestItem);
-      if (settles.length) lines.push(`   Can be attested on ${hosts(settles)} (reason ${mdInline(f.check.attestable!.reason)}): ${mdInline(f.check.attestable!.explanation)}`);
+      if (settles.length)
+        lines.push(
+          `   Can be attested on ${hosts(settles)} (reason ${mdInline(f.check.attestable!.reason)}): ${mdInline(f.check.attestable!.explanation)}`,
+        );
       for (const c of rest.filter((x) => x.reason)) {
         const meaning = reasonInfo(f.check.id, c.reason!)?.explanation;
-        lines.push(`   Reason on ${mdInline(c.hostname)}: ${mdInline(c.reason!)}${meaning ? `: ${mdInline(meaning)}` : ''}`);
+        lines.push(
+          `   Reason on ${mdInline(c.hostname)}: ${mdInline(c.reason!)}${meaning ? `: ${mdInline(meaning)}` : ''}`,
+        );
       }
-      if (rest.length) lines.push(`   ${settles.length ? `On ${hosts(rest)} it` : 'It'} cannot be attested: it counts as not met until a run of the script reads it.`);
+      if (rest.length)
+        lines.push(
+          `   ${settles.length ? `On ${hosts(rest)} it` : 'It'} cannot be attested: it counts as not met until a run of the script reads it.`,
+        );
       lines.push(`   Re-check: ${mdInline(f.check.recheck)}`);
     });
   }
@@ -232,9 +282,19 @@ export const DEVICE_INSTRUCTIONS = [
 ].join('\n');
 
 /** The device-check prompt: the analysis as delimited data; evidence ids are the findings' ids. */
-export function devicePrompt(a: DeviceAnalysis, notes?: string): { prompt: string; evidenceIds: string[]; evidencePrefixes: string[] } {
+export function devicePrompt(
+  a: DeviceAnalysis,
+  notes?: string,
+): { prompt: string; evidenceIds: string[]; evidencePrefixes: string[] } {
   const facts = {
-    computers: a.runs.map((r) => ({ hostname: r.hostname, os: r.os, osVersion: r.osVersion, resultOf: r.receivedAt ?? 'pasted output', stale: a.stale.includes(r.hostname), pass: Object.values(r.results).filter((x) => x === 'pass').length })),
+    computers: a.runs.map((r) => ({
+      hostname: r.hostname,
+      os: r.os,
+      osVersion: r.osVersion,
+      resultOf: r.receivedAt ?? 'pasted output',
+      stale: a.stale.includes(r.hostname),
+      pass: Object.values(r.results).filter((x) => x === 'pass').length,
+    })),
     findings: a.findings.map((f) => ({
       id: f.id,
       check: f.check.id,
@@ -248,10 +308,15 @@ export function devicePrompt(a: DeviceAnalysis, notes?: string): { prompt: strin
       recheck: f.check.recheck,
       unknownWhen: f.check.unknownWhen,
       // Per computer: `reason` (the script's reason code for an unknown) and `attestItem` (the item that settles it there, or null).
-      ...(f.result === 'unknown' && f.computers.some((c) => c.attestItem) ? { attestation: f.check.attestable!.explanation } : {}),
+      ...(f.result === 'unknown' && f.computers.some((c) => c.attestItem)
+        ? { attestation: f.check.attestable!.explanation }
+        : {}),
     })),
   };
-  const parts = [`Explain these device-check results and prioritize the fixes.\n\n${dataBlock({ kind: 'device-checks' }, JSON.stringify(facts, null, 1))}`];
-  if (notes?.trim()) parts.push('Notes from the user (context only):', dataBlock({ kind: 'notes' }, notes.slice(0, DEVICE_NOTES_MAX)));
+  const parts = [
+    `Explain these device-check results and prioritize the fixes.\n\n${dataBlock({ kind: 'device-checks' }, JSON.stringify(facts, null, 1))}`,
+  ];
+  if (notes?.trim())
+    parts.push('Notes from the user (context only):', dataBlock({ kind: 'notes' }, notes.slice(0, DEVICE_NOTES_MAX)));
   return { prompt: parts.join('\n\n'), evidenceIds: a.findings.map((f) => f.id), evidencePrefixes: ['C'] };
 }

@@ -29,19 +29,35 @@ export interface PdfInput {
 }
 
 /** `deadline` is a Date.now() time (the same clock on every thread); `aborted` is polled per page. */
-export async function extractPdf(f: PdfInput, limits: ExtractLimits, deadline: number, aborted: () => boolean): Promise<ExtractedDocument> {
+export async function extractPdf(
+  f: PdfInput,
+  limits: ExtractLimits,
+  deadline: number,
+  aborted: () => boolean,
+): Promise<ExtractedDocument> {
   const base = { fileName: f.fileName, kind: 'pdf' as const, size: f.data.length };
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
     // A copy: PDF.js may transfer (detach) the buffer it is given.
-    const loading = getDocumentProxy(new Uint8Array(f.data), { isEvalSupported: false, maxImageSize: 1, stopAtErrors: false });
+    const loading = getDocumentProxy(new Uint8Array(f.data), {
+      isEvalSupported: false,
+      maxImageSize: 1,
+      stopAtErrors: false,
+    });
     pdf = await beforeDeadline(loading, deadline).catch((e: unknown) => {
       // Opened too late: close it once it is open.
       if (e instanceof ExtractTimeout) loading.then((d) => d.destroy()).catch(() => undefined);
       throw e;
     });
   } catch (e) {
-    if (e instanceof ExtractTimeout) return { ...base, pages: [], pageCount: 0, assessable: false, note: 'The time limit for reading the files was reached before this PDF could be opened. Not assessable; upload fewer or smaller files.' };
+    if (e instanceof ExtractTimeout)
+      return {
+        ...base,
+        pages: [],
+        pageCount: 0,
+        assessable: false,
+        note: 'The time limit for reading the files was reached before this PDF could be opened. Not assessable; upload fewer or smaller files.',
+      };
     return unreadablePdf(f);
   }
   try {
@@ -85,8 +101,21 @@ export async function extractPdf(f: PdfInput, limits: ExtractLimits, deadline: n
     }
     const textChars = pages.reduce((a, p) => a + p.replace(/\s/g, '').length, 0);
     if (pages.length > 0 && textChars < limits.scannedCharsPerPage * pages.length && textChars < 200)
-      return { ...base, pages: pages.map(() => ''), pageCount, assessable: false, note: 'No extractable text: the PDF looks scanned (image-only). Not assessable; upload a text PDF (export it from the source document, or run OCR first).' };
-    if (pages.length === 0) return { ...base, pages, pageCount, assessable: false, note: truncated ? `${truncated} Not assessable.` : 'The PDF has no pages. Not assessable.' };
+      return {
+        ...base,
+        pages: pages.map(() => ''),
+        pageCount,
+        assessable: false,
+        note: 'No extractable text: the PDF looks scanned (image-only). Not assessable; upload a text PDF (export it from the source document, or run OCR first).',
+      };
+    if (pages.length === 0)
+      return {
+        ...base,
+        pages,
+        pageCount,
+        assessable: false,
+        note: truncated ? `${truncated} Not assessable.` : 'The PDF has no pages. Not assessable.',
+      };
     return { ...base, pages, pageCount, assessable: true, ...(truncated ? { note: truncated, truncated: true } : {}) };
   } finally {
     await pdf.destroy().catch(() => undefined);
@@ -95,5 +124,13 @@ export async function extractPdf(f: PdfInput, limits: ExtractLimits, deadline: n
 
 /** The answer for a PDF that could not be parsed (damaged, encrypted, or its thread ran out of memory). */
 export function unreadablePdf(f: { fileName: string; data: { length: number } }): ExtractedDocument {
-  return { fileName: f.fileName, kind: 'pdf', size: f.data.length, pages: [], pageCount: 0, assessable: false, note: 'The PDF could not be read (damaged or password-protected). Not assessable.' };
+  return {
+    fileName: f.fileName,
+    kind: 'pdf',
+    size: f.data.length,
+    pages: [],
+    pageCount: 0,
+    assessable: false,
+    note: 'The PDF could not be read (damaged or password-protected). Not assessable.',
+  };
 }

@@ -16,8 +16,18 @@ export interface PdfTask {
 }
 
 parentPort!.on('message', (task: PdfTask) => {
-  extractPdf({ fileName: task.fileName, data: task.data }, task.limits, task.deadline, () => Atomics.load(task.abort, 0) === 1).then(
+  extractPdf(
+    { fileName: task.fileName, data: task.data },
+    task.limits,
+    task.deadline,
+    () => Atomics.load(task.abort, 0) === 1,
+  ).then(
     (doc) => parentPort!.postMessage({ id: task.id, doc }),
-    (e: unknown) => parentPort!.postMessage({ id: task.id, aborted: e instanceof ExtractAborted, error: e instanceof ExtractAborted ? undefined : String(e) }),
+    (e: unknown) =>
+      parentPort!.postMessage({
+        id: task.id,
+        aborted: e instanceof ExtractAborted,
+        error: e instanceof ExtractAborted ? undefined : String(e),
+      }),
   );
 });

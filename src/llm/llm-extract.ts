@@ -4,6 +4,7 @@
 // carry (almost) no text is a scan: it is reported as "not assessable", never guessed at.
 //
 // Extracted text is untrusted data. Nothing here interprets it; prompts delimit it (llm-prompts.ts).
+import { cleanFileName } from '../lib/file-names.ts';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { normaliseText, unreadablePdf } from './llm-extract-pdf.ts';
@@ -13,7 +14,7 @@ import { LlmAbortedError } from './llm-gateway.ts';
 
 export const EXTRACT_LIMITS = {
   files: 8,
-  /** "About 8 MB" in all (spec limits table). */
+  /** "About 8 MB" in all (docs/llm.md). */
   totalBytes: 8 * 1024 * 1024,
   pagesPerFile: 300,
   charsPerFile: 400_000,
@@ -50,41 +51,70 @@ const WORD_EXT = /\.(docx?|docm|dotx?|rtf|odt)$/i;
 const TEXT_EXT = /\.(txt|text|log)$/i;
 const MD_EXT = /\.(md|markdown|mdown|mkd)$/i;
 
-/** A file name fit for display and citation: no path, no control characters, bounded. */
-export function cleanFileName(name: string | undefined, index: number): string {
-  const base = (name ?? '').split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
-  const clean = base.replace(/[\u0000-\u001f\u007f<>]/g, '').trim().slice(0, 200);
-  return clean || `file-${index + 1}`;
-}
+/** A file name fit for display and citation (see cleanFileName), else its place in the upload. */
+export const uploadedFileName = (name: string | undefined, index: number): string =>
+  cleanFileName(name) || `file-${index + 1}`;
 
 const isPdf = (b: Buffer) => b.subarray(0, 1024).includes('%PDF-');
 const isOle = (b: Buffer) => b.length >= 8 && b.readUInt32BE(0) === 0xd0cf11e0 && b.readUInt32BE(4) === 0xa1b11ae1;
-const isZipWord = (b: Buffer) => b.length > 4 && b.readUInt32BE(0) === 0x504b0304 && b.subarray(0, 64 * 1024).includes('word/');
+const isZipWord = (b: Buffer) =>
+  b.length > 4 && b.readUInt32BE(0) === 0x504b0304 && b.subarray(0, 64 * 1024).includes('word/');
 
 /** The kind of an uploaded file, or an llm_* error saying what to do instead. */
 export function classify(f: UploadedFile): DocumentKind {
   if (WORD_EXT.test(f.fileName) || isOle(f.data) || isZipWord(f.data))
-    throw llmError('llm_word_document', `"${f.fileName}" is a Word document. Save it as PDF first (File → Save As → PDF), then upload the PDF.`, { details: { fileName: f.fileName } });
+    throw llmError(
+      'llm_word_document',
+      `"${f.fileName}" is a Word document. Save it as PDF first (File → Save As → PDF), then upload the PDF.`,
+      { details: { fileName: f.fileName } },
+    );
   if (isPdf(f.data)) return 'pdf';
   if (TEXT_EXT.test(f.fileName) || MD_EXT.test(f.fileName) || !/\.[a-z0-9]{1,8}$/i.test(f.fileName)) {
-    if (f.data.includes(0)) throw llmError('llm_file_type_not_supported', `"${f.fileName}" is not a text file. Upload PDF, plain text or Markdown.`, { details: { fileName: f.fileName } });
+    if (f.data.includes(0))
+      throw llmError(
+        'llm_file_type_not_supported',
+        `"${f.fileName}" is not a text file. Upload PDF, plain text or Markdown.`,
+        { details: { fileName: f.fileName } },
+      );
     try {
       new TextDecoder('utf-8', { fatal: true }).decode(f.data);
     } catch {
-      throw llmError('llm_file_type_not_supported', `"${f.fileName}" is not UTF-8 text. Upload PDF, plain text or Markdown.`, { details: { fileName: f.fileName } });
+      throw llmError(
+        'llm_file_type_not_supported',
+        `"${f.fileName}" is not UTF-8 text. Upload PDF, plain text or Markdown.`,
+        { details: { fileName: f.fileName } },
+      );
     }
     return MD_EXT.test(f.fileName) ? 'markdown' : 'text';
   }
-  throw llmError('llm_file_type_not_supported', `"${f.fileName}" is not a supported file type. Upload PDF, plain text (.txt) or Markdown (.md); save Word files as PDF first.`, { details: { fileName: f.fileName } });
+  throw llmError(
+    'llm_file_type_not_supported',
+    `"${f.fileName}" is not a supported file type. Upload PDF, plain text (.txt) or Markdown (.md); save Word files as PDF first.`,
+    { details: { fileName: f.fileName } },
+  );
 }
 
 /** Checks count and total size before anything is parsed. */
-export function checkUploadLimits(files: readonly UploadedFile[], limits: Pick<ExtractLimits, 'files' | 'totalBytes'> = EXTRACT_LIMITS): void {
-  if (files.length === 0) throw llmError('llm_file_missing', 'Attach at least one file (PDF, plain text or Markdown) in the form field "files".');
-  if (files.length > limits.files) throw llmError('llm_too_many_files', `Upload at most ${limits.files} files at once.`, { details: { maxFiles: limits.files } });
+export function checkUploadLimits(
+  files: readonly UploadedFile[],
+  limits: Pick<ExtractLimits, 'files' | 'totalBytes'> = EXTRACT_LIMITS,
+): void {
+  if (files.length === 0)
+    throw llmError(
+      'llm_file_missing',
+      'Attach at least one file (PDF, plain text or Markdown) in the form field "files".',
+    );
+  if (files.length > limits.files)
+    throw llmError('llm_too_many_files', `Upload at most ${limits.files} files at once.`, {
+      details: { maxFiles: limits.files },
+    });
   const total = files.reduce((n, f) => n + f.data.length, 0);
-  if (total > limits.totalBytes) throw llmError('llm_files_too_large', `The files total ${(total / 1024 / 1024).toFixed(1)} MB; at most ${(limits.totalBytes / 1024 / 1024).toFixed(0)} MB in all are accepted.`, { details: { maxTotalBytes: limits.totalBytes } });
+  if (total > limits.totalBytes)
+    throw llmError(
+      'llm_files_too_large',
+      `The files total ${(total / 1024 / 1024).toFixed(1)} MB; at most ${(limits.totalBytes / 1024 / 1024).toFixed(0)} MB in all are accepted.`,
+      { details: { maxTotalBytes: limits.totalBytes } },
+    );
 }
 
 // PDFs are read on up to two threads of their own (llm-extract-worker.ts), created when first
@@ -111,7 +141,12 @@ const queue: PdfJob[] = [];
 let nextTaskId = 1;
 
 function startThread(): PdfThread {
-  const thread: PdfThread = { worker: new Worker(new URL('./llm-extract-worker.ts', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: PDF_THREAD_HEAP_MB } }), job: null };
+  const thread: PdfThread = {
+    worker: new Worker(new URL('./llm-extract-worker.ts', import.meta.url), {
+      resourceLimits: { maxOldGenerationSizeMb: PDF_THREAD_HEAP_MB },
+    }),
+    job: null,
+  };
   threads.add(thread);
   const settled = () => {
     const job = thread.job;
@@ -192,7 +227,11 @@ function extractText(f: UploadedFile, kind: 'text' | 'markdown', limits: Extract
     pages: [text],
     pageCount: 1,
     assessable,
-    ...(assessable ? (truncated ? { note: truncated, truncated: true } : {}) : { note: 'The file is empty. Not assessable.' }),
+    ...(assessable
+      ? truncated
+        ? { note: truncated, truncated: true }
+        : {}
+      : { note: 'The file is empty. Not assessable.' }),
   };
 }
 
@@ -200,7 +239,11 @@ function extractText(f: UploadedFile, kind: 'text' | 'markdown', limits: Extract
  * Extracts every file's text within the limits; throws an llm_* AppError for refused uploads, and
  * LlmAbortedError once `signal` aborted (the client went away).
  */
-export async function extractDocuments(files: readonly UploadedFile[], limits: ExtractLimits = EXTRACT_LIMITS, signal?: AbortSignal): Promise<ExtractedDocument[]> {
+export async function extractDocuments(
+  files: readonly UploadedFile[],
+  limits: ExtractLimits = EXTRACT_LIMITS,
+  signal?: AbortSignal,
+): Promise<ExtractedDocument[]> {
   checkUploadLimits(files, limits);
   const names = new Set<string>();
   const kinds = files.map((f) => classify(f));
@@ -217,7 +260,9 @@ export async function extractDocuments(files: readonly UploadedFile[], limits: E
         for (let k = 2; names.has(name); k++) name = f.fileName.replace(/(\.[^.]*)?$/, ` (${k})$1`);
         names.add(name);
         const kind = kinds[i]!;
-        return kind === 'pdf' ? extractPdfOnThread({ fileName: name, data: f.data, limits: { ...limits }, deadline, abort }) : extractText({ ...f, fileName: name }, kind, limits);
+        return kind === 'pdf'
+          ? extractPdfOnThread({ fileName: name, data: f.data, limits: { ...limits }, deadline, abort })
+          : extractText({ ...f, fileName: name }, kind, limits);
       }),
     );
     if (signal?.aborted) throw new LlmAbortedError();

@@ -69,9 +69,19 @@ export interface LlmGateway {
 
 type Sdk = { ai: typeof import('ai'); provider: typeof import('@ai-sdk/openai-compatible') };
 let sdk: Promise<Sdk> | null = null;
-const loadSdk = (): Promise<Sdk> => (sdk ??= Promise.all([import('ai'), import('@ai-sdk/openai-compatible')]).then(([ai, provider]) => ({ ai, provider })));
+const loadSdk = (): Promise<Sdk> =>
+  (sdk ??= Promise.all([import('ai'), import('@ai-sdk/openai-compatible')]).then(([ai, provider]) => ({
+    ai,
+    provider,
+  })));
 
-export const LLM_DEFAULTS = { connectMs: 15_000, firstTokenMs: 45_000, totalMs: 180_000, busyRetries: 1, maxRetryWaitSeconds: 5 } as const;
+export const LLM_DEFAULTS = {
+  connectMs: 15_000,
+  firstTokenMs: 45_000,
+  totalMs: 180_000,
+  busyRetries: 1,
+  maxRetryWaitSeconds: 5,
+} as const;
 
 export class LlmAbortedError extends Error {
   constructor() {
@@ -126,7 +136,10 @@ class Attempt {
 }
 
 export function createLlmGateway(opts: LlmGatewayOptions): LlmGateway {
-  const o = { ...LLM_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) } as typeof LLM_DEFAULTS & LlmGatewayOptions;
+  const o = {
+    ...LLM_DEFAULTS,
+    ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)),
+  } as typeof LLM_DEFAULTS & LlmGatewayOptions;
   if (!opts.baseUrl || !opts.model) {
     // eslint-disable-next-line require-yield -- an unconfigured gateway has nothing to stream
     const off = async function* (): AsyncGenerator<string, void, undefined> {
@@ -153,13 +166,15 @@ export function createLlmGateway(opts: LlmGatewayOptions): LlmGateway {
     }) as typeof fetch;
 
   const modelFor = (attempt: Attempt, { provider }: Sdk): LanguageModel =>
-    provider.createOpenAICompatible({
-      name: 'llm',
-      baseURL: opts.baseUrl!.replace(/\/+$/, ''),
-      ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
-      fetch: connectFetch(attempt),
-      supportsStructuredOutputs: structured,
-    }).chatModel(opts.model!);
+    provider
+      .createOpenAICompatible({
+        name: 'llm',
+        baseURL: opts.baseUrl!.replace(/\/+$/, ''),
+        ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+        fetch: connectFetch(attempt),
+        supportsStructuredOutputs: structured,
+      })
+      .chatModel(opts.model!);
 
   /** Retries a 429 with a short Retry-After; anything else is final. */
   async function retryDelay(err: AppError, tries: number, signal: AbortSignal | undefined): Promise<boolean> {
@@ -224,7 +239,14 @@ export function createLlmGateway(opts: LlmGatewayOptions): LlmGateway {
         attempt.timer('total', o.totalMs);
         try {
           const s = await loadSdk();
-          const output = structured && p.output ? s.ai.Output.object({ schema: p.output.schema, name: p.output.name, ...(p.output.description ? { description: p.output.description } : {}) }) : undefined;
+          const output =
+            structured && p.output
+              ? s.ai.Output.object({
+                  schema: p.output.schema,
+                  name: p.output.name,
+                  ...(p.output.description ? { description: p.output.description } : {}),
+                })
+              : undefined;
           const r = await s.ai.generateText({
             model: modelFor(attempt, s),
             instructions: p.instructions,
@@ -239,7 +261,13 @@ export function createLlmGateway(opts: LlmGatewayOptions): LlmGateway {
           if (attempt.cancelled) throw new LlmAbortedError();
           // A structured answer that does not match the schema is still an answer: the caller's
           // validation says what is wrong with it (and falls back), as for prompt-JSON.
-          if (p.output && e instanceof Error && e.name === 'AI_NoObjectGeneratedError' && typeof (e as { text?: unknown }).text === 'string') return (e as unknown as { text: string }).text;
+          if (
+            p.output &&
+            e instanceof Error &&
+            e.name === 'AI_NoObjectGeneratedError' &&
+            typeof (e as { text?: unknown }).text === 'string'
+          )
+            return (e as unknown as { text: string }).text;
           const mapped = mapUpstreamError(e, attempt.timedOut);
           if (await retryDelay(mapped, tries, p.signal)) continue;
           throw mapped;

@@ -51,8 +51,22 @@ export const EXPLAIN_INSTRUCTIONS = [
 const MAX_GROUPS_FOR_MODEL = 40;
 
 /** The explainer's prompt; the findings grouped by rule are the evidence, ids F1, F2, ... */
-export function explainPrompt(a: ResultAnalysis): { prompt: string; evidenceIds: string[]; evidencePrefixes: string[] } {
-  const groups = a.groups.slice(0, MAX_GROUPS_FOR_MODEL).map((g, i) => ({ id: `F${i + 1}`, rule: g.ruleId, title: g.title, severity: g.severity, count: g.count, places: g.places, cves: g.cves, description: g.description, remediation: g.remediation }));
+export function explainPrompt(a: ResultAnalysis): {
+  prompt: string;
+  evidenceIds: string[];
+  evidencePrefixes: string[];
+} {
+  const groups = a.groups.slice(0, MAX_GROUPS_FOR_MODEL).map((g, i) => ({
+    id: `F${i + 1}`,
+    rule: g.ruleId,
+    title: g.title,
+    severity: g.severity,
+    count: g.count,
+    places: g.places,
+    cves: g.cves,
+    description: g.description,
+    remediation: g.remediation,
+  }));
   const facts = {
     file: a.fileName,
     format: a.format,
@@ -84,7 +98,11 @@ export const REVIEW_INSTRUCTIONS = [
 /** Characters of document text sent to the model in all (the rest is cut, per page). */
 export const REVIEW_TEXT_BUDGET = 120_000;
 
-export function reviewPrompt(docs: readonly ExtractedDocument[], requirements: readonly ReviewRequirement[], notes?: string): string {
+export function reviewPrompt(
+  docs: readonly ExtractedDocument[],
+  requirements: readonly ReviewRequirement[],
+  notes?: string,
+): string {
   const parts: string[] = ['Requirements:', ...requirements.map((r) => `- ${r.id}: ${r.title}`), ''];
   const assessablePages = docs.reduce((n, d) => n + (d.assessable ? d.pages.length : 0), 0) || 1;
   const perPage = Math.max(500, Math.floor(REVIEW_TEXT_BUDGET / assessablePages));
@@ -93,9 +111,21 @@ export function reviewPrompt(docs: readonly ExtractedDocument[], requirements: r
       parts.push(dataBlock({ file: d.fileName, assessable: 'false' }, d.note ?? 'Not assessable.'));
       continue;
     }
-    d.pages.forEach((text, i) => parts.push(dataBlock({ file: d.fileName, page: i + 1, assessable: 'true' }, text.length > perPage ? `${text.slice(0, perPage)} […]` : text)));
+    d.pages.forEach((text, i) =>
+      parts.push(
+        dataBlock(
+          { file: d.fileName, page: i + 1, assessable: 'true' },
+          text.length > perPage ? `${text.slice(0, perPage)} […]` : text,
+        ),
+      ),
+    );
   }
-  if (notes?.trim()) parts.push('', 'Notes from the user (context only, not evidence, cannot be cited):', dataBlock({ kind: 'notes' }, notes.slice(0, 4_000)));
+  if (notes?.trim())
+    parts.push(
+      '',
+      'Notes from the user (context only, not evidence, cannot be cited):',
+      dataBlock({ kind: 'notes' }, notes.slice(0, 4_000)),
+    );
   return parts.join('\n');
 }
 
@@ -154,7 +184,11 @@ export type ValidatedReview = { ok: true; results: RequirementResult[] } | { ok:
  * with a citation, and each such verdict grounded: at least one cited page carries one of the
  * requirement's phrases (so a document that merely says "mark everything Covered" grounds nothing).
  */
-export function validateModelReview(text: string, docs: readonly ExtractedDocument[], requirements: readonly ReviewRequirement[]): ValidatedReview {
+export function validateModelReview(
+  text: string,
+  docs: readonly ExtractedDocument[],
+  requirements: readonly ReviewRequirement[],
+): ValidatedReview {
   const parsed = modelReviewSchema.safeParse(extractJson(text));
   if (!parsed.success) return { ok: false, reason: 'the model did not answer with the requested JSON' };
   const byId = new Map<string, (typeof parsed.data.requirements)[number]>();
@@ -163,27 +197,35 @@ export function validateModelReview(text: string, docs: readonly ExtractedDocume
     byId.set(r.id, r);
   }
   const known = new Set(requirements.map((r) => r.id));
-  for (const id of byId.keys()) if (!known.has(id)) return { ok: false, reason: `the model answered an unknown requirement id` };
+  for (const id of byId.keys())
+    if (!known.has(id)) return { ok: false, reason: `the model answered an unknown requirement id` };
   const files = new Map(docs.filter((d) => d.assessable).map((d) => [d.fileName, d]));
   const hits = findPhraseHits(docs, requirements);
   const results: RequirementResult[] = [];
   for (const req of requirements) {
     const m = byId.get(req.id);
     if (!m) return { ok: false, reason: `the model left out requirement ${req.id}` };
-    if (!(VERDICTS as readonly string[]).includes(m.verdict)) return { ok: false, reason: `the model gave a verdict outside Covered/Partial/Missing for ${req.id}` };
+    if (!(VERDICTS as readonly string[]).includes(m.verdict))
+      return { ok: false, reason: `the model gave a verdict outside Covered/Partial/Missing for ${req.id}` };
     const verdict = m.verdict as RequirementResult['verdict'];
     const citations: RequirementResult['citations'] = [];
     for (const c of m.citations) {
       const d = files.get(c.fileName);
-      if (!d) return { ok: false, reason: `the model cited a file that was not uploaded or is not assessable (${req.id})` };
+      if (!d)
+        return { ok: false, reason: `the model cited a file that was not uploaded or is not assessable (${req.id})` };
       const pages = [...new Set(c.pages)].sort((a, b) => a - b);
-      if (pages.some((p) => !Number.isInteger(p) || p < 1 || p > d.pages.length)) return { ok: false, reason: `the model cited a page that does not exist (${req.id})` };
+      if (pages.some((p) => !Number.isInteger(p) || p < 1 || p > d.pages.length))
+        return { ok: false, reason: `the model cited a page that does not exist (${req.id})` };
       citations.push({ fileName: c.fileName, pages });
     }
     if (verdict !== 'Missing') {
-      if (citations.length === 0) return { ok: false, reason: `the model gave ${verdict} without a citation (${req.id})` };
-      const grounded = (hits.get(req.id) ?? []).some((h) => citations.some((c) => c.fileName === h.fileName && (c.pages.length === 0 || c.pages.includes(h.page))));
-      if (!grounded) return { ok: false, reason: `the model's ${verdict} for ${req.id} is not supported by the cited pages` };
+      if (citations.length === 0)
+        return { ok: false, reason: `the model gave ${verdict} without a citation (${req.id})` };
+      const grounded = (hits.get(req.id) ?? []).some((h) =>
+        citations.some((c) => c.fileName === h.fileName && (c.pages.length === 0 || c.pages.includes(h.page))),
+      );
+      if (!grounded)
+        return { ok: false, reason: `the model's ${verdict} for ${req.id} is not supported by the cited pages` };
     }
     results.push({
       id: req.id,
@@ -198,5 +240,9 @@ export function validateModelReview(text: string, docs: readonly ExtractedDocume
 }
 
 export function modelReview(docs: readonly ExtractedDocument[], results: RequirementResult[]): EvidenceReview {
-  return completeReview({ source: 'model', label: 'model review (validated against the documents)', fallbackReason: null }, docs, results);
+  return completeReview(
+    { source: 'model', label: 'model review (validated against the documents)', fallbackReason: null },
+    docs,
+    results,
+  );
 }

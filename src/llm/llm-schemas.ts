@@ -15,6 +15,25 @@ export const reviewRequirementSchema = z
     phrases: z.array(z.string().trim().min(2).max(100)).min(1).max(50),
     /** The documentation an assessor expects; listed as missing when the requirement is not covered. */
     documentation: z.array(z.string().trim().min(1).max(300)).max(20),
+    /**
+     * Assessment objectives: the offline analyzer says Covered only when a sentence addresses each
+     * one, i.e. holds a term of every group of its `terms` (whole words, not negated).
+     */
+    objectives: z
+      .array(
+        z
+          .object({
+            id: z.string().trim().min(1).max(64),
+            text: z.string().trim().min(1).max(300),
+            terms: z
+              .array(z.array(z.string().trim().min(2).max(100)).min(1).max(60))
+              .min(1)
+              .max(6),
+          })
+          .strict(),
+      )
+      .max(20)
+      .optional(),
   })
   .strict();
 export type ReviewRequirement = z.infer<typeof reviewRequirementSchema>;
@@ -25,7 +44,11 @@ export type AnswerSource = (typeof ANSWER_SOURCES)[number];
 export const OFFLINE_LABEL = 'offline analysis';
 
 /** An upstream failure the offline analysis stood in for: its llm_* code, friendly message and wait. */
-export const llmFailureSchema = z.object({ error: z.string(), message: z.string(), retryAfterSeconds: z.number().optional() });
+export const llmFailureSchema = z.object({
+  error: z.string(),
+  message: z.string(),
+  retryAfterSeconds: z.number().optional(),
+});
 export type LlmFailure = z.infer<typeof llmFailureSchema>;
 
 export const citationSchema = z.object({ fileName: z.string(), pages: z.array(z.number().int().min(1)) });
@@ -67,7 +90,14 @@ export const evidenceReviewSchema = z.object({
 });
 export type EvidenceReview = z.infer<typeof evidenceReviewSchema>;
 
-export const severityCountsSchema = z.object({ critical: z.number(), high: z.number(), medium: z.number(), low: z.number(), info: z.number(), total: z.number() });
+export const severityCountsSchema = z.object({
+  critical: z.number(),
+  high: z.number(),
+  medium: z.number(),
+  low: z.number(),
+  info: z.number(),
+  total: z.number(),
+});
 export type SeverityCounts = z.infer<typeof severityCountsSchema>;
 
 export const explanationSummarySchema = z.object({
@@ -83,7 +113,9 @@ export const explanationSummarySchema = z.object({
 });
 export type ExplanationSummary = z.infer<typeof explanationSummarySchema>;
 export const explanationListSchema = z.object({ explanations: z.array(explanationSummarySchema) });
-export const explanationDetailSchema = z.object({ explanation: explanationSummarySchema.extend({ answer: z.string() }) });
+export const explanationDetailSchema = z.object({
+  explanation: explanationSummarySchema.extend({ answer: z.string() }),
+});
 export type ExplanationDetail = z.infer<typeof explanationDetailSchema>['explanation'];
 
 /** What staff see of the configuration: whether a model is configured, nothing else (no URL, model or key). */
@@ -99,7 +131,7 @@ export interface AnswerMeta {
   /** "offline analysis" or "model answer". */
   label: string;
   /**
-   * The helpers' answers never name the model (spec: staff see only whether one is configured);
+   * The helpers' answers never name the model (staff see only whether one is configured, docs/llm.md);
    * only the staff mesh ask stream, whose stored answers keep the model, fills it in.
    */
   model?: string | null;

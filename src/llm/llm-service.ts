@@ -5,9 +5,9 @@
 // is checked for every call.
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
-import type { Generated, Kysely, Selectable } from 'kysely';
-import type { DB } from '../db/schema.ts';
-import { withTenantMember, type Tx } from '../db/tenant.ts';
+import type { Kysely, Selectable } from 'kysely';
+import type { DB, LlmExplanationsTable } from '../db/schema.ts';
+import { type Caller, type Tx, withTenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { appError, isAppError } from '../lib/errors.ts';
@@ -16,50 +16,38 @@ import { llmError, llmFailureOf } from './llm-errors.ts';
 import { extractDocuments, type ExtractLimits, type UploadedFile } from './llm-extract.ts';
 import { LlmAbortedError, type LlmGateway } from './llm-gateway.ts';
 import { startAnswer, type AnswerStream } from './llm-answer.ts';
-import { analyzeDeviceRuns, combineRuns, DEVICE_INSTRUCTIONS, devicePrompt, latestDeviceRuns, offlineDeviceExplanation, parsePastedOutput } from './llm-device-check.ts';
+import {
+  analyzeDeviceRuns,
+  combineRuns,
+  DEVICE_INSTRUCTIONS,
+  devicePrompt,
+  latestDeviceRuns,
+  offlineDeviceExplanation,
+  parsePastedOutput,
+} from './llm-device-check.ts';
 import { analyzeResultFile, offlineResultSummary, type ResultAnalysis } from './llm-offline-results.ts';
 import { offlineEvidenceReview } from './llm-offline-evidence.ts';
-import { EXPLAIN_INSTRUCTIONS, explainPrompt, modelReview, REVIEW_INSTRUCTIONS, REVIEW_OUTPUT, reviewPrompt, validateModelReview } from './llm-prompts.ts';
-import { type EvidenceReview, type ExplanationDetail, type ExplanationSummary, type LlmStatus, type ReviewRequirement, type SeverityCounts } from './llm-schemas.ts';
-
-export interface LlmExplanationsTable {
-  id: Generated<string>;
-  tenant_id: string;
-  user_id: string;
-  file_name: string;
-  format: string;
-  source: 'model' | 'offline';
-  /** The model that wrote it, for operators reading the database; never in an answer or page. */
-  model: string | null;
-  counts: SeverityCounts;
-  answer: string;
-  created_at: Generated<Date>;
-}
-/** The uploaded result file of an explanation (migration 0023), gzip-compressed. */
-export interface LlmExplanationFilesTable {
-  explanation_id: string;
-  tenant_id: string;
-  user_id: string;
-  /** Bytes as uploaded. */
-  size: number;
-  sha256: string;
-  encoding: Generated<'gzip'>;
-  data: Buffer;
-}
-type LlmTables = { llm_explanations: LlmExplanationsTable; llm_explanation_files: LlmExplanationFilesTable };
-/** The migrations' tables, known to this module only (src/db/schema.ts stays as it is). */
-const withLlmTables = (tx: Tx) => tx.$extendTables<LlmTables>();
-type LlmTx = ReturnType<typeof withLlmTables>;
+import {
+  EXPLAIN_INSTRUCTIONS,
+  explainPrompt,
+  modelReview,
+  REVIEW_INSTRUCTIONS,
+  REVIEW_OUTPUT,
+  reviewPrompt,
+  validateModelReview,
+} from './llm-prompts.ts';
+import {
+  type EvidenceReview,
+  type ExplanationDetail,
+  type ExplanationSummary,
+  type LlmStatus,
+  type ReviewRequirement,
+} from './llm-schemas.ts';
 
 export interface DeviceCheckInput {
   pastedOutput?: string | undefined;
   notes?: string | undefined;
   hostnames?: string[] | undefined;
-}
-
-export interface Caller {
-  userId: string;
-  email: string;
 }
 
 /** Largest result file the explainer reads. */
@@ -75,36 +63,97 @@ const gunzipAsync = promisify(gunzip);
 type SummaryRow = Omit<Selectable<LlmExplanationsTable>, 'model' | 'answer'> & { file_size: number | null };
 
 function summaryOf(r: SummaryRow): ExplanationSummary {
-  return { id: r.id, fileName: r.file_name, format: r.format, source: r.source, fileSize: r.file_size, counts: r.counts, createdAt: iso(r.created_at) };
+  return {
+    id: r.id,
+    fileName: r.file_name,
+    format: r.format,
+    source: r.source,
+    fileSize: r.file_size,
+    counts: r.counts,
+    createdAt: iso(r.created_at),
+  };
 }
 
-const SUMMARY_COLUMNS = ['e.id', 'e.tenant_id', 'e.user_id', 'e.file_name', 'e.format', 'e.source', 'e.counts', 'e.created_at', 'f.size as file_size'] as const;
+const SUMMARY_COLUMNS = [
+  'e.id',
+  'e.tenant_id',
+  'e.user_id',
+  'e.file_name',
+  'e.format',
+  'e.source',
+  'e.counts',
+  'e.created_at',
+  'f.size as file_size',
+] as const;
 
-export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; clock: Clock; requirements?: readonly ReviewRequirement[]; extractLimits?: ExtractLimits }) {
+export function createLlmService(deps: {
+  db: Kysely<DB>;
+  gateway: LlmGateway;
+  clock: Clock;
+  requirements?: readonly ReviewRequirement[];
+  extractLimits?: ExtractLimits;
+  /** Heap of the thread a result file is parsed on, MB (IMPORT_PARSE_HEAP_MB). */
+  parseHeapMb?: number;
+}) {
   const { db, gateway, clock } = deps;
   const defaultRequirements = deps.requirements ?? CMMC_L1_REQUIREMENTS;
 
-  function asMember<T>(tenantId: string, caller: Caller, fn: (tx: LlmTx) => Promise<T>): Promise<T> {
-    return withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, role) => {
-      if (!role) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
-      return fn(withLlmTables(tx));
-    });
-  }
+  const asMember = <T>(tenantId: string, caller: Caller, fn: (tx: Tx) => Promise<T>): Promise<T> =>
+    withTenantAccess(db, tenantId, caller, fn);
 
   /** Stores the answer with the uploaded file, in one transaction, and drops entries past HISTORY_LIMIT. */
-  async function saveExplanation(tenantId: string, caller: Caller, a: ResultAnalysis, file: UploadedFile, source: 'model' | 'offline', answer: string): Promise<string> {
+  async function saveExplanation(
+    tenantId: string,
+    caller: Caller,
+    a: ResultAnalysis,
+    file: UploadedFile,
+    source: 'model' | 'offline',
+    answer: string,
+  ): Promise<string> {
     // Compressed before the transaction: on PGlite the transaction holds the only connection.
     const packed = await gzipAsync(file.data);
     return asMember(tenantId, caller, async (tx) => {
       const row = await tx
         .insertInto('llm_explanations')
-        .values({ tenant_id: tenantId, user_id: caller.userId, file_name: a.fileName.slice(0, 255), format: a.format, source, model: source === 'model' ? gateway.model : null, counts: JSON.stringify(a.counts) as unknown as SeverityCounts, answer: answer.slice(0, MAX_ANSWER_CHARS), created_at: clock.now() })
+        .values({
+          tenant_id: tenantId,
+          user_id: caller.userId,
+          file_name: a.fileName.slice(0, 255),
+          format: a.format,
+          source,
+          model: source === 'model' ? gateway.model : null,
+          counts: JSON.stringify(a.counts),
+          answer: answer.slice(0, MAX_ANSWER_CHARS),
+          created_at: clock.now(),
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
-      await tx.insertInto('llm_explanation_files').values({ explanation_id: row.id, tenant_id: tenantId, user_id: caller.userId, size: file.data.length, sha256: sha256Hex(file.data), data: packed }).execute();
+      await tx
+        .insertInto('llm_explanation_files')
+        .values({
+          explanation_id: row.id,
+          tenant_id: tenantId,
+          user_id: caller.userId,
+          size: file.data.length,
+          sha256: sha256Hex(file.data),
+          data: packed,
+        })
+        .execute();
       // Bounded history: the oldest entries beyond the limit go, with their files (cascade).
-      const keep = tx.selectFrom('llm_explanations').select('id').where('tenant_id', '=', tenantId).where('user_id', '=', caller.userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(HISTORY_LIMIT);
-      await tx.deleteFrom('llm_explanations').where('tenant_id', '=', tenantId).where('user_id', '=', caller.userId).where('id', 'not in', keep).execute();
+      const keep = tx
+        .selectFrom('llm_explanations')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('user_id', '=', caller.userId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(HISTORY_LIMIT);
+      await tx
+        .deleteFrom('llm_explanations')
+        .where('tenant_id', '=', tenantId)
+        .where('user_id', '=', caller.userId)
+        .where('id', 'not in', keep)
+        .execute();
       return row.id;
     });
   }
@@ -124,7 +173,7 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
     async explain(tenantId: string, caller: Caller, file: UploadedFile, signal: AbortSignal): Promise<AnswerStream> {
       await asMember(tenantId, caller, async () => undefined);
       if (file.data.length === 0) throw llmError('llm_result_file_unreadable', 'The file is empty.');
-      const analysis = await analyzeResultFile(file.fileName, file.data);
+      const analysis = await analyzeResultFile(file.fileName, file.data, { heapMb: deps.parseHeapMb });
       const { prompt, evidenceIds, evidencePrefixes } = explainPrompt(analysis);
       return startAnswer(gateway, {
         instructions: EXPLAIN_INSTRUCTIONS,
@@ -144,18 +193,22 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
      * script output and notes, explained with prioritized fixes and re-check steps. Streamed like
      * the explainer; nothing is stored.
      */
-    async explainDeviceCheck(tenantId: string, caller: Caller, input: DeviceCheckInput, signal: AbortSignal): Promise<AnswerStream> {
-      const stored = await withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, role) => {
-        if (!role) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
-        return latestDeviceRuns(tx, tenantId);
-      });
+    async explainDeviceCheck(
+      tenantId: string,
+      caller: Caller,
+      input: DeviceCheckInput,
+      signal: AbortSignal,
+    ): Promise<AnswerStream> {
+      const stored = await withTenantAccess(db, tenantId, caller, (tx) => latestDeviceRuns(tx, tenantId));
       const wanted = input.hostnames?.length ? new Set(input.hostnames.map((h) => h.toLowerCase())) : null;
       const pasted = input.pastedOutput?.trim() ? parsePastedOutput(input.pastedOutput) : null;
       const runs = combineRuns(wanted ? stored.filter((r) => wanted.has(r.hostname.toLowerCase())) : stored, pasted);
       if (runs.length === 0)
         throw llmError(
           'llm_device_check_no_results',
-          wanted ? 'None of these computers has sent device-check results.' : 'There are no device-check results yet. Run the device-check script on a computer (CMMC → Device check), or paste its output.',
+          wanted
+            ? 'None of these computers has sent device-check results.'
+            : 'There are no device-check results yet. Run the device-check script on a computer (CMMC → Device check), or paste its output.',
         );
       const analysis = analyzeDeviceRuns(runs, clock.now());
       const { prompt, evidenceIds, evidencePrefixes } = devicePrompt(analysis, input.notes);
@@ -170,7 +223,13 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
         meta: {
           computers: runs.map((r) => {
             const v = Object.values(r.results);
-            return { hostname: r.hostname, os: r.os, receivedAt: r.receivedAt, fails: v.filter((x) => x === 'fail').length, unknowns: v.filter((x) => x === 'unknown').length };
+            return {
+              hostname: r.hostname,
+              os: r.os,
+              receivedAt: r.receivedAt,
+              fails: v.filter((x) => x === 'fail').length,
+              unknowns: v.filter((x) => x === 'unknown').length,
+            };
           }),
         },
       });
@@ -208,7 +267,11 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
     },
 
     /** The result file kept with one of the caller's explanations, as uploaded. */
-    async getExplanationFile(tenantId: string, caller: Caller, id: string): Promise<{ fileName: string; size: number; data: Buffer }> {
+    async getExplanationFile(
+      tenantId: string,
+      caller: Caller,
+      id: string,
+    ): Promise<{ fileName: string; size: number; data: Buffer }> {
       const row = await asMember(tenantId, caller, (tx) =>
         tx
           .selectFrom('llm_explanations as e')
@@ -220,17 +283,28 @@ export function createLlmService(deps: { db: Kysely<DB>; gateway: LlmGateway; cl
           .executeTakeFirst(),
       );
       if (!row) throw appError('llm_explanation_not_found', 'No such explanation in your history.');
-      if (!row.data || row.size === null) throw appError('llm_explanation_file_not_kept', 'This explanation was made before result files were kept with the history; only its answer is stored.');
+      if (!row.data || row.size === null)
+        throw appError(
+          'llm_explanation_file_not_kept',
+          'This explanation was made before result files were kept with the history; only its answer is stored.',
+        );
       const data = await gunzipAsync(row.data, { maxOutputLength: EXPLAIN_MAX_BYTES });
       // The stored bytes must be the uploaded ones: a mismatch is corruption, never served as the file.
-      if (data.length !== row.size || sha256Hex(data) !== row.sha256) throw new Error('stored result file does not match its checksum');
+      if (data.length !== row.size || sha256Hex(data) !== row.sha256)
+        throw new Error('stored result file does not match its checksum');
       return { fileName: row.file_name, size: row.size, data };
     },
 
     async deleteExplanation(tenantId: string, caller: Caller, id: string): Promise<void> {
       await asMember(tenantId, caller, async (tx) => {
-        const r = await tx.deleteFrom('llm_explanations').where('id', '=', id).where('tenant_id', '=', tenantId).where('user_id', '=', caller.userId).executeTakeFirst();
-        if (r.numDeletedRows === 0n) throw appError('llm_explanation_not_found', 'No such explanation in your history.');
+        const r = await tx
+          .deleteFrom('llm_explanations')
+          .where('id', '=', id)
+          .where('tenant_id', '=', tenantId)
+          .where('user_id', '=', caller.userId)
+          .executeTakeFirst();
+        if (r.numDeletedRows === 0n)
+          throw appError('llm_explanation_not_found', 'No such explanation in your history.');
       });
     },
 
@@ -268,14 +342,26 @@ export async function reviewDocuments(
   onPreliminary?.(offlineEvidenceReview(docs, requirements));
   let text: string;
   try {
-    text = await gateway.complete({ instructions: REVIEW_INSTRUCTIONS, prompt: reviewPrompt(docs, requirements, input.notes), signal, maxOutputTokens: 4_000, output: REVIEW_OUTPUT });
+    text = await gateway.complete({
+      instructions: REVIEW_INSTRUCTIONS,
+      prompt: reviewPrompt(docs, requirements, input.notes),
+      signal,
+      maxOutputTokens: 4_000,
+      output: REVIEW_OUTPUT,
+    });
   } catch (e) {
     if (e instanceof LlmAbortedError) throw e;
     if (!isAppError(e)) throw e;
-    return { ...offlineEvidenceReview(docs, requirements, { fallbackReason: e.message }), fallbackError: llmFailureOf(e) };
+    return {
+      ...offlineEvidenceReview(docs, requirements, { fallbackReason: e.message }),
+      fallbackError: llmFailureOf(e),
+    };
   }
   const v = validateModelReview(text, docs, requirements);
-  if (!v.ok) return offlineEvidenceReview(docs, requirements, { fallbackReason: `The model's answer was not used: ${v.reason}.` });
+  if (!v.ok)
+    return offlineEvidenceReview(docs, requirements, {
+      fallbackReason: `The model's answer was not used: ${v.reason}.`,
+    });
   return modelReview(docs, v.results);
 }
 

@@ -38,7 +38,9 @@ function peerCheck(r: Received, secret = SECRET_TO): string | null {
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(ts)) return 'bad_timestamp';
   if (Math.abs(Date.parse(ts) - Date.now()) > 300_000) return 'stale_timestamp';
   const bodyHash = createHash('sha256').update(r.body).digest('hex');
-  const expected = createHmac('sha256', secret).update(`${caller}\n${ts}\nPOST\n${DISPATCH}\n${bodyHash}`).digest('hex');
+  const expected = createHmac('sha256', secret)
+    .update(`${caller}\n${ts}\nPOST\n${DISPATCH}\n${bodyHash}`)
+    .digest('hex');
   return expected === sig ? null : 'bad_signature';
 }
 
@@ -50,7 +52,13 @@ const verifyingPeer =
     if (failed) return json(res, 401, { error: failed, message: 'refused' });
     const { flow, payload } = JSON.parse(r.body.toString('utf8')) as { flow: string; payload: { nonce?: unknown } };
     if (flow !== 'ping') return json(res, 400, { error: 'unknown_flow', message: 'no' });
-    json(res, 200, { requestId: r.headers['x-svc-request-id'], pong: true, self: 'billing', flow, nonce: payload.nonce ?? null });
+    json(res, 200, {
+      requestId: r.headers['x-svc-request-id'],
+      pong: true,
+      self: 'billing',
+      flow,
+      nonce: payload.nonce ?? null,
+    });
   };
 
 // ---- running the CLI ---------------------------------------------------------------------------
@@ -62,7 +70,12 @@ async function run(argv: string[], env: Record<string, string> = {}) {
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
-const billingEnv = (url: string, extra: Record<string, string> = {}) => ({ SVC_PEER_URL_BILLING: url, SVC_SECRET_TO_BILLING: SECRET_TO, SVC_SECRET_FROM_BILLING: SECRET_FROM, ...extra });
+const billingEnv = (url: string, extra: Record<string, string> = {}) => ({
+  SVC_PEER_URL_BILLING: url,
+  SVC_SECRET_TO_BILLING: SECRET_TO,
+  SVC_SECRET_FROM_BILLING: SECRET_FROM,
+  ...extra,
+});
 
 function expectNoSecrets(...texts: string[]): void {
   for (const t of texts) {
@@ -109,7 +122,9 @@ describe('call', () => {
   });
 
   it('retries a 503 with the same request id, signed afresh, and prints every attempt', async () => {
-    const peer = await startPeer((r, res, n) => (n === 1 ? json(res, 503, { error: 'busy', message: 'later' }) : verifyingPeer()(r, res, n)));
+    const peer = await startPeer((r, res, n) =>
+      n === 1 ? json(res, 503, { error: 'busy', message: 'later' }) : verifyingPeer()(r, res, n),
+    );
     const r = await run(['call', 'billing', 'ping', '{}', '--request-id', 'retry-1'], billingEnv(peer.origin));
     expect(r.code).toBe(0);
     expect(peer.received).toHaveLength(2);
@@ -167,13 +182,17 @@ describe('call', () => {
 
 describe('probe', () => {
   it('calls a route that refuses the unsigned probe with JSON 401 live (exit 0)', async () => {
-    const peer = await startPeer((r, res) => json(res, 401, { error: peerCheck(r) ?? 'ok', message: 'Send the signing headers.' }));
+    const peer = await startPeer((r, res) =>
+      json(res, 401, { error: peerCheck(r) ?? 'ok', message: 'Send the signing headers.' }),
+    );
     const r = await run(['probe', 'billing'], billingEnv(peer.origin));
     expect(r.code).toBe(0);
     expect(r.out).toContain('status: 401');
     expect(r.out).toContain('content-type: application/json; charset=utf-8');
     expect(r.out).toMatch(/duration: \d+ ms/);
-    expect(r.out).toContain('verdict: dispatch route is live (refused the unsigned probe as it should): missing_svc_headers');
+    expect(r.out).toContain(
+      'verdict: dispatch route is live (refused the unsigned probe as it should): missing_svc_headers',
+    );
     const got = peer.received[0]!;
     expect(got.method).toBe('POST');
     expect(got.url).toBe(DISPATCH);
@@ -247,9 +266,33 @@ describe('peers', () => {
     expect(r.code).toBe(0);
     expect(r.out).toContain('self: rampart');
     const line = (name: string) => r.out.split('\n').find((l) => l.startsWith(`${name} `)) ?? '';
-    expect(line('billing').split(/\s{2,}/)).toEqual(['billing', 'BILLING', 'dispatch', 'set', 'set', 'ping,health_check,event_report', '-']);
-    expect(line('ops-central').split(/\s{2,}/)).toEqual(['ops-central', 'OPS_CENTRAL', 'origin', 'set', 'unset', 'ping,health_check', 'management']);
-    expect(line('bid-portal').split(/\s{2,}/)).toEqual(['bid-portal', 'BID_PORTAL', 'unset', 'unset', 'set', 'ping,health_check', 'bid']);
+    expect(line('billing').split(/\s{2,}/)).toEqual([
+      'billing',
+      'BILLING',
+      'dispatch',
+      'set',
+      'set',
+      'ping,health_check,event_report',
+      '-',
+    ]);
+    expect(line('ops-central').split(/\s{2,}/)).toEqual([
+      'ops-central',
+      'OPS_CENTRAL',
+      'origin',
+      'set',
+      'unset',
+      'ping,health_check',
+      'management',
+    ]);
+    expect(line('bid-portal').split(/\s{2,}/)).toEqual([
+      'bid-portal',
+      'BID_PORTAL',
+      'unset',
+      'unset',
+      'set',
+      'ping,health_check',
+      'bid',
+    ]);
     for (const secret of [SECRET_TO, SECRET_FROM, 'ops-outbound-secret-771', 'bid-inbound-secret-552']) {
       expect(r.out).not.toContain(secret);
       expect(r.err).not.toContain(secret);
@@ -301,10 +344,17 @@ describe('usage errors exit 64 with the usage text', () => {
 
 // ---- the real process --------------------------------------------------------------------------
 
-function spawnCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function spawnCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     // A clean environment: nothing from this shell's SVC_* or DATABASE_URL leaks in.
-    const child = spawn(process.execPath, ['src/mesh/mesh-cli.ts', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['src/mesh/mesh-cli.ts', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
@@ -317,7 +367,10 @@ function spawnCli(args: string[], env: Record<string, string>): Promise<{ code: 
 describe('entry point', () => {
   it('runs as `node src/mesh/mesh-cli.ts call ...` with peers from the environment', async () => {
     const peer = await startPeer(verifyingPeer());
-    const r = await spawnCli(['call', 'billing', 'ping', '{"nonce":"spawned"}', '--request-id', 'spawn-1'], { SVC_PEER_URL_BILLING: peer.origin, SVC_SECRET_TO_BILLING: SECRET_TO });
+    const r = await spawnCli(['call', 'billing', 'ping', '{"nonce":"spawned"}', '--request-id', 'spawn-1'], {
+      SVC_PEER_URL_BILLING: peer.origin,
+      SVC_SECRET_TO_BILLING: SECRET_TO,
+    });
     expect(r.stderr).toMatch(/attempt 1: status 200, error -, \d+ ms/);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('status: 200');

@@ -48,12 +48,16 @@ function causeOf(e: unknown): string {
   const cause = (e as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
   if (typeof cause?.code === 'string') return cause.code;
   if (typeof cause?.message === 'string') return cause.message;
-  if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError')) return `no answer within ${PROBE_TIMEOUT_MS / 1000} s`;
+  if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError'))
+    return `no answer within ${PROBE_TIMEOUT_MS / 1000} s`;
   return e instanceof Error ? e.message : String(e);
 }
 
 function formatAttempt(a: OutboundAttempt): string {
-  const cause = a.response && typeof a.response === 'object' && typeof (a.response as { cause?: unknown }).cause === 'string' ? ` (${(a.response as { cause: string }).cause})` : '';
+  const cause =
+    a.response && typeof a.response === 'object' && typeof (a.response as { cause?: unknown }).cause === 'string'
+      ? ` (${(a.response as { cause: string }).cause})`
+      : '';
   return `attempt ${a.attempt}: status ${a.status ?? '-'}, error ${a.error ?? '-'}${cause}, ${a.durationMs} ms`;
 }
 
@@ -66,9 +70,12 @@ function pretty(body: unknown): string {
 function callHint(r: MeshCallResult, peer: Peer, selfName: string): string | null {
   const to = `SVC_SECRET_TO_${peer.suffix}`;
   const theirs = `SVC_SECRET_FROM_${peerEnvSuffix(selfName)}`;
-  if (r.routeNotDeployed) return `the peer answered ${r.status} with a non-JSON body (an HTML page?): its dispatch route is not deployed at this URL; this is not a live mesh leg`;
-  if (r.status === 525) return '525 is an edge error page: the TLS handshake between the edge and the peer failed before its handler ran; transient, retry later, no secret change';
-  if (r.status !== null && r.status >= 520 && r.status <= 527) return `${r.status} is an edge error page, not the peer's answer; retry later`;
+  if (r.routeNotDeployed)
+    return `the peer answered ${r.status} with a non-JSON body (an HTML page?): its dispatch route is not deployed at this URL; this is not a live mesh leg`;
+  if (r.status === 525)
+    return '525 is an edge error page: the TLS handshake between the edge and the peer failed before its handler ran; transient, retry later, no secret change';
+  if (r.status !== null && r.status >= 520 && r.status <= 527)
+    return `${r.status} is an edge error page, not the peer's answer; retry later`;
   switch (r.error) {
     case 'network_error':
       return 'could not connect: check the URL, DNS, firewall, and that the peer is running';
@@ -98,8 +105,14 @@ function callHint(r: MeshCallResult, peer: Peer, selfName: string): string | nul
     case 'handler_failed':
       return 'the peer handler failed; nothing was recorded there, and the same --request-id may be retried';
     default:
-      if (r.status === 404) return 'no route at this URL: check SVC_PEER_URL_' + peer.suffix + ' (a URL with a path other than the dispatch path is used as the complete transport URL)';
-      if (r.status !== null && r.status >= 300 && r.status < 400) return `redirect${r.headers.location ? ` to ${printableUrl(r.headers.location)}` : ''}: signed calls do not follow redirects; configure the final URL`;
+      if (r.status === 404)
+        return (
+          'no route at this URL: check SVC_PEER_URL_' +
+          peer.suffix +
+          ' (a URL with a path other than the dispatch path is used as the complete transport URL)'
+        );
+      if (r.status !== null && r.status >= 300 && r.status < 400)
+        return `redirect${r.headers.location ? ` to ${printableUrl(r.headers.location)}` : ''}: signed calls do not follow redirects; configure the final URL`;
       return null;
   }
 }
@@ -116,17 +129,21 @@ async function callCommand(args: string[], requestId: string | undefined, deps: 
     } catch (e) {
       throw new UsageError(`payload-json is not valid JSON: ${(e as Error).message}`);
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UsageError('payload-json must be a JSON object, e.g. \'{"nonce":"abc"}\'');
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new UsageError('payload-json must be a JSON object, e.g. \'{"nonce":"abc"}\'');
     payload = parsed as Record<string, unknown>;
   }
-  if (requestId !== undefined && !REQUEST_ID_RE.test(requestId)) throw new UsageError('--request-id must be 1 to 200 characters of letters, digits and . _ : -');
+  if (requestId !== undefined && !REQUEST_ID_RE.test(requestId))
+    throw new UsageError('--request-id must be 1 to 200 characters of letters, digits and . _ : -');
 
   const { config } = deps;
   const peers = createPeerRegistry(config);
   const peer = peers.byName(peerName);
   if (!peer) throw new UsageError(unknownPeer(peerName, peers.list()));
   if (!peer.transportUrl || !peer.secretTo) {
-    deps.err(`peer ${peer.name} cannot be called: ${!peer.transportUrl ? `SVC_PEER_URL_${peer.suffix} is not set` : `SVC_SECRET_TO_${peer.suffix} is not set`}`);
+    deps.err(
+      `peer ${peer.name} cannot be called: ${!peer.transportUrl ? `SVC_PEER_URL_${peer.suffix} is not set` : `SVC_SECRET_TO_${peer.suffix} is not set`}`,
+    );
     return EX_CONFIG;
   }
 
@@ -166,17 +183,52 @@ function probeVerdict(status: number, media: string, body: string, location: str
       code = null;
     }
   }
-  if (media === 'text/html' || media === 'application/xhtml+xml') return { live: false, text: 'route not deployed: the answer is an HTML page' };
-  if (json && status === 401) return { live: true, text: `dispatch route is live (refused the unsigned probe as it should)${code ? `: ${code}` : ''}` };
-  if (json && status >= 200 && status < 300) return { live: false, text: 'answered an unsigned call: the route does not check signatures!' };
-  if (status === 525) return { live: false, text: 'edge error 525: the TLS handshake between the edge and the peer failed before any handler ran; transient, probe again (no secret change)' };
-  if (status >= 520 && status <= 527) return { live: false, text: `edge error ${status}: the edge could not get an answer from the peer's origin; transient or an origin outage, probe again` };
-  if (status >= 300 && status < 400) return { live: false, text: `redirect (${status})${location ? ` to ${printableUrl(location)}` : ''}: signed calls do not follow redirects; configure the final URL` };
-  if (status === 404) return { live: false, text: `no route at this URL (404${code ? ` ${code}` : ''}): check the peer URL; a URL with another path is used as the complete transport URL` };
-  if (status >= 500) return { live: false, text: `server error ${status}${code ? ` (${code})` : ''}: the peer failed before refusing the probe` };
-  if (status === 401) return { live: false, text: `401 without JSON (${media || 'no content type'}): something in front of the peer (a gateway or basic auth) refused the probe, not a dispatch route` };
-  if (status >= 200 && status < 300) return { live: false, text: `route not deployed: answered ${status} with ${media || 'no content type'}, not JSON` };
-  if (json) return { live: false, text: `answered ${status}${code ? ` ${code}` : ''} instead of 401: a JSON endpoint, but not one that refuses unsigned calls like a dispatch route` };
+  if (media === 'text/html' || media === 'application/xhtml+xml')
+    return { live: false, text: 'route not deployed: the answer is an HTML page' };
+  if (json && status === 401)
+    return {
+      live: true,
+      text: `dispatch route is live (refused the unsigned probe as it should)${code ? `: ${code}` : ''}`,
+    };
+  if (json && status >= 200 && status < 300)
+    return { live: false, text: 'answered an unsigned call: the route does not check signatures!' };
+  if (status === 525)
+    return {
+      live: false,
+      text: 'edge error 525: the TLS handshake between the edge and the peer failed before any handler ran; transient, probe again (no secret change)',
+    };
+  if (status >= 520 && status <= 527)
+    return {
+      live: false,
+      text: `edge error ${status}: the edge could not get an answer from the peer's origin; transient or an origin outage, probe again`,
+    };
+  if (status >= 300 && status < 400)
+    return {
+      live: false,
+      text: `redirect (${status})${location ? ` to ${printableUrl(location)}` : ''}: signed calls do not follow redirects; configure the final URL`,
+    };
+  if (status === 404)
+    return {
+      live: false,
+      text: `no route at this URL (404${code ? ` ${code}` : ''}): check the peer URL; a URL with another path is used as the complete transport URL`,
+    };
+  if (status >= 500)
+    return {
+      live: false,
+      text: `server error ${status}${code ? ` (${code})` : ''}: the peer failed before refusing the probe`,
+    };
+  if (status === 401)
+    return {
+      live: false,
+      text: `401 without JSON (${media || 'no content type'}): something in front of the peer (a gateway or basic auth) refused the probe, not a dispatch route`,
+    };
+  if (status >= 200 && status < 300)
+    return { live: false, text: `route not deployed: answered ${status} with ${media || 'no content type'}, not JSON` };
+  if (json)
+    return {
+      live: false,
+      text: `answered ${status}${code ? ` ${code}` : ''} instead of 401: a JSON endpoint, but not one that refuses unsigned calls like a dispatch route`,
+    };
   return { live: false, text: `unexpected answer: ${status} with ${media || 'no content type'}` };
 }
 
@@ -200,7 +252,13 @@ async function probeCommand(args: string[], deps: MeshCliDeps): Promise<number> 
   let text: string;
   let location: string | null;
   try {
-    const res = await doFetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', redirect: 'manual', signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    const res = await doFetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    });
     text = await res.text();
     status = res.status;
     contentType = res.headers.get('content-type');
@@ -231,7 +289,10 @@ function peersCommand(args: string[], deps: MeshCliDeps): number {
     ['SVC_MANAGEMENT_PEER', mgmt],
     ['SVC_BID_PEER', bid],
   ] as const) {
-    if (name && !peers.some((p) => p.suffix === peerEnvSuffix(name))) deps.err(`warning: ${label}=${name} names no configured peer (no SVC_PEER_URL_${peerEnvSuffix(name)} or SVC_SECRET_*_${peerEnvSuffix(name)})`);
+    if (name && !peers.some((p) => p.suffix === peerEnvSuffix(name)))
+      deps.err(
+        `warning: ${label}=${name} names no configured peer (no SVC_PEER_URL_${peerEnvSuffix(name)} or SVC_SECRET_*_${peerEnvSuffix(name)})`,
+      );
   }
   if (!peers.length) {
     deps.out('no peers configured (set SVC_PEER_URL_<PEER>, SVC_SECRET_TO_<PEER>, SVC_SECRET_FROM_<PEER>)');
@@ -239,8 +300,21 @@ function peersCommand(args: string[], deps: MeshCliDeps): number {
   }
   const rows = peers.map((p) => {
     const v = describePeer(p);
-    const roles = [mgmt && peerEnvSuffix(mgmt) === p.suffix ? 'management' : null, bid && peerEnvSuffix(bid) === p.suffix ? 'bid' : null].filter(Boolean).join(',');
-    return [v.name, p.suffix, v.hasUrl ? (v.urlForm ?? 'invalid') : 'unset', v.secretToPresent ? 'set' : 'unset', v.secretFromPresent ? 'set' : 'unset', v.flows.join(',') || '(none)', roles || '-'];
+    const roles = [
+      mgmt && peerEnvSuffix(mgmt) === p.suffix ? 'management' : null,
+      bid && peerEnvSuffix(bid) === p.suffix ? 'bid' : null,
+    ]
+      .filter(Boolean)
+      .join(',');
+    return [
+      v.name,
+      p.suffix,
+      v.hasUrl ? (v.urlForm ?? 'invalid') : 'unset',
+      v.secretToPresent ? 'set' : 'unset',
+      v.secretFromPresent ? 'set' : 'unset',
+      v.flows.join(',') || '(none)',
+      roles || '-',
+    ];
   });
   const header = ['PEER', 'ENV SUFFIX', 'URL', 'SECRET_TO', 'SECRET_FROM', 'INBOUND FLOWS', 'ROLE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -264,7 +338,12 @@ export async function runMeshCli(argv: string[], deps: MeshCliDeps): Promise<num
   try {
     let parsed;
     try {
-      parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { 'request-id': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+      parsed = parseArgs({
+        args: argv,
+        allowPositionals: true,
+        strict: true,
+        options: { 'request-id': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      });
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
@@ -304,5 +383,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error(e.message);
     process.exitCode = EX_CONFIG;
   }
-  if (config) process.exitCode = await runMeshCli(process.argv.slice(2), { config, out: (l) => console.log(l), err: (l) => console.error(l) });
+  if (config)
+    process.exitCode = await runMeshCli(process.argv.slice(2), {
+      config,
+      out: (l) => console.log(l),
+      err: (l) => console.error(l),
+    });
 }

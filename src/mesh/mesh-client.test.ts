@@ -1,5 +1,7 @@
 // Outbound client against real HTTP peers on loopback (node:http, port 0). Each peer checks our
 // signature with its own inline node:crypto code, not with mesh-signing.ts.
+// Over 500 lines on purpose: one feature's cases share a single app, tenants and loopback peers set up once; splitting
+// them would repeat that set-up in every file.
 import { createHash, createHmac } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { closeAllPeers, closedPort, startPeer, type Received } from '../../test/helpers/loopback-peer.ts';
@@ -37,7 +39,9 @@ function peerCheck(r: Received, secret = SECRET, now = Date.now()): string | nul
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(ts)) return 'bad_timestamp';
   if (Math.abs(Date.parse(ts) - now) > 300_000) return 'stale_timestamp';
   const bodyHash = createHash('sha256').update(r.body).digest('hex');
-  const expected = createHmac('sha256', secret).update(`${caller}\n${ts}\nPOST\n${DISPATCH}\n${bodyHash}`).digest('hex');
+  const expected = createHmac('sha256', secret)
+    .update(`${caller}\n${ts}\nPOST\n${DISPATCH}\n${bodyHash}`)
+    .digest('hex');
   return expected === sig ? null : 'bad_signature';
 }
 
@@ -93,7 +97,13 @@ describe('signed call to a verifying peer', () => {
       const err = peerCheck(r);
       if (err) return json(res, 401, { error: err, message: 'no' });
       const { flow, payload } = JSON.parse(r.body.toString('utf8')) as { flow: string; payload: { nonce: string } };
-      json(res, 200, { requestId: r.headers['x-svc-request-id'], pong: true, self: 'peer', flow, nonce: payload.nonce });
+      json(res, 200, {
+        requestId: r.headers['x-svc-request-id'],
+        pong: true,
+        self: 'peer',
+        flow,
+        nonce: payload.nonce,
+      });
     });
     const { client, records } = setup(peer.origin);
     const result = await client.call('peer', 'ping', { nonce: 'n-1', note: 'Zoë 🚀' }, { requestId: 'req-1' });
@@ -148,7 +158,13 @@ describe('signed call to a verifying peer', () => {
     });
     const { client, records, sleep } = setup(peer.origin);
     const result = await client.call('peer', 'ping', {});
-    expect(result).toMatchObject({ ok: false, status: 401, error: 'bad_signature', attempts: 1, routeNotDeployed: false });
+    expect(result).toMatchObject({
+      ok: false,
+      status: 401,
+      error: 'bad_signature',
+      attempts: 1,
+      routeNotDeployed: false,
+    });
     expect(result.body).toEqual({ error: 'bad_signature', message: 'Signature mismatch' });
     expect(peer.received).toHaveLength(1);
     expect(sleep).not.toHaveBeenCalled();
@@ -174,7 +190,12 @@ describe('retries', () => {
     });
     const clock = steppingClock();
     const { client, records, sleep } = setup(peer.origin, { clock });
-    const result = await client.call('peer', 'event_report', { kind: 'system.error' }, { eventType: 'system.error', severity: 'high' });
+    const result = await client.call(
+      'peer',
+      'event_report',
+      { kind: 'system.error' },
+      { eventType: 'system.error', severity: 'high' },
+    );
 
     expect(result).toMatchObject({ ok: true, status: 200, attempts: 3, error: null, body: { accepted: true } });
     const rs = peer.received;
@@ -199,7 +220,13 @@ describe('retries', () => {
       [3, true, 200, null],
     ]);
     expect(records[0]!.response).toBe('<html><body>SSL handshake failed</body></html>');
-    for (const a of records) expect(a).toMatchObject({ eventType: 'system.error', severity: 'high', requestId: result.requestId, flow: 'event_report' });
+    for (const a of records)
+      expect(a).toMatchObject({
+        eventType: 'system.error',
+        severity: 'high',
+        requestId: result.requestId,
+        flow: 'event_report',
+      });
     assertNoSecrets(records, result);
     const text = JSON.stringify(records);
     for (const r of rs) expect(text).not.toContain(r.headers['x-svc-signature']);
@@ -224,13 +251,20 @@ describe('retries', () => {
 
   it('caps the exponential backoff at maxDelayMs', async () => {
     const peer = await startPeer((_r, res) => json(res, 503, { error: 'busy' }));
-    const { client, sleep } = setup(peer.origin, { baseDelayMs: 1000, maxDelayMs: 1500, random: () => 0.5, maxAttempts: 5 });
+    const { client, sleep } = setup(peer.origin, {
+      baseDelayMs: 1000,
+      maxDelayMs: 1500,
+      random: () => 0.5,
+      maxAttempts: 5,
+    });
     await client.call('peer', 'ping', {});
     expect(sleep.mock.calls.map((c) => c[0])).toEqual([500, 750, 750, 750]);
   });
 
   it('honours Retry-After: 2 (seconds) instead of the computed delay', async () => {
-    const peer = await startPeer((_r, res, n) => (n === 1 ? json(res, 503, { error: 'busy' }, { 'retry-after': '2' }) : json(res, 200, {})));
+    const peer = await startPeer((_r, res, n) =>
+      n === 1 ? json(res, 503, { error: 'busy' }, { 'retry-after': '2' }) : json(res, 200, {}),
+    );
     const { client, sleep } = setup(peer.origin);
     const result = await client.call('peer', 'ping', {});
     expect(result).toMatchObject({ ok: true, attempts: 2 });
@@ -240,7 +274,9 @@ describe('retries', () => {
   it('retries 429 and honours an HTTP-date Retry-After', async () => {
     const now = '2025-01-01T00:00:00.000Z';
     const peer = await startPeer((_r, res, n) =>
-      n === 1 ? json(res, 429, { error: 'rate_limited' }, { 'retry-after': 'Wed, 01 Jan 2025 00:00:03 GMT' }) : json(res, 200, {}),
+      n === 1
+        ? json(res, 429, { error: 'rate_limited' }, { 'retry-after': 'Wed, 01 Jan 2025 00:00:03 GMT' })
+        : json(res, 200, {}),
     );
     const { client, sleep, records } = setup(peer.origin, { clock: fixedClock(now) });
     const result = await client.call('peer', 'ping', {});
@@ -250,7 +286,9 @@ describe('retries', () => {
   });
 
   it('caps Retry-After at 4 × maxDelayMs', async () => {
-    const peer = await startPeer((_r, res, n) => (n === 1 ? json(res, 503, {}, { 'retry-after': '3600' }) : json(res, 200, {})));
+    const peer = await startPeer((_r, res, n) =>
+      n === 1 ? json(res, 503, {}, { 'retry-after': '3600' }) : json(res, 200, {}),
+    );
     const { client, sleep } = setup(peer.origin, { maxDelayMs: 5000 });
     await client.call('peer', 'ping', {});
     expect(sleep.mock.calls).toEqual([[20_000]]);
@@ -260,7 +298,14 @@ describe('retries', () => {
     const port = await closedPort();
     const { client, records, sleep } = setup(`http://127.0.0.1:${port}`);
     const result = await client.call('peer', 'ping', {}, { requestId: 'refused-1' });
-    expect(result).toMatchObject({ ok: false, status: null, error: 'network_error', attempts: 4, requestId: 'refused-1', headers: {} });
+    expect(result).toMatchObject({
+      ok: false,
+      status: null,
+      error: 'network_error',
+      attempts: 4,
+      requestId: 'refused-1',
+      headers: {},
+    });
     expect(records.map((a) => [a.attempt, a.status, a.error])).toEqual([
       [1, null, 'network_error'],
       [2, null, 'network_error'],
@@ -306,10 +351,21 @@ describe('final answers', () => {
     const peer = await startPeer((_r, res) => html(res, 200, page));
     const { client, records, sleep } = setup(peer.origin);
     const result = await client.call('peer', 'ping', {});
-    expect(result).toMatchObject({ ok: false, status: 200, error: 'route_not_deployed', routeNotDeployed: true, attempts: 1 });
+    expect(result).toMatchObject({
+      ok: false,
+      status: 200,
+      error: 'route_not_deployed',
+      routeNotDeployed: true,
+      attempts: 1,
+    });
     expect(result.body).toBe(page.slice(0, 500));
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ ok: false, status: 200, error: 'route_not_deployed', response: page.slice(0, 500) });
+    expect(records[0]).toMatchObject({
+      ok: false,
+      status: 200,
+      error: 'route_not_deployed',
+      response: page.slice(0, 500),
+    });
     expect(sleep).not.toHaveBeenCalled();
   });
 
@@ -320,7 +376,14 @@ describe('final answers', () => {
     });
     const { client, records } = setup(peer.origin);
     const result = await client.call('peer', 'ping', {});
-    expect(result).toMatchObject({ ok: false, status: 200, error: 'invalid_response', routeNotDeployed: false, attempts: 1, body: '{"pong": tru' });
+    expect(result).toMatchObject({
+      ok: false,
+      status: 200,
+      error: 'invalid_response',
+      routeNotDeployed: false,
+      attempts: 1,
+      body: '{"pong": tru',
+    });
     expect(records[0]).toMatchObject({ error: 'invalid_response', response: '{"pong": tru' });
   });
 
@@ -401,7 +464,11 @@ describe('peer_not_configured', () => {
   it.each([
     ['unknown peer', 'nobody', {}],
     ['peer without a URL', 'peer', {}],
-    ['peer without an outbound secret', 'other', { SVC_PEER_URL_OTHER: 'http://127.0.0.1:9', SVC_SECRET_FROM_OTHER: 'in-only' }],
+    [
+      'peer without an outbound secret',
+      'other',
+      { SVC_PEER_URL_OTHER: 'http://127.0.0.1:9', SVC_SECRET_FROM_OTHER: 'in-only' },
+    ],
   ])('%s: no request, one recorded attempt with status null', async (_label, name, env) => {
     const peer = await startPeer((_r, res) => json(res, 200, {}));
     const { client, records, sleep } = setup(undefined, {}, env);
@@ -435,7 +502,9 @@ describe('peer_not_configured', () => {
 
 describe('recordAttempt', () => {
   it('is awaited once per attempt, and a throwing recorder never breaks the call', async () => {
-    const peer = await startPeer((_r, res, n) => (n < 3 ? json(res, 502, { error: 'bad_gateway' }) : json(res, 200, { ok: 1 })));
+    const peer = await startPeer((_r, res, n) =>
+      n < 3 ? json(res, 502, { error: 'bad_gateway' }) : json(res, 200, { ok: 1 }),
+    );
     const seen: number[] = [];
     let inFlight = 0;
     const recordAttempt = vi.fn(async (a: OutboundAttempt) => {

@@ -1,4 +1,4 @@
-// Outbound mesh client (spec "POST /api/public/svc/dispatch > Outbound calls", DESIGN §5.2).
+// Outbound mesh client (docs/mesh.md §6).
 //
 // One logical call = one body (serialised once, the same bytes on every attempt) and one request id
 // (`x-svc-request-id`, reused on every attempt). Each attempt takes a fresh timestamp from the clock
@@ -65,7 +65,12 @@ export interface MeshClientDeps {
 }
 
 export interface MeshClient {
-  call(peerName: string, flow: string, payload: Record<string, unknown>, opts?: MeshCallOptions): Promise<MeshCallResult>;
+  call(
+    peerName: string,
+    flow: string,
+    payload: Record<string, unknown>,
+    opts?: MeshCallOptions,
+  ): Promise<MeshCallResult>;
 }
 
 /** Characters of a non-JSON answer kept in attempt records and results. */
@@ -146,7 +151,12 @@ export function createMeshClient(deps: MeshClientDeps): MeshClient {
     }
   }
 
-  async function attemptOnce(url: string, headers: Record<string, string>, body: Uint8Array<ArrayBuffer>, timeoutMs: number): Promise<AttemptOutcome> {
+  async function attemptOnce(
+    url: string,
+    headers: Record<string, string>,
+    body: Uint8Array<ArrayBuffer>,
+    timeoutMs: number,
+  ): Promise<AttemptOutcome> {
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -177,12 +187,13 @@ export function createMeshClient(deps: MeshClientDeps): MeshClient {
       const base = { status: res.status, headers: resHeaders, body: shown, retryAfterMs: null };
       if (res.status >= 200 && res.status < 300) {
         if (!json) return { ...base, ok: false, error: 'route_not_deployed', routeNotDeployed: true, retryable: false };
-        if (parseFailed) return { ...base, ok: false, error: 'invalid_response', routeNotDeployed: false, retryable: false };
+        if (parseFailed)
+          return { ...base, ok: false, error: 'invalid_response', routeNotDeployed: false, retryable: false };
         return { ...base, ok: true, error: null, routeNotDeployed: false, retryable: false };
       }
       const peerCode =
         parsed !== null && typeof parsed === 'object' && typeof (parsed as { error?: unknown }).error === 'string'
-          ? ((parsed as { error: string }).error.slice(0, 100) || null)
+          ? (parsed as { error: string }).error.slice(0, 100) || null
           : null;
       const retryable = isRetryableStatus(res.status);
       const retryAfter = retryable ? res.headers.get('retry-after') : null;

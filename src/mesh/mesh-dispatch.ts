@@ -1,5 +1,5 @@
 // POST /api/public/svc/dispatch: the one signed entry point of the mesh. The HMAC is verified
-// over the raw body bytes before anything parses them; checks run in the order of DESIGN §5.2.
+// over the raw body bytes before anything parses them; checks run in the documented order (docs/errors.md).
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -8,12 +8,20 @@ import { withService } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { AppError, type ErrorCode } from '../lib/errors.ts';
+import { findInputProblem } from '../lib/input-hygiene.ts';
 import { newId } from '../lib/ids.ts';
 import { BID_ONLY_FLOWS, KNOWN_FLOWS, type FlowHandler, type FlowName } from './mesh-flows.ts';
 import type { IdempotencyStore } from './mesh-idempotency.ts';
 import type { createPeerRegistry, Peer } from './mesh-peers.ts';
 import type { InboundRecord, InboundRecorder } from './mesh-records.ts';
-import { bodyHashHex, canonicalString, checkTimestamp, DISPATCH_PATH, parseTimestamp, verifyDispatchSignature } from './mesh-signing.ts';
+import {
+  bodyHashHex,
+  canonicalString,
+  checkTimestamp,
+  DISPATCH_PATH,
+  parseTimestamp,
+  verifyDispatchSignature,
+} from './mesh-signing.ts';
 
 export interface DispatchDeps {
   db: Kysely<DB>;
@@ -42,7 +50,14 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,200}$/;
 const kCall = Symbol('meshCall');
 type WithCall = FastifyRequest & { [kCall]?: CallState };
 
-export const newCallState = (): CallState => ({ caller: null, flow: null, requestId: null, verified: false, replayed: false, errorCode: null });
+export const newCallState = (): CallState => ({
+  caller: null,
+  flow: null,
+  requestId: null,
+  verified: false,
+  replayed: false,
+  errorCode: null,
+});
 
 /** One dispatch call, whatever carried it: a header's single value (null when repeated) and the raw body. */
 export interface DispatchCall {
@@ -81,7 +96,9 @@ class LostClaimError extends Error {}
  * Reads `rawHeaders` in one pass on first use, instead of Node's `headers`/`headersDistinct`
  * getters, which build an object (and an array per header) for every header of every call.
  */
-export function headerReader(req: Pick<IncomingMessage, 'rawHeaders' | 'headers'>): (name: string) => string | undefined | null {
+export function headerReader(
+  req: Pick<IncomingMessage, 'rawHeaders' | 'headers'>,
+): (name: string) => string | undefined | null {
   let seen: Map<string, string | null> | undefined;
   return (name) => {
     if (!seen) {
@@ -94,7 +111,8 @@ export function headerReader(req: Pick<IncomingMessage, 'rawHeaders' | 'headers'
         }
       } else {
         // Injected requests (tests, light-my-request) may carry only the parsed headers.
-        for (const [key, v] of Object.entries(req.headers)) if (v !== undefined) seen.set(key, Array.isArray(v) ? (v.length === 1 ? v[0]! : null) : String(v));
+        for (const [key, v] of Object.entries(req.headers))
+          if (v !== undefined) seen.set(key, Array.isArray(v) ? (v.length === 1 ? v[0]! : null) : String(v));
       }
     }
     return seen.get(name);
@@ -146,12 +164,26 @@ export function createDispatcher(deps: DispatchDeps): Dispatcher {
     const ts = timestamp === null ? null : parseTimestamp(timestamp);
     if (!ts) fail(state, 'bad_timestamp', 'x-svc-timestamp must be an ISO 8601 UTC time ending in Z.');
     if (checkTimestamp(ts, clock.now(), deps.maxDriftMs) !== 'ok')
-      fail(state, 'stale_timestamp', 'x-svc-timestamp is more than 5 minutes from our clock; sign each request with a fresh timestamp.');
+      fail(
+        state,
+        'stale_timestamp',
+        'x-svc-timestamp is more than 5 minutes from our clock; sign each request with a fresh timestamp.',
+      );
     const peer = caller ? peers.byCaller(caller) : undefined;
-    const canonical = canonicalString({ caller: caller ?? '', timestamp: timestamp!, method: 'POST', path: DISPATCH_PATH, bodyHash: bodyHashHex(call.raw) });
+    const canonical = canonicalString({
+      caller: caller ?? '',
+      timestamp: timestamp!,
+      method: 'POST',
+      path: DISPATCH_PATH,
+      bodyHash: bodyHashHex(call.raw),
+    });
     // Unknown caller, missing inbound secret, repeated or malformed signature: all the same answer.
     if (!peer?.secretFrom || signature === null || !verifyDispatchSignature(peer.secretFrom, canonical, signature))
-      fail(state, 'bad_signature', 'The signature does not match; check the shared secret and sign the exact body bytes.');
+      fail(
+        state,
+        'bad_signature',
+        'The signature does not match; check the shared secret and sign the exact body bytes.',
+      );
     state.verified = true;
     return peer;
   }
@@ -166,20 +198,42 @@ export function createDispatcher(deps: DispatchDeps): Dispatcher {
     } catch {
       fail(state, 'invalid_body', 'The body is not valid JSON.');
     }
-    if (!body || typeof body !== 'object' || Array.isArray(body)) fail(state, 'invalid_body', 'The body must be a JSON object {flow, payload}.');
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      fail(state, 'invalid_body', 'The body must be a JSON object {flow, payload}.');
     const { flow, payload } = body as { flow?: unknown; payload?: unknown };
     if (typeof flow !== 'string' || !flow) fail(state, 'invalid_body', 'The body needs a string "flow".');
-    if (payload !== undefined && (payload === null || typeof payload !== 'object' || Array.isArray(payload))) fail(state, 'invalid_body', '"payload" must be a JSON object.');
+    if (payload !== undefined && (payload === null || typeof payload !== 'object' || Array.isArray(payload)))
+      fail(state, 'invalid_body', '"payload" must be a JSON object.');
     return { flow, payload: (payload as Record<string, unknown> | undefined) ?? {} };
   }
 
-  async function runMutating(handler: Extract<FlowHandler, { mutating: true }>, peer: Peer, flow: string, requestId: string, gated: boolean, raw: Buffer, payload: Record<string, unknown>, state: CallState): Promise<DispatchOutcome> {
+  async function runMutating(
+    handler: Extract<FlowHandler, { mutating: true }>,
+    peer: Peer,
+    flow: string,
+    requestId: string,
+    gated: boolean,
+    raw: Buffer,
+    payload: Record<string, unknown>,
+    state: CallState,
+  ): Promise<DispatchOutcome> {
     const key = { caller: peer.name, requestId };
     let claimedAt: Date | null = null;
     if (gated) {
       const claim = await idempotency.claim(key, sha256Hex(raw), flow, clock.now());
-      if (claim.kind === 'reuse') fail(state, 'idempotency_key_reuse', 'This x-svc-request-id was already used with a different payload; use a new id.');
-      if (claim.kind === 'in_progress') fail(state, 'request_in_progress', 'The first attempt with this x-svc-request-id is still running; retry with the same id.', { 'retry-after': '1' });
+      if (claim.kind === 'reuse')
+        fail(
+          state,
+          'idempotency_key_reuse',
+          'This x-svc-request-id was already used with a different payload; use a new id.',
+        );
+      if (claim.kind === 'in_progress')
+        fail(
+          state,
+          'request_in_progress',
+          'The first attempt with this x-svc-request-id is still running; retry with the same id.',
+          { 'retry-after': '1' },
+        );
       if (claim.kind === 'replay') {
         state.replayed = true;
         return { status: 200, body: { ...claim.response, replayed: true } };
@@ -193,7 +247,8 @@ export function createDispatcher(deps: DispatchDeps): Dispatcher {
             const result = await handler.run({ caller: peer, requestId, payload, now: clock.now() }, tx);
             if (expired()) throw new DeadlineError('deadline passed; rolled back');
             const body = { requestId, ...result };
-            if (claimedAt && !(await idempotency.complete(tx, key, claimedAt, body, clock.now()))) throw new LostClaimError();
+            if (claimedAt && !(await idempotency.complete(tx, key, claimedAt, body, clock.now())))
+              throw new LostClaimError();
             return body;
           }),
         deps.handlerDeadlineMs,
@@ -201,13 +256,23 @@ export function createDispatcher(deps: DispatchDeps): Dispatcher {
       return { status: 200, body: response };
     } catch (error) {
       if (claimedAt) await idempotency.release(key, claimedAt).catch(() => {});
-      if (error instanceof LostClaimError) fail(state, 'request_in_progress', 'Another attempt with this x-svc-request-id took over; retry with the same id.', { 'retry-after': '1' });
+      if (error instanceof LostClaimError)
+        fail(
+          state,
+          'request_in_progress',
+          'Another attempt with this x-svc-request-id took over; retry with the same id.',
+          { 'retry-after': '1' },
+        );
       if (error instanceof AppError && error.status < 500) {
         state.errorCode = error.code;
         throw error;
       }
       deps.onHandlerError(error, flow, peer.name);
-      fail(state, 'handler_failed', 'The flow handler failed; nothing was recorded, and the same x-svc-request-id may be retried.');
+      fail(
+        state,
+        'handler_failed',
+        'The flow handler failed; nothing was recorded, and the same x-svc-request-id may be retried.',
+      );
     }
   }
 
@@ -223,12 +288,24 @@ export function createDispatcher(deps: DispatchDeps): Dispatcher {
 
     const { flow, payload } = parseBody(call, state);
     state.flow = flow.slice(0, 100);
-    if (!(KNOWN_FLOWS as readonly string[]).includes(flow)) fail(state, 'unknown_flow', `Unknown flow "${flow.slice(0, 100)}".`);
+    if (!(KNOWN_FLOWS as readonly string[]).includes(flow))
+      fail(state, 'unknown_flow', `Unknown flow "${flow.slice(0, 100)}".`);
     const bidOnly = BID_ONLY_FLOWS.includes(flow);
     const isBidPeer = deps.bidPeer !== undefined && peers.byName(deps.bidPeer)?.suffix === peer.suffix;
-    if (!peer.flows.includes(flow) || (bidOnly && !isBidPeer)) fail(state, 'flow_not_allowed', `The flow "${flow}" is not allowed for ${peer.name}.`);
+    if (!peer.flows.includes(flow) || (bidOnly && !isBidPeer))
+      fail(state, 'flow_not_allowed', `The flow "${flow}" is not allowed for ${peer.name}.`);
     const handler = flows[flow as FlowName];
     if (!handler) fail(state, 'flow_unavailable', `The flow "${flow}" is not available on this deployment yet.`);
+    // The input rule of every route (src/lib/input-hygiene.ts) on any flow's payload, after the
+    // signature and the flow checks, under this route's documented code: no NUL or unpaired
+    // surrogate in a string or key (event_report `data` included), nesting at most 32 levels.
+    const problem = findInputProblem(payload, 'payload');
+    if (problem)
+      fail(
+        state,
+        'invalid_payload',
+        `The payload does not fit this flow: ${problem.code === 'json_too_deep' ? 'it is nested too deeply' : 'it holds a NUL character or an unpaired surrogate'} (${problem.path}).`,
+      );
 
     if (!handler.mutating) {
       let result: Record<string, unknown>;
@@ -253,16 +330,25 @@ export function createDispatcher(deps: DispatchDeps): Dispatcher {
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       state.errorCode = error.code;
-      return { status: error.status, body: { error: error.code, message: error.message }, ...(error.headers ? { headers: error.headers } : {}) };
+      return {
+        status: error.status,
+        body: { error: error.code, message: error.message },
+        ...(error.headers ? { headers: error.headers } : {}),
+      };
     }
   };
 }
 
-export function registerDispatchRoute(app: FastifyInstance, deps: { dispatcher: Dispatcher; inbound: InboundRecorder; maxBodyBytes: number }): void {
+export function registerDispatchRoute(
+  app: FastifyInstance,
+  deps: { dispatcher: Dispatcher; inbound: InboundRecorder; maxBodyBytes: number },
+): void {
   void app.register(async (scope) => {
     // Raw bytes for every content type: the signature covers the exact body.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.maxBodyBytes }, (_req, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.maxBodyBytes }, (_req, body, done) =>
+      done(null, body),
+    );
 
     scope.addHook('onRequest', (req, _reply, done) => {
       (req as WithCall)[kCall] = newCallState();
@@ -285,7 +371,8 @@ export function registerDispatchRoute(app: FastifyInstance, deps: { dispatcher: 
         schema: {
           tags: ['mesh'],
           summary: 'Signed mesh dispatch',
-          description: 'HMAC-SHA256 signed call from a mesh peer. See docs/mesh.md for the signing rules, flows and error codes.',
+          description:
+            'HMAC-SHA256 signed call from a mesh peer. See docs/mesh.md for the signing rules, flows and error codes.',
         },
       },
       async (req, reply) => {

@@ -35,7 +35,10 @@ export interface FastPathDeps {
 /** Returns true when it took the request; everything else goes on to Fastify. */
 export function createDispatchFastPath(deps: FastPathDeps): FastPath {
   const answers = createAnswerBatch();
-  const tooLarge = { error: 'payload_too_large', message: `The body is larger than the limit of ${deps.maxBodyBytes} bytes.` };
+  const tooLarge = {
+    error: 'payload_too_large',
+    message: `The body is larger than the limit of ${deps.maxBodyBytes} bytes.`,
+  };
 
   return (req, res) => {
     if (req.method !== 'POST' || req.url !== DISPATCH_PATH) return false;
@@ -70,8 +73,16 @@ export function createDispatchFastPath(deps: FastPathDeps): FastPath {
 
     if (!deps.inFlight.enter()) {
       answered = true;
-      const json = JSON.stringify({ error: 'service_unavailable', message: 'The server is shutting down; retry shortly.' });
-      res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json), 'x-request-id': requestId, connection: 'close' });
+      const json = JSON.stringify({
+        error: 'service_unavailable',
+        message: 'The server is shutting down; retry shortly.',
+      });
+      res.writeHead(503, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(json),
+        'x-request-id': requestId,
+        connection: 'close',
+      });
       res.end(json);
       req.resume();
       return true;
@@ -104,7 +115,10 @@ export function createDispatchFastPath(deps: FastPathDeps): FastPath {
         (out) => answer(out.status, out.body, out.headers),
         (error: unknown) => {
           deps.onUnexpected(error, requestId);
-          answer(500, { error: 'internal_error', message: `Something went wrong on our side. Quote request id ${requestId} when reporting it.` });
+          answer(500, {
+            error: 'internal_error',
+            message: `Something went wrong on our side. Quote request id ${requestId} when reporting it.`,
+          });
         },
       );
     });

@@ -25,7 +25,11 @@ export type FlowHandler =
   | { mutating: true; run(ctx: FlowContext, tx: Tx): Promise<Record<string, unknown>> };
 
 /** Text the database can store: PostgreSQL text cannot hold U+0000. */
-const dbText = (max: number) => z.string().max(max).refine((v) => !v.includes('\u0000'), 'must not contain U+0000');
+const dbText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((v) => !v.includes('\u0000'), 'must not contain U+0000');
 
 export const eventReportPayloadSchema = z.object({
   kind: dbText(100).pipe(z.string().trim().min(1)),
@@ -34,29 +38,54 @@ export const eventReportPayloadSchema = z.object({
   detail: dbText(10_000).optional(),
   occurredAt: z.iso
     .datetime({ offset: true })
-    .refine((v) => Date.parse(v) >= Date.parse('1970-01-01T00:00:00Z') && Date.parse(v) <= Date.now() + 366 * 86_400_000, 'must be a plausible time')
+    .refine(
+      (v) => Date.parse(v) >= Date.parse('1970-01-01T00:00:00Z') && Date.parse(v) <= Date.now() + 366 * 86_400_000,
+      'must be a plausible time',
+    )
     .optional(),
   data: z.record(z.string(), z.unknown()).optional(),
   brand: dbText(100).optional(),
 });
 
-const pingPayloadSchema = z.object({ nonce: z.union([z.string().max(200), z.number().finite()]).optional() }).loose();
+/** Longest nonce `ping` echoes, as compact JSON text (the body itself is bounded by SVC_MAX_BODY_BYTES). */
+export const PING_NONCE_MAX_CHARS = 1024;
+
+// Any JSON value (string, number, boolean, null, array, object): the body was parsed from JSON, so
+// whatever is there serialises back; only its size is bounded.
+const pingPayloadSchema = z
+  .object({
+    nonce: z
+      .unknown()
+      .refine(
+        (v) => v === undefined || JSON.stringify(v).length <= PING_NONCE_MAX_CHARS,
+        `must be at most ${PING_NONCE_MAX_CHARS} characters as JSON`,
+      )
+      .optional(),
+  })
+  .loose();
 
 function parsePayload<T>(schema: z.ZodType<T>, payload: unknown): T {
   const parsed = schema.safeParse(payload);
   if (!parsed.success) {
-    throw appError('invalid_payload', 'The payload does not fit this flow.', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+    throw appError('invalid_payload', 'The payload does not fit this flow.', {
+      details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
   }
   return parsed.data;
 }
 
-export function coreFlows(deps: { db: Kysely<DB>; selfName: string; dbKind: string }): Partial<Record<FlowName, FlowHandler>> {
+export function coreFlows(deps: {
+  db: Kysely<DB>;
+  selfName: string;
+  dbKind: string;
+}): Partial<Record<FlowName, FlowHandler>> {
   return {
     ping: {
       mutating: false,
       async run({ payload }) {
-        // Echo only a short scalar: echoing arbitrary JSON would let a caller make us serialise anything.
-        const nonce = parsePayload(pingPayloadSchema, payload).nonce ?? null;
+        // Echo any JSON value, bounded in size: a caller cannot make us serialise much.
+        const parsed = parsePayload(pingPayloadSchema, payload);
+        const nonce = parsed.nonce === undefined ? null : parsed.nonce;
         return { pong: true, self: deps.selfName, flow: 'ping', nonce };
       },
     },

@@ -22,7 +22,13 @@ export interface IdempotencyKey {
 export interface IdempotencyStore {
   claim(key: IdempotencyKey, fingerprint: string, flow: string, now: Date): Promise<ClaimOutcome>;
   /** Inside the handler's transaction; false when the claim is no longer ours (taken over after going stale). */
-  complete(tx: Tx, key: IdempotencyKey, claimedAt: Date, response: Record<string, unknown>, now: Date): Promise<boolean>;
+  complete(
+    tx: Tx,
+    key: IdempotencyKey,
+    claimedAt: Date,
+    response: Record<string, unknown>,
+    now: Date,
+  ): Promise<boolean>;
   /** After a crash: the same id may be retried. */
   release(key: IdempotencyKey, claimedAt: Date): Promise<void>;
   /** Deletes completed records past retention and abandoned claims; returns how many. */
@@ -48,10 +54,16 @@ export function createIdempotencyStore(deps: { db: Kysely<DB>; staleMs: number }
                or (svc_idempotency.status = 'completed' and svc_idempotency.expires_at < ${now})
           returning claimed_at`.execute(tx);
         if (taken.rows[0]) return { kind: 'claimed', claimedAt: new Date(taken.rows[0].claimed_at) } as const;
-        const existing = await tx.selectFrom('svc_idempotency').selectAll().where('caller', '=', key.caller).where('request_id', '=', key.requestId).executeTakeFirst();
+        const existing = await tx
+          .selectFrom('svc_idempotency')
+          .selectAll()
+          .where('caller', '=', key.caller)
+          .where('request_id', '=', key.requestId)
+          .executeTakeFirst();
         if (!existing) return { kind: 'in_progress' } as const; // deleted between the two statements: let the caller retry
         if (existing.fingerprint !== fingerprint) return { kind: 'reuse' } as const;
-        if (existing.status === 'completed' && existing.response) return { kind: 'replay', response: existing.response } as const;
+        if (existing.status === 'completed' && existing.response)
+          return { kind: 'replay', response: existing.response } as const;
         return { kind: 'in_progress' } as const;
       });
     },
@@ -60,7 +72,12 @@ export function createIdempotencyStore(deps: { db: Kysely<DB>; staleMs: number }
       const res = await tx
         .updateTable('svc_idempotency')
         // Retention counts from completion.
-        .set({ status: 'completed', completed_at: now, response: JSON.stringify(response), expires_at: new Date(now.getTime() + COMPLETED_RETENTION_MS) })
+        .set({
+          status: 'completed',
+          completed_at: now,
+          response: JSON.stringify(response),
+          expires_at: new Date(now.getTime() + COMPLETED_RETENTION_MS),
+        })
         .where('caller', '=', key.caller)
         .where('request_id', '=', key.requestId)
         .where('status', '=', 'in_flight')
@@ -71,7 +88,13 @@ export function createIdempotencyStore(deps: { db: Kysely<DB>; staleMs: number }
 
     async release(key, claimedAt) {
       await asService(db, (tx) =>
-        tx.deleteFrom('svc_idempotency').where('caller', '=', key.caller).where('request_id', '=', key.requestId).where('status', '=', 'in_flight').where('claimed_at', '=', claimedAt).execute(),
+        tx
+          .deleteFrom('svc_idempotency')
+          .where('caller', '=', key.caller)
+          .where('request_id', '=', key.requestId)
+          .where('status', '=', 'in_flight')
+          .where('claimed_at', '=', claimedAt)
+          .execute(),
       );
     },
 
@@ -82,7 +105,10 @@ export function createIdempotencyStore(deps: { db: Kysely<DB>; staleMs: number }
           .where((eb) =>
             eb.or([
               eb.and([eb('status', '=', 'completed'), eb('expires_at', '<', now)]),
-              eb.and([eb('status', '=', 'in_flight'), eb('claimed_at', '<', new Date(now.getTime() - COMPLETED_RETENTION_MS))]),
+              eb.and([
+                eb('status', '=', 'in_flight'),
+                eb('claimed_at', '<', new Date(now.getTime() - COMPLETED_RETENTION_MS)),
+              ]),
             ]),
           )
           .executeTakeFirst(),

@@ -93,7 +93,12 @@ describe('createPeerRegistry', () => {
 
   it('keeps secrets out of serialisation, spreads and inspection', () => {
     const all = JSON.stringify(registry.list()) + JSON.stringify(registry.list().map((p) => ({ ...p })));
-    for (const secret of ['to-billing-secret-value', 'from-billing-secret-value', 'to-bid-secret-value', 'from-ops-secret-value']) {
+    for (const secret of [
+      'to-billing-secret-value',
+      'from-billing-secret-value',
+      'to-bid-secret-value',
+      'from-ops-secret-value',
+    ]) {
       expect(all).not.toContain(secret);
     }
     expect(registry.byName('billing')!.secretFrom).toBe('from-billing-secret-value');
@@ -123,10 +128,38 @@ describe('describePeer', () => {
 
   it('shows presence only', () => {
     expect(registry.list().map(describePeer)).toEqual([
-      { name: 'a', hasUrl: true, urlForm: 'origin', secretToPresent: true, secretFromPresent: true, flows: ['ping', 'health_check'] },
-      { name: 'b', hasUrl: true, urlForm: 'dispatch', secretToPresent: false, secretFromPresent: true, flows: ['ping', 'health_check'] },
-      { name: 'c', hasUrl: true, urlForm: 'custom', secretToPresent: false, secretFromPresent: false, flows: ['ping', 'health_check'] },
-      { name: 'd', hasUrl: false, urlForm: null, secretToPresent: true, secretFromPresent: false, flows: ['ping', 'health_check'] },
+      {
+        name: 'a',
+        hasUrl: true,
+        urlForm: 'origin',
+        secretToPresent: true,
+        secretFromPresent: true,
+        flows: ['ping', 'health_check'],
+      },
+      {
+        name: 'b',
+        hasUrl: true,
+        urlForm: 'dispatch',
+        secretToPresent: false,
+        secretFromPresent: true,
+        flows: ['ping', 'health_check'],
+      },
+      {
+        name: 'c',
+        hasUrl: true,
+        urlForm: 'custom',
+        secretToPresent: false,
+        secretFromPresent: false,
+        flows: ['ping', 'health_check'],
+      },
+      {
+        name: 'd',
+        hasUrl: false,
+        urlForm: null,
+        secretToPresent: true,
+        secretFromPresent: false,
+        flows: ['ping', 'health_check'],
+      },
     ]);
   });
 

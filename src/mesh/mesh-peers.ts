@@ -1,4 +1,4 @@
-// Mesh peer registry (DESIGN §5.1): the peers named by SVC_PEER_URL_* / SVC_SECRET_* entries,
+// Mesh peer registry (docs/mesh.md §2): the peers named by SVC_PEER_URL_* / SVC_SECRET_* entries,
 // looked up by name or by the `x-svc-caller` header through the env suffix.
 import { peerEnvSuffix, type Config } from '../lib/config.ts';
 import { DISPATCH_PATH } from './mesh-signing.ts';
@@ -45,7 +45,7 @@ function parseHttpUrl(configured: string): URL {
 }
 
 /**
- * Which spec form a configured peer URL has:
+ * Which documented form (docs/mesh.md §2.3) a configured peer URL has:
  * - `origin`: no path (or only slashes) → the dispatch path is appended;
  * - `dispatch`: the path already contains `/api/public/svc/dispatch` → used as is;
  * - `custom`: any other path → the complete transport URL.
@@ -59,7 +59,7 @@ export function classifyPeerUrl(configured: string): PeerUrlForm {
 }
 
 /**
- * The URL outbound calls go to (spec, POST /api/public/svc/dispatch > Outbound calls):
+ * The URL outbound calls go to (docs/mesh.md §2.3 and §6):
  * `https://a.example` or `https://a.example/` → `https://a.example/api/public/svc/dispatch`;
  * a URL whose path contains the dispatch path → as is, minus a trailing slash right after it;
  * any other path → unchanged. The query string is kept; a fragment is dropped; the URL comes back

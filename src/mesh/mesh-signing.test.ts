@@ -21,7 +21,7 @@ const CALLER = 'billing';
 const TS = '2025-01-01T00:00:00Z';
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
-// Known-answer vectors (research/mesh.md, re-computed with Python and OpenSSL; also in docs/mesh-vectors.md).
+// Known-answer vectors (docs/mesh-vectors.md, computed independently with Python and OpenSSL).
 const VECTORS = [
   {
     label: 'ping body',
@@ -43,8 +43,10 @@ const VECTORS = [
   },
 ] as const;
 
-const sign = (body: Uint8Array | string, over: Partial<{ caller: string; timestamp: string; method: string; path: string }> = {}) =>
-  signDispatch(SECRET, { caller: CALLER, timestamp: TS, method: 'POST', path: DISPATCH_PATH, body, ...over });
+const sign = (
+  body: Uint8Array | string,
+  over: Partial<{ caller: string; timestamp: string; method: string; path: string }> = {},
+) => signDispatch(SECRET, { caller: CALLER, timestamp: TS, method: 'POST', path: DISPATCH_PATH, body, ...over });
 
 const canonicalFor = (body: Uint8Array | string) =>
   canonicalString({ caller: CALLER, timestamp: TS, method: 'POST', path: DISPATCH_PATH, bodyHash: bodyHashHex(body) });
@@ -203,8 +205,45 @@ describe('canonicalString and signDispatch', () => {
     expect(sign(body)).toBe(expected);
   });
 
+  it('computes the same HMAC as createHmac for any secret (longer than a block too) and any text', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 150, unit: 'grapheme' }),
+        fc.string({ maxLength: 3_000, unit: 'binary' }),
+        fc.string({ maxLength: 40 }),
+        (secret, body, caller) => {
+          const canonical = canonicalString({
+            caller,
+            timestamp: TS,
+            method: 'POST',
+            path: DISPATCH_PATH,
+            bodyHash: bodyHashHex(body),
+          });
+          const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(canonical, 'utf8').digest('hex');
+          expect(signDispatch(secret, { caller, timestamp: TS, method: 'POST', path: DISPATCH_PATH, body })).toBe(
+            expected,
+          );
+          expect(verifyDispatchSignature(secret, canonical, expected)).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
+    // A canonical string longer than any seen before (a long caller name), then a short one again.
+    const long = canonicalString({
+      caller: 'c'.repeat(5_000),
+      timestamp: TS,
+      method: 'POST',
+      path: DISPATCH_PATH,
+      bodyHash: EMPTY_SHA256,
+    });
+    expect(verifyDispatchSignature(SECRET, long, createHmac('sha256', SECRET).update(long).digest('hex'))).toBe(true);
+    expect(sign('')).toBe(VECTORS[1].signature);
+  });
+
   it('refuses an empty secret', () => {
-    expect(() => signDispatch('', { caller: 'a', timestamp: TS, method: 'POST', path: DISPATCH_PATH, body: '' })).toThrow(/empty/);
+    expect(() =>
+      signDispatch('', { caller: 'a', timestamp: TS, method: 'POST', path: DISPATCH_PATH, body: '' }),
+    ).toThrow(/empty/);
   });
 });
 
@@ -216,7 +255,13 @@ describe('verifyDispatchSignature', () => {
     expect(verifyDispatchSignature(SECRET, canonical, good)).toBe(true);
     expect(verifyDispatchSignature('test-secret-inbound-billing', canonical, good)).toBe(false);
     expect(verifyDispatchSignature(SECRET, `${canonical}\n`, good)).toBe(false);
-    expect(verifyDispatchSignature(SECRET, canonical, good.replace(/.$/, (c) => (c === '0' ? '1' : '0')))).toBe(false);
+    expect(
+      verifyDispatchSignature(
+        SECRET,
+        canonical,
+        good.replace(/.$/, (c) => (c === '0' ? '1' : '0')),
+      ),
+    ).toBe(false);
   });
 
   it.each([

@@ -1,4 +1,4 @@
-// Mesh dispatch signing (spec "Authentication > Mesh dispatch", DESIGN §5.2). Pure functions, no I/O.
+// Mesh dispatch signing (docs/mesh.md §3). Pure functions, no I/O.
 //
 //   bodyHash  = lowercase hex SHA-256 of the exact body bytes (empty body → e3b0c442…b855)
 //   canonical = caller \n timestamp \n METHOD \n path \n bodyHash   (no trailing newline)
@@ -6,7 +6,7 @@
 //
 // `path` is always the logical route DISPATCH_PATH, never the transport URL. Vectors a peer team
 // can check against are in docs/mesh-vectors.md.
-import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { safeEqual, sha256Hex } from '../lib/crypto.ts';
 
 export const DISPATCH_PATH = '/api/public/svc/dispatch';
@@ -39,18 +39,46 @@ export interface DispatchToSign {
   body: Uint8Array | string;
 }
 
-// Secrets come from configuration, so there are few; a key object per secret spares each call
-// the key set-up (about a fifth of an HMAC over a canonical string). Bounded all the same.
-const keys = new Map<string, KeyObject>();
+// HMAC (RFC 2104) over node:crypto's one-shot SHA-256: H((K ^ opad) || H((K ^ ipad) || m)).
+// createHmac builds a stream object per call, which cost about 2.3 µs a dispatch; two one-shot
+// hashes over buffers kept per secret cost about 1.2 µs (verified against createHmac and Python's
+// hmac in mesh-signing.test.ts). Secrets come from configuration, so there are few; bounded all
+// the same.
+interface Pads {
+  /** K ^ ipad (64 bytes). */
+  inner: Buffer;
+  /** K ^ opad (64 bytes), then room for the inner digest. */
+  outer: Buffer;
+}
+const pads = new Map<string, Pads>();
+/** (K ^ ipad) || message, reused by every call (hashing is synchronous); zeroed after use. */
+let scratch = Buffer.alloc(1_024);
+
+function padsFor(secret: string): Pads {
+  let p = pads.get(secret);
+  if (p) return p;
+  if (pads.size >= 64) pads.clear();
+  let key = Buffer.from(secret, 'utf8');
+  if (key.length > 64) key = hash('sha256', key, 'buffer'); // longer keys are hashed first (RFC 2104)
+  p = { inner: Buffer.alloc(64, 0x36), outer: Buffer.alloc(96, 0x5c) };
+  for (let i = 0; i < key.length; i++) {
+    p.inner[i]! ^= key[i]!;
+    p.outer[i]! ^= key[i]!;
+  }
+  pads.set(secret, p);
+  return p;
+}
 
 function hmacHex(secret: string, message: string): string {
-  let key = keys.get(secret);
-  if (!key) {
-    if (keys.size >= 64) keys.clear();
-    key = createSecretKey(Buffer.from(secret, 'utf8'));
-    keys.set(secret, key);
-  }
-  return createHmac('sha256', key).update(message, 'utf8').digest('hex');
+  const p = padsFor(secret);
+  const room = 64 + message.length * 3; // UTF-8 takes at most 3 bytes per UTF-16 unit
+  if (room > scratch.length) scratch = Buffer.alloc(room);
+  p.inner.copy(scratch, 0);
+  const n = scratch.write(message, 64, 'utf8');
+  const innerHex = hash('sha256', scratch.subarray(0, 64 + n), 'hex');
+  scratch.fill(0, 0, 64);
+  p.outer.write(innerHex, 64, 'hex');
+  return hash('sha256', p.outer, 'hex');
 }
 
 /** HMAC-SHA256(secret, canonical) as 64 lowercase hex characters. Throws on an empty secret. */

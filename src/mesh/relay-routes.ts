@@ -21,7 +21,12 @@ export const relayBodySchema = z.object({
   data: z.record(z.string(), z.unknown()).optional(),
 });
 
-export const relayResponseSchema = z.object({ ok: z.boolean(), requestId: z.string(), delivered: z.boolean(), queued: z.boolean() });
+export const relayResponseSchema = z.object({
+  ok: z.boolean(),
+  requestId: z.string(),
+  delivered: z.boolean(),
+  queued: z.boolean(),
+});
 
 /** Bearer check shared by the relay and the cron hooks: constant time, shut when unset. */
 export function bearerMatches(authorization: string | undefined, secret: string | undefined): boolean {
@@ -29,18 +34,37 @@ export function bearerMatches(authorization: string | undefined, secret: string 
   return safeEqual(authorization.slice(7), secret);
 }
 
-export function registerRelayRoute(app: FastifyInstance, deps: { db: Kysely<DB>; secret: string | undefined; managementPeer: string | undefined; client: MeshClient; outbox: Outbox }): void {
+export function registerRelayRoute(
+  app: FastifyInstance,
+  deps: {
+    db: Kysely<DB>;
+    secret: string | undefined;
+    managementPeer: string | undefined;
+    client: MeshClient;
+    outbox: Outbox;
+  },
+): void {
   app.withTypeProvider<ZodTypeProvider>().post(
     '/api/public/svc/relay',
     {
-      schema: { tags: ['mesh'], summary: 'Relay a notice to the management peer', body: relayBodySchema, response: { 200: relayResponseSchema } },
+      schema: {
+        tags: ['mesh'],
+        summary: 'Relay a notice to the management peer',
+        body: relayBodySchema,
+        response: { 200: relayResponseSchema },
+      },
       // Authenticate before the body is validated: an unauthenticated caller learns nothing.
       onRequest: async (req) => {
-        if (!bearerMatches(req.headers.authorization, deps.secret)) throw appError('Unauthorized', 'Send Authorization: Bearer <AGENT_RELAY_SECRET>.');
+        if (!bearerMatches(req.headers.authorization, deps.secret))
+          throw appError('Unauthorized', 'Send Authorization: Bearer <AGENT_RELAY_SECRET>.');
       },
     },
     async (req) => {
-      if (!deps.managementPeer) throw appError('management_peer_not_configured', 'SVC_MANAGEMENT_PEER is not set; there is nobody to relay to.');
+      if (!deps.managementPeer)
+        throw appError(
+          'management_peer_not_configured',
+          'SVC_MANAGEMENT_PEER is not set; there is nobody to relay to.',
+        );
       const b = req.body;
       const requestId = newId();
       const payload = {
@@ -52,10 +76,24 @@ export function registerRelayRoute(app: FastifyInstance, deps: { db: Kysely<DB>;
         data: { ...b.data, ...(b.source ? { source: b.source } : {}) },
         brand: BRAND,
       };
-      const result = await deps.client.call(deps.managementPeer, 'event_report', payload, { requestId, eventType: 'relay.notice', severity: b.severity, maxAttempts: 2 });
+      const result = await deps.client.call(deps.managementPeer, 'event_report', payload, {
+        requestId,
+        eventType: 'relay.notice',
+        severity: b.severity,
+        maxAttempts: 2,
+      });
       if (result.ok) return { ok: true, requestId, delivered: true, queued: false };
       // Not lost: the outbox keeps trying with the same request id.
-      await withService(deps.db, (tx) => deps.outbox.enqueue(tx, { peer: deps.managementPeer!, flow: 'event_report', payload, eventType: 'relay.notice', severity: b.severity, requestId }));
+      await withService(deps.db, (tx) =>
+        deps.outbox.enqueue(tx, {
+          peer: deps.managementPeer!,
+          flow: 'event_report',
+          payload,
+          eventType: 'relay.notice',
+          severity: b.severity,
+          requestId,
+        }),
+      );
       deps.outbox.nudge();
       return { ok: true, requestId, delivered: false, queued: true };
     },

@@ -27,14 +27,23 @@ export function registerHealthRoutes(fastify: FastifyInstance, deps: HealthDeps)
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  const ready = new client.Gauge({ name: 'rampart_database_ready', help: '1 when the database answered the last readiness check', registers: [registry] });
+  const ready = new client.Gauge({
+    name: 'rampart_database_ready',
+    help: '1 when the database answered the last readiness check',
+    registers: [registry],
+  });
 
   app.addHook('onResponse', (req, reply, done) => {
-    httpDuration.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    httpDuration.observe(
+      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
     done();
   });
 
-  app.get('/healthz', { schema: { tags: ['ops'], response: { 200: healthSchema } } }, async () => ({ ok: true as const }));
+  app.get('/healthz', { schema: { tags: ['ops'], response: { 200: healthSchema } } }, async () => ({
+    ok: true as const,
+  }));
 
   app.get('/readyz', { schema: { tags: ['ops'], response: { 200: readySchema } } }, async () => {
     try {
@@ -54,7 +63,8 @@ export function registerHealthRoutes(fastify: FastifyInstance, deps: HealthDeps)
     if (deps.metricsToken) {
       const header = req.headers.authorization ?? '';
       const token = header.startsWith('Bearer ') ? header.slice(7) : '';
-      if (!safeEqual(token, deps.metricsToken)) throw appError('metrics_token_invalid', 'Send Authorization: Bearer <METRICS_TOKEN>.');
+      if (!safeEqual(token, deps.metricsToken))
+        throw appError('metrics_token_invalid', 'Send Authorization: Bearer <METRICS_TOKEN>.');
     }
     return reply.type(registry.contentType).send(await registry.metrics());
   });

@@ -28,19 +28,27 @@ export async function resealSecrets(db: Kysely<DB>, box: SecretBox): Promise<Res
   for (const spec of SEALED_COLUMNS) {
     const cols = spec.columns as readonly string[];
     const rows = await withService(db, (tx) =>
-      sql<Record<string, string | null>>`select ${sql.ref(spec.key)} as id, ${sql.join(cols.map((c) => sql.ref(c)))} from ${sql.table(spec.table)}`.execute(tx),
+      sql<
+        Record<string, string | null>
+      >`select ${sql.ref(spec.key)} as id, ${sql.join(cols.map((c) => sql.ref(c)))} from ${sql.table(spec.table)}`.execute(
+        tx,
+      ),
     );
     const result: ResealResult = { table: spec.table, rows: rows.rows.length, resealed: 0, unreadable: 0 };
     for (const row of rows.rows) {
       let fresh: Record<string, string>;
       try {
-        fresh = Object.fromEntries(cols.filter((c) => row[c] !== null && row[c] !== undefined).map((c) => [c, box.seal(box.open(row[c]!))]));
+        fresh = Object.fromEntries(
+          cols.filter((c) => row[c] !== null && row[c] !== undefined).map((c) => [c, box.seal(box.open(row[c]!))]),
+        );
       } catch {
         result.unreadable += 1;
         continue;
       }
       // Compare-and-set on the values read: a row changed meanwhile was sealed with the current key.
-      const same = cols.map((c) => (row[c] === null || row[c] === undefined ? sql`${sql.ref(c)} is null` : sql`${sql.ref(c)} = ${row[c]}`));
+      const same = cols.map((c) =>
+        row[c] === null || row[c] === undefined ? sql`${sql.ref(c)} is null` : sql`${sql.ref(c)} = ${row[c]}`,
+      );
       const updated = await withService(db, (tx) =>
         sql`update ${sql.table(spec.table)} set ${sql.join(Object.entries(fresh).map(([c, v]) => sql`${sql.ref(c)} = ${v}`))}
             where ${sql.ref(spec.key)} = ${row.id} and ${sql.join(same, sql` and `)}`.execute(tx),

@@ -4,7 +4,7 @@
 // The decision itself is the database function scan_admission() (migration 0012), so the
 // workers' one-statement lease (lease_scan()) applies exactly the same rule; this module passes it
 // the kind rule and defaults and turns verdicts into messages.
-// Correct under concurrency on PostgreSQL (research/workers.md §(a)): transaction-scoped advisory
+// Correct under concurrency on PostgreSQL (docs/decisions.md, scan admission): transaction-scoped advisory
 // locks serialise admissions per tenant (the daily quota) and per asset (concurrency), always in
 // that order so two admissions cannot deadlock; the counts are read by the NEXT statement, which
 // under READ COMMITTED takes a fresh snapshot and so sees every scan committed by whoever held the
@@ -39,11 +39,31 @@ export interface AdmissionRequest {
   wait?: boolean;
 }
 
-export type AdmissionRefusal = 'asset_not_found' | 'asset_archived' | 'asset_not_verified' | 'scan_kind_mismatch' | 'quota_exceeded' | 'asset_scan_limit';
+export type AdmissionRefusal =
+  | 'asset_not_found'
+  | 'asset_archived'
+  | 'asset_not_verified'
+  | 'scan_kind_mismatch'
+  | 'quota_exceeded'
+  | 'asset_scan_limit';
 
 export type AdmissionResult =
-  | { admitted: true; quotaDay: string; used: number; dailyScanQuota: number; active: number; perAssetConcurrentScans: number }
-  | { admitted: false; reason: AdmissionRefusal | 'busy'; message: string; quotaDay: string; retryAfterSeconds?: number };
+  | {
+      admitted: true;
+      quotaDay: string;
+      used: number;
+      dailyScanQuota: number;
+      active: number;
+      perAssetConcurrentScans: number;
+    }
+  | {
+      admitted: false;
+      reason: AdmissionRefusal | 'busy';
+      message: string;
+      quotaDay: string;
+      retryAfterSeconds?: number;
+      used: number;
+    };
 
 /** The UTC calendar day a moment falls on, as YYYY-MM-DD. */
 export const utcDay = (now: Date): string => now.toISOString().slice(0, 10);
@@ -66,15 +86,31 @@ export interface AdmissionVerdict {
 }
 
 /** Runs the database's scan_admission() (locks, then counts in a fresh statement; see 0012). */
-async function verdictOf(tx: Tx, req: { tenantId: string; assetId: string; kind?: ScanKind | undefined; phase: 'queue' | 'lease' | 'check'; scanId?: string | undefined; day: string; wait: boolean }): Promise<AdmissionVerdict> {
+async function verdictOf(
+  tx: Tx,
+  req: {
+    tenantId: string;
+    assetId: string;
+    kind?: ScanKind | undefined;
+    phase: 'queue' | 'lease' | 'check';
+    scanId?: string | undefined;
+    day: string;
+    wait: boolean;
+  },
+): Promise<AdmissionVerdict> {
   const { rows } = await sql<AdmissionVerdict>`
     select * from scan_admission(${req.tenantId}::uuid, ${req.assetId}::uuid, ${req.kind ?? null}::text, ${req.phase}::text, ${req.scanId ?? null}::uuid,
-      ${req.day}::date, ${req.wait}::boolean, ${KIND_FITS_JSON}::jsonb, ${DEFAULT_DAILY_SCAN_QUOTA}::int, ${DEFAULT_PER_ASSET_CONCURRENT_SCANS}::int)`.execute(tx);
+      ${req.day}::date, ${req.wait}::boolean, ${KIND_FITS_JSON}::jsonb, ${DEFAULT_DAILY_SCAN_QUOTA}::int, ${DEFAULT_PER_ASSET_CONCURRENT_SCANS}::int)`.execute(
+    tx,
+  );
   return rows[0]!;
 }
 
 /** What a refusal tells the person (or worker) who asked. */
-export function refusalMessage(v: Pick<AdmissionVerdict, 'verdict' | 'used' | 'daily_quota' | 'active' | 'per_asset' | 'asset_kind'>, ctx: { kind?: ScanKind | undefined; phase: 'queue' | 'lease' | 'check'; quotaDay: string }): string {
+export function refusalMessage(
+  v: Pick<AdmissionVerdict, 'verdict' | 'used' | 'daily_quota' | 'active' | 'per_asset' | 'asset_kind'>,
+  ctx: { kind?: ScanKind | undefined; phase: 'queue' | 'lease' | 'check'; quotaDay: string },
+): string {
   switch (v.verdict) {
     case 'busy':
       return 'Another admission for this tenant or asset is in progress.';
@@ -85,7 +121,9 @@ export function refusalMessage(v: Pick<AdmissionVerdict, 'verdict' | 'used' | 'd
     case 'asset_not_verified':
       return 'This asset has no verified ownership proof; verify it (or a domain it falls under) before scanning it.';
     case 'scan_kind_mismatch': {
-      const fits = v.asset_kind ? (KINDS_FOR_ASSET[v.asset_kind as keyof typeof KINDS_FOR_ASSET] as readonly ScanKind[] | undefined) : undefined;
+      const fits = v.asset_kind
+        ? (KINDS_FOR_ASSET[v.asset_kind as keyof typeof KINDS_FOR_ASSET] as readonly ScanKind[] | undefined)
+        : undefined;
       return `A ${ctx.kind ?? 'scan'} scan does not apply to a ${(v.asset_kind ?? 'asset').replace('_', ' ')} asset; use ${fits?.join(', ') ?? 'another kind'}.`;
     }
     case 'quota_exceeded':
@@ -106,12 +144,21 @@ export async function admitScan(tx: Tx, req: AdmissionRequest): Promise<Admissio
   const quotaDay = utcDay(req.now);
   if (req.phase === 'lease' && !req.scanId) throw new Error('admitScan: the lease phase needs scanId');
   const v = await verdictOf(tx, { ...req, day: quotaDay, wait: req.wait ?? true });
-  if (v.verdict === 'admitted') return { admitted: true, quotaDay, used: v.used, dailyScanQuota: v.daily_quota, active: v.active, perAssetConcurrentScans: v.per_asset };
+  if (v.verdict === 'admitted')
+    return {
+      admitted: true,
+      quotaDay,
+      used: v.used,
+      dailyScanQuota: v.daily_quota,
+      active: v.active,
+      perAssetConcurrentScans: v.per_asset,
+    };
   return {
     admitted: false,
     reason: v.verdict,
     message: refusalMessage(v, { kind: req.kind, phase: req.phase, quotaDay }),
     quotaDay,
+    used: v.used,
     ...(v.verdict === 'quota_exceeded' ? { retryAfterSeconds: secondsToUtcMidnight(req.now) } : {}),
   };
 }
@@ -122,17 +169,27 @@ export async function admitScan(tx: Tx, req: AdmissionRequest): Promise<Admissio
  */
 export async function assertAssetScannable(tx: Tx, tenantId: string, assetId: string, kind: ScanKind): Promise<void> {
   const v = await verdictOf(tx, { tenantId, assetId, kind, phase: 'check', day: utcDay(new Date()), wait: false });
-  if (v.verdict !== 'admitted') throw appError(v.verdict as AdmissionRefusal, refusalMessage(v, { kind, phase: 'check', quotaDay: '' }));
+  if (v.verdict !== 'admitted')
+    throw appError(v.verdict as AdmissionRefusal, refusalMessage(v, { kind, phase: 'check', quotaDay: '' }));
 }
 
 /** The client-facing error for a refusal. */
 export function admissionError(r: Extract<AdmissionResult, { admitted: false }>): AppError {
   if (r.reason === 'busy') return appError('service_unavailable', r.message, { headers: { 'retry-after': '1' } });
-  return appError(r.reason, r.message, r.retryAfterSeconds ? { headers: { 'retry-after': String(r.retryAfterSeconds) }, details: { quotaDay: r.quotaDay } } : {});
+  return appError(
+    r.reason,
+    r.message,
+    r.retryAfterSeconds
+      ? { headers: { 'retry-after': String(r.retryAfterSeconds) }, details: { quotaDay: r.quotaDay } }
+      : {},
+  );
 }
 
 /** admitScan that throws the client-facing error on refusal. */
-export async function assertAdmitted(tx: Tx, req: AdmissionRequest): Promise<Extract<AdmissionResult, { admitted: true }>> {
+export async function assertAdmitted(
+  tx: Tx,
+  req: AdmissionRequest,
+): Promise<Extract<AdmissionResult, { admitted: true }>> {
   const r = await admitScan(tx, req);
   if (!r.admitted) throw admissionError(r);
   return r;

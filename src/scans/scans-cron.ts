@@ -26,11 +26,17 @@ export function canonicalTimeZone(tz: string): string {
 function build(expr: string, timeZone: string): Cron {
   const trimmed = expr.trim().replace(/\s+/g, ' ');
   if (!NICKNAMES.has(trimmed.toLowerCase()) && trimmed.split(' ').length !== 5)
-    throw new CronInputError('cron', 'Use five fields (minute hour day-of-month month day-of-week), e.g. "0 3 * * 1", or @hourly, @daily, @weekly, @monthly.');
+    throw new CronInputError(
+      'cron',
+      'Use five fields (minute hour day-of-month month day-of-week), e.g. "0 3 * * 1", or @hourly, @daily, @weekly, @monthly.',
+    );
   try {
     return new Cron(trimmed, { timezone: timeZone, paused: true, mode: '5-part' });
   } catch (e) {
-    throw new CronInputError('cron', `Not a valid cron expression: ${(e as Error).message.replace(/^CronPattern: /, '')}`);
+    throw new CronInputError(
+      'cron',
+      `Not a valid cron expression: ${(e as Error).message.replace(/^CronPattern: /, '')}`,
+    );
   }
 }
 
@@ -38,7 +44,8 @@ function build(expr: string, timeZone: string): Cron {
 export function validateSchedule(expr: string, tz: string, from: Date): { cron: string; timeZone: string } {
   const timeZone = canonicalTimeZone(tz);
   const cron = expr.trim().replace(/\s+/g, ' ');
-  if (!build(cron, timeZone).nextRun(from)) throw new CronInputError('cron', 'This expression never fires (for example 31 February).');
+  if (!build(cron, timeZone).nextRun(from))
+    throw new CronInputError('cron', 'This expression never fires (for example 31 February).');
   return { cron, timeZone };
 }
 
@@ -54,7 +61,16 @@ export function upcomingRuns(expr: string, timeZone: string, from: Date, n: numb
 /** Wall-clock time in a zone with its abbreviation, e.g. "2025-03-30 03:00 CEST". */
 export function formatInZone(at: Date, timeZone: string): string {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' })
+    new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'short',
+    })
       .formatToParts(at)
       .map((p) => [p.type, p.value]),
   );

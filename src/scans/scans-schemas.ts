@@ -1,12 +1,30 @@
 // Request and response shapes of the scans and schedules APIs, shared with the web app
 // (type-only imports there). Options are validated per scanner kind.
 import { z } from 'zod';
+import { reportCoverageSchema } from '../findings/findings-schemas.ts';
 
 export const scanKindSchema = z.enum(['port', 'template', 'webapp', 'container', 'edge']);
 export type ScanKind = z.infer<typeof scanKindSchema>;
-export const scanStatusSchema = z.enum(['queued', 'leased', 'running', 'ingesting', 'chunking', 'aggregating', 'succeeded', 'failed', 'cancelled']);
+export const scanStatusSchema = z.enum([
+  'queued',
+  'leased',
+  'running',
+  'ingesting',
+  'chunking',
+  'aggregating',
+  'succeeded',
+  'failed',
+  'cancelled',
+]);
 export type ScanStatus = z.infer<typeof scanStatusSchema>;
 export const TERMINAL_STATUSES: readonly ScanStatus[] = ['succeeded', 'failed', 'cancelled'];
+/**
+ * What a succeeded scan's result was worth: complete, partial (some of what it covers was not
+ * looked at) or inconclusive (nothing was: the target was down). Partial and inconclusive results
+ * close no finding. Null before the report is read, and for failed or cancelled scans.
+ */
+export const scanOutcomeSchema = z.enum(['complete', 'partial', 'inconclusive']);
+export type ScanOutcome = z.infer<typeof scanOutcomeSchema>;
 
 export const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const;
 export const severitySchema = z.enum(SEVERITIES);
@@ -33,11 +51,41 @@ export const portRangeSchema = z
   .object({ from: port, to: port })
   .strict()
   .refine((r) => r.from <= r.to, { message: 'The range must not end before it starts.', path: ['to'] });
-const uniqueSorted = <T extends string>(order: readonly T[]) => (xs: T[]) => order.filter((x) => xs.includes(x));
+const uniqueSorted =
+  <T extends string>(order: readonly T[]) =>
+  (xs: T[]) =>
+    order.filter((x) => xs.includes(x));
 const label = z
   .string()
   .trim()
   .regex(/^[a-z0-9][a-z0-9._:-]{0,63}$/i, 'Letters, digits, dot, dash, underscore and colon; at most 64 characters.');
+
+export const MAX_SCAN_VARIABLES = 50;
+/** Names the URL gives every template (nuclei's); a scan cannot set them. */
+const URL_VARIABLES = new Set([
+  'BaseURL',
+  'RootURL',
+  'Hostname',
+  'Host',
+  'Port',
+  'Scheme',
+  'Path',
+  'File',
+  'Query',
+  'Input',
+  'FQDN',
+  'RDN',
+  'DN',
+  'TLD',
+  'SD',
+]);
+const templateVariableName = z
+  .string()
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/,
+    'A variable name: a letter or underscore, then letters, digits, _ or -; at most 64 characters.',
+  )
+  .refine((n) => !URL_VARIABLES.has(n), 'This name is set from the scanned URL; choose another.');
 
 /** Port scanner: a range (default 1–65535 when chunked) or the N most common ports (default top 1,000). */
 export const portOptionsSchema = z
@@ -55,13 +103,41 @@ export const portOptionsSchema = z
 /** Template scanner: severities to run (buckets when chunked), tag and template-id filters. */
 export const templateOptionsSchema = z
   .object({
-    severities: z.array(severitySchema).min(1).max(5).default([...SEVERITIES]).transform(uniqueSorted(SEVERITIES)),
+    severities: z
+      .array(severitySchema)
+      .min(1)
+      .max(5)
+      .default([...SEVERITIES])
+      .transform(uniqueSorted(SEVERITIES)),
     tags: z.array(label).max(20).default([]),
     templateIds: z.array(label).max(100).default([]),
     /** Requests per second. */
     rateLimit: z.int().min(1).max(1000).default(150),
+    /** Values for templates' own placeholders (nuclei's -var), e.g. {"username": "admin"}. */
+    variables: z
+      .record(templateVariableName, z.string().max(4_096, 'At most 4,096 characters.'))
+      .refine((r) => Object.keys(r).length <= MAX_SCAN_VARIABLES, `At most ${MAX_SCAN_VARIABLES} variables.`)
+      .optional(),
   })
   .strict();
+
+/**
+ * Variable values shown as this in scans and schedules when the name says they are secret
+ * (password, token, api key...): the worker receives them, people reading the scan do not.
+ */
+export const REDACTED_VARIABLE = '********';
+const SECRET_VARIABLE = /pass|secret|token|key|auth|cookie|session|credential|private/i;
+
+/** Options as shown to people: secret-looking template variables redacted. */
+export function redactScanOptions(options: unknown): Record<string, unknown> {
+  const o = (typeof options === 'object' && options !== null ? options : {}) as Record<string, unknown>;
+  const vars = o.variables;
+  if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) return o;
+  const shown = Object.fromEntries(
+    Object.entries(vars).map(([k, v]) => [k, SECRET_VARIABLE.test(k) ? REDACTED_VARIABLE : v]),
+  );
+  return { ...o, variables: shown };
+}
 
 const urlPath = z
   .string()
@@ -75,7 +151,7 @@ export const webappOptionsSchema = z
     profile: z.enum(['baseline', 'full']).default('baseline'),
     maxDepth: z.int().min(1).max(10).default(3),
     maxPages: z.int().min(1).max(5000).default(200),
-    /** Start paths; the spec's seed list by default. Split across chunks when chunked. */
+    /** Start paths; the built-in seed list by default. Split across chunks when chunked. */
     paths: z
       .array(urlPath)
       .min(1)
@@ -98,7 +174,10 @@ const hostname = z
   .trim()
   .toLowerCase()
   .max(253)
-  .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'A host name such as www.example.com.');
+  .regex(
+    /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/,
+    'A host name such as www.example.com.',
+  );
 
 /** Edge check (TLS and HTTP front door): ports to probe, optional SNI name. */
 export const edgeOptionsSchema = z
@@ -132,11 +211,41 @@ const noChunks = z.never({ error: 'Only port, template and webapp scans can be s
 /** The scan-defining fields, one variant per kind; `extra` adds fields to every variant (schedules). */
 function scanVariants<E extends z.ZodRawShape>(extra: E) {
   return z.discriminatedUnion('kind', [
-    z.object({ ...extra, kind: z.literal('port'), options: portOptionsSchema.prefault({}), chunkCount: chunkCount.optional() }).strict(),
-    z.object({ ...extra, kind: z.literal('template'), options: templateOptionsSchema.prefault({}), chunkCount: chunkCount.optional() }).strict(),
-    z.object({ ...extra, kind: z.literal('webapp'), options: webappOptionsSchema.prefault({}), chunkCount: chunkCount.optional() }).strict(),
-    z.object({ ...extra, kind: z.literal('container'), options: containerOptionsSchema.prefault({}), chunkCount: noChunks }).strict(),
-    z.object({ ...extra, kind: z.literal('edge'), options: edgeOptionsSchema.prefault({}), chunkCount: noChunks }).strict(),
+    z
+      .object({
+        ...extra,
+        kind: z.literal('port'),
+        options: portOptionsSchema.prefault({}),
+        chunkCount: chunkCount.optional(),
+      })
+      .strict(),
+    z
+      .object({
+        ...extra,
+        kind: z.literal('template'),
+        options: templateOptionsSchema.prefault({}),
+        chunkCount: chunkCount.optional(),
+      })
+      .strict(),
+    z
+      .object({
+        ...extra,
+        kind: z.literal('webapp'),
+        options: webappOptionsSchema.prefault({}),
+        chunkCount: chunkCount.optional(),
+      })
+      .strict(),
+    z
+      .object({
+        ...extra,
+        kind: z.literal('container'),
+        options: containerOptionsSchema.prefault({}),
+        chunkCount: noChunks,
+      })
+      .strict(),
+    z
+      .object({ ...extra, kind: z.literal('edge'), options: edgeOptionsSchema.prefault({}), chunkCount: noChunks })
+      .strict(),
   ]);
 }
 
@@ -144,13 +253,43 @@ export const createScanBodySchema = scanVariants({ assetId: z.uuid() });
 export type CreateScanBody = z.output<typeof createScanBodySchema>;
 export type CreateScanInput = z.input<typeof createScanBodySchema>;
 
-/** What a chunk carries (spec: a port-range slice, a severity bucket and tags, or paths and profile). */
+/** What a chunk carries (a port-range slice, a severity bucket and tags, or paths and profile). */
 export const chunkSpecSchema = z.union([
   z.object({ kind: z.literal('port'), range: z.object({ from: z.int(), to: z.int() }) }),
-  z.object({ kind: z.literal('template'), severities: z.array(severitySchema), tags: z.array(z.string()), templateIds: z.array(z.string()) }),
-  z.object({ kind: z.literal('webapp'), paths: z.array(z.string()), profile: z.enum(['baseline', 'full']), passiveBaseline: z.boolean() }),
+  z.object({
+    kind: z.literal('template'),
+    severities: z.array(severitySchema),
+    tags: z.array(z.string()),
+    templateIds: z.array(z.string()),
+  }),
+  z.object({
+    kind: z.literal('webapp'),
+    paths: z.array(z.string()),
+    profile: z.enum(['baseline', 'full']),
+    passiveBaseline: z.boolean(),
+  }),
 ]);
 export type ChunkSpec = z.infer<typeof chunkSpecSchema>;
+
+/** Why a queued scan has not started (src/scans/scans-waiting.ts); null once it runs or ends. */
+export const waitReasonSchema = z.object({
+  code: z.enum([
+    'no_signing_secret',
+    'no_worker',
+    'no_active_worker',
+    'quota_exceeded',
+    'asset_scan_limit',
+    'asset_not_found',
+    'asset_archived',
+    'asset_not_verified',
+    'scan_kind_mismatch',
+    'retry_backoff',
+    'waiting_for_chunks',
+    'waiting_for_worker',
+  ]),
+  message: z.string(),
+});
+export type WaitReason = z.infer<typeof waitReasonSchema>;
 
 export const scanSchema = z.object({
   id: z.string(),
@@ -168,7 +307,11 @@ export const scanSchema = z.object({
   scheduleId: z.string().nullable(),
   requestedBy: z.object({ id: z.string(), email: z.string() }).nullable(),
   error: z.string().nullable(),
+  outcome: scanOutcomeSchema.nullable(),
+  /** Why the outcome is partial or inconclusive. */
+  outcomeReason: z.string().nullable(),
   attempts: z.int(),
+  waitReason: waitReasonSchema.nullable(),
   createdAt: z.string(),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
@@ -176,7 +319,8 @@ export const scanSchema = z.object({
 });
 export type ScanDto = z.infer<typeof scanSchema>;
 
-const uuidCursor = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const uuidCursor =
+  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const cursor = z.string().regex(uuidCursor, 'Pass nextBefore from the previous page unchanged.');
 
 export const listScansQuerySchema = z.object({
@@ -196,7 +340,12 @@ export const listScansQuerySchema = z.object({
 export const tenantParamsSchema = z.object({ tenantId: z.uuid() });
 export const scanParamsSchema = z.object({ tenantId: z.uuid(), scanId: z.uuid() });
 export const scanListSchema = z.object({ scans: z.array(scanSchema), nextBefore: z.string().nullable() });
-export const scanDetailSchema = z.object({ scan: scanSchema, children: z.array(scanSchema) });
+/** The scan with its chunks and, once its report was read, what the report says it covered. */
+export const scanDetailSchema = z.object({
+  scan: scanSchema,
+  children: z.array(scanSchema),
+  coverage: reportCoverageSchema.nullable(),
+});
 export const scanUsageSchema = z.object({
   day: z.string(),
   used: z.int(),
@@ -277,7 +426,10 @@ export const scheduleDetailSchema = z.object({
   history: z.array(scanSchema),
 });
 export const cronPreviewQuerySchema = z.object({ cron: cronSchema, timeZone: timeZoneSchema.default('UTC') });
-export const cronPreviewSchema = z.object({ timeZone: z.string(), upcoming: z.array(z.object({ at: z.string(), local: z.string() })) });
+export const cronPreviewSchema = z.object({
+  timeZone: z.string(),
+  upcoming: z.array(z.object({ at: z.string(), local: z.string() })),
+});
 
 export const tickResultSchema = z.object({
   ok: z.boolean(),

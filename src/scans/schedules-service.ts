@@ -8,17 +8,29 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { AuditService } from '../audit/index.ts';
 import type { DB, ScanSchedulesTable } from '../db/schema.ts';
-import { withService, withTenantMember, type Tx } from '../db/tenant.ts';
+import { type Caller, type Tx, withService, withTenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError } from '../lib/errors.ts';
 import { assertAssetScannable } from './scans-admission.ts';
 import type { ScanDefinition } from './scans-chunks.ts';
 import { CronInputError, formatInZone, nextRunAfter, upcomingRuns, validateSchedule } from './scans-cron.ts';
-import { OPTIONS_SCHEMAS, type CreateScheduleBody, type ScheduleDto, type TickResult, type UpdateScheduleBody } from './scans-schemas.ts';
+import {
+  OPTIONS_SCHEMAS,
+  redactScanOptions,
+  type CreateScheduleBody,
+  type ScheduleDto,
+  type TickResult,
+  type UpdateScheduleBody,
+} from './scans-schemas.ts';
 import type { listSchedulesQuerySchema } from './scans-schemas.ts';
-import { planOrThrow, queueScan, selectScans, toScanDto, type Caller } from './scans-service.ts';
+import { planOrThrow, queueScan, selectScans, toScanDto } from './scans-service.ts';
 
-type Row = Selectable<ScanSchedulesTable> & { asset_name: string; asset_target: string; asset_kind: string; created_email: string | null };
+type Row = Selectable<ScanSchedulesTable> & {
+  asset_name: string;
+  asset_target: string;
+  asset_kind: string;
+  created_email: string | null;
+};
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 /** Due schedules handled per tick; the rest wait for the next tick. */
@@ -31,7 +43,7 @@ function toDto(r: Row): ScheduleDto {
     name: r.name,
     asset: { id: r.asset_id, name: r.asset_name, target: r.asset_target, kind: r.asset_kind },
     kind: r.kind,
-    options: r.options,
+    options: redactScanOptions(r.options),
     chunkCount: r.chunk_count,
     cron: r.cron,
     timeZone: r.time_zone,
@@ -52,20 +64,24 @@ function validated(cron: string, timeZone: string, now: Date) {
   try {
     return validateSchedule(cron, timeZone, now);
   } catch (e) {
-    if (e instanceof CronInputError) throw new AppError('validation_failed', e.message, { details: [{ path: `body.${e.field}`, message: e.message }] });
+    if (e instanceof CronInputError)
+      throw new AppError('validation_failed', e.message, {
+        details: [{ path: `body.${e.field}`, message: e.message }],
+      });
     throw e;
   }
 }
 
-export function createSchedulesService(deps: { db: Kysely<DB>; audit: AuditService; clock: Clock; log?: Pick<Logger, 'error'> }) {
+export function createSchedulesService(deps: {
+  db: Kysely<DB>;
+  audit: AuditService;
+  clock: Clock;
+  log?: Pick<Logger, 'error'>;
+}) {
   const { db, audit, clock } = deps;
 
-  async function asMember<T>(tenantId: string, caller: Caller, fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, role) => {
-      if (!role) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
-      return fn(tx);
-    });
-  }
+  const asMember = <T>(tenantId: string, caller: Caller, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> =>
+    withTenantAccess(db, tenantId, caller, fn);
 
   const selectSchedules = (tx: Tx) =>
     tx
@@ -76,28 +92,56 @@ export function createSchedulesService(deps: { db: Kysely<DB>; audit: AuditServi
       .select(['a.name as asset_name', 'a.target as asset_target', 'a.kind as asset_kind', 'u.email as created_email']);
 
   async function load(tx: Tx, tenantId: string, id: string): Promise<Row> {
-    const row = await selectSchedules(tx).where('sc.id', '=', id).where('sc.tenant_id', '=', tenantId).executeTakeFirst();
+    const row = await selectSchedules(tx)
+      .where('sc.id', '=', id)
+      .where('sc.tenant_id', '=', tenantId)
+      .executeTakeFirst();
     if (!row) throw appError('schedule_not_found', 'No such scan schedule in this tenant.');
     return row as Row;
   }
 
   const upcoming = (r: { cron: string; time_zone: string; enabled: boolean }, n: number) =>
-    r.enabled ? upcomingRuns(r.cron, r.time_zone, clock.now(), n).map((at) => ({ at: at.toISOString(), local: formatInZone(at, r.time_zone) })) : [];
+    r.enabled
+      ? upcomingRuns(r.cron, r.time_zone, clock.now(), n).map((at) => ({
+          at: at.toISOString(),
+          local: formatInZone(at, r.time_zone),
+        }))
+      : [];
 
   async function detail(tx: Tx, tenantId: string, id: string) {
     const schedule = await load(tx, tenantId, id);
-    const history = await selectScans(tx).where('s.schedule_id', '=', id).where('s.tenant_id', '=', tenantId).where('s.parent_id', 'is', null).orderBy('s.created_at', 'desc').orderBy('s.id', 'desc').limit(20).execute();
-    return { schedule: toDto(schedule), upcoming: upcoming(schedule, 5), history: history.map((h) => toScanDto(h as Parameters<typeof toScanDto>[0])) };
+    const history = await selectScans(tx)
+      .where('s.schedule_id', '=', id)
+      .where('s.tenant_id', '=', tenantId)
+      .where('s.parent_id', 'is', null)
+      .orderBy('s.created_at', 'desc')
+      .orderBy('s.id', 'desc')
+      .limit(20)
+      .execute();
+    return {
+      schedule: toDto(schedule),
+      upcoming: upcoming(schedule, 5),
+      history: history.map((h) => toScanDto(h as Parameters<typeof toScanDto>[0])),
+    };
   }
 
   /** Claims one due schedule and queues its scan; null when another tick got there first. */
-  async function dispatch(due: { id: string; next_run_at: Date | string; cron: string; time_zone: string }, now: Date): Promise<TickResult['results'][number] | null> {
+  async function dispatch(
+    due: { id: string; next_run_at: Date | string; cron: string; time_zone: string },
+    now: Date,
+  ): Promise<TickResult['results'][number] | null> {
     return withService(db, async (tx) => {
       // Counted from now, not from the missed slot: after downtime a schedule runs once, not a burst.
       const next = nextRunAfter(due.cron, due.time_zone, now);
       const claimed = await tx
         .updateTable('scan_schedules')
-        .set({ next_run_at: next, enabled: next !== null, last_run_at: now, updated_at: now, ...(next ? {} : { last_error: 'The cron expression has no further runs; the schedule was disabled.' }) })
+        .set({
+          next_run_at: next,
+          enabled: next !== null,
+          last_run_at: now,
+          updated_at: now,
+          ...(next ? {} : { last_error: 'The cron expression has no further runs; the schedule was disabled.' }),
+        })
         .where('id', '=', due.id)
         .where('enabled', '=', true)
         .where('next_run_at', '=', new Date(due.next_run_at))
@@ -109,10 +153,40 @@ export function createSchedulesService(deps: { db: Kysely<DB>; audit: AuditServi
       await sql`savepoint schedule_dispatch`.execute(tx);
       try {
         const options = OPTIONS_SCHEMAS[claimed.kind].parse(claimed.options);
-        const plan = planOrThrow({ kind: claimed.kind, options, chunkCount: claimed.chunk_count ?? undefined } as ScanDefinition);
-        const { id } = await queueScan(tx, { tenantId: claimed.tenant_id, assetId: claimed.asset_id, plan, requestedBy: null, scheduleId: claimed.id, now });
-        await tx.updateTable('scan_schedules').set({ last_scan_id: id, last_error: null }).where('id', '=', claimed.id).execute();
-        await audit.record({ tenantId: claimed.tenant_id, action: 'scan.queued', targetType: 'scan', targetId: id, details: { assetId: claimed.asset_id, kind: claimed.kind, chunkCount: plan.chunks.length || null, scheduleId: claimed.id } }, tx);
+        const plan = planOrThrow({
+          kind: claimed.kind,
+          options,
+          chunkCount: claimed.chunk_count ?? undefined,
+        } as ScanDefinition);
+        const { id } = await queueScan(tx, {
+          tenantId: claimed.tenant_id,
+          assetId: claimed.asset_id,
+          plan,
+          requestedBy: null,
+          scheduleId: claimed.id,
+          now,
+          queueBehindBusyAsset: true,
+        });
+        await tx
+          .updateTable('scan_schedules')
+          .set({ last_scan_id: id, last_error: null })
+          .where('id', '=', claimed.id)
+          .execute();
+        await audit.record(
+          {
+            tenantId: claimed.tenant_id,
+            action: 'scan.queued',
+            targetType: 'scan',
+            targetId: id,
+            details: {
+              assetId: claimed.asset_id,
+              kind: claimed.kind,
+              chunkCount: plan.chunks.length || null,
+              scheduleId: claimed.id,
+            },
+          },
+          tx,
+        );
         return { scheduleId: claimed.id, scanId: id };
       } catch (e) {
         await sql`rollback to savepoint schedule_dispatch`.execute(tx);
@@ -120,7 +194,11 @@ export function createSchedulesService(deps: { db: Kysely<DB>; audit: AuditServi
         if (!known) deps.log?.error({ err: e, scheduleId: claimed.id }, 'scheduled scan could not be queued');
         const code = known ? e.code : 'internal_error';
         const message = known ? e.message : 'The scan could not be queued.';
-        await tx.updateTable('scan_schedules').set({ last_error: `${code}: ${message}`.slice(0, 1000) }).where('id', '=', claimed.id).execute();
+        await tx
+          .updateTable('scan_schedules')
+          .set({ last_error: `${code}: ${message}`.slice(0, 1000) })
+          .where('id', '=', claimed.id)
+          .execute();
         return { scheduleId: claimed.id, error: code };
       }
     });
@@ -130,7 +208,9 @@ export function createSchedulesService(deps: { db: Kysely<DB>; audit: AuditServi
     async list(tenantId: string, caller: Caller, q: z.output<typeof listSchedulesQuerySchema>) {
       return asMember(tenantId, caller, async (tx) => {
         let query = selectSchedules(tx)
-          .select(sql<string>`to_char(sc.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'))
+          .select(
+            sql<string>`to_char(sc.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
+          )
           .where('sc.tenant_id', '=', tenantId)
           .orderBy('sc.created_at', 'desc')
           .orderBy('sc.id', 'desc')
@@ -139,13 +219,17 @@ export function createSchedulesService(deps: { db: Kysely<DB>; audit: AuditServi
         if (q.enabled !== undefined) query = query.where('sc.enabled', '=', q.enabled);
         if (q.before) {
           const [at, id] = q.before.split('_') as [string, string];
-          if (Number.isNaN(Date.parse(at))) throw appError('validation_failed', 'Pass nextBefore from the previous page unchanged.');
+          if (Number.isNaN(Date.parse(at)))
+            throw appError('validation_failed', 'Pass nextBefore from the previous page unchanged.');
           query = query.where(sql<boolean>`(sc.created_at, sc.id) < (${at}::timestamptz, ${id}::uuid)`);
         }
         const rows = await query.execute();
         const page = rows.slice(0, q.limit);
         const last = page.at(-1);
-        return { schedules: page.map((r) => toDto(r as Row)), nextBefore: rows.length > q.limit && last ? `${last.cursor_at}_${last.id}` : null };
+        return {
+          schedules: page.map((r) => toDto(r as Row)),
+          nextBefore: rows.length > q.limit && last ? `${last.cursor_at}_${last.id}` : null,
+        };
       });
     },
 
@@ -174,7 +258,18 @@ export function createSchedulesService(deps: { db: Kysely<DB>; audit: AuditServi
           })
           .returning('id')
           .executeTakeFirstOrThrow();
-        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'scan_schedule.created', targetType: 'scan_schedule', targetId: row.id, details: { assetId: body.assetId, kind: plan.kind, cron, timeZone } }, tx);
+        await audit.record(
+          {
+            tenantId,
+            actorUserId: caller.userId,
+            actorEmail: caller.email,
+            action: 'scan_schedule.created',
+            targetType: 'scan_schedule',
+            targetId: row.id,
+            details: { assetId: body.assetId, kind: plan.kind, cron, timeZone },
+          },
+          tx,
+        );
         return { schedule: toDto(await load(tx, tenantId, row.id)) };
       });
     },
@@ -204,8 +299,24 @@ export function createSchedulesService(deps: { db: Kysely<DB>; audit: AuditServi
           })
           .where('id', '=', id)
           .execute();
-        const action = body.enabled !== undefined && body.enabled !== current.enabled && Object.keys(body).length === 1 ? (enabled ? 'scan_schedule.enabled' : 'scan_schedule.disabled') : 'scan_schedule.updated';
-        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action, targetType: 'scan_schedule', targetId: id, details: { ...body } }, tx);
+        const action =
+          body.enabled !== undefined && body.enabled !== current.enabled && Object.keys(body).length === 1
+            ? enabled
+              ? 'scan_schedule.enabled'
+              : 'scan_schedule.disabled'
+            : 'scan_schedule.updated';
+        await audit.record(
+          {
+            tenantId,
+            actorUserId: caller.userId,
+            actorEmail: caller.email,
+            action,
+            targetType: 'scan_schedule',
+            targetId: id,
+            details: { ...body },
+          },
+          tx,
+        );
         return { schedule: toDto(await load(tx, tenantId, id)) };
       });
     },
@@ -214,7 +325,18 @@ export function createSchedulesService(deps: { db: Kysely<DB>; audit: AuditServi
       return asMember(tenantId, caller, async (tx) => {
         const current = await load(tx, tenantId, id);
         await tx.deleteFrom('scan_schedules').where('id', '=', id).execute();
-        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'scan_schedule.deleted', targetType: 'scan_schedule', targetId: id, details: { name: current.name, assetId: current.asset_id, kind: current.kind } }, tx);
+        await audit.record(
+          {
+            tenantId,
+            actorUserId: caller.userId,
+            actorEmail: caller.email,
+            action: 'scan_schedule.deleted',
+            targetType: 'scan_schedule',
+            targetId: id,
+            details: { name: current.name, assetId: current.asset_id, kind: current.kind },
+          },
+          tx,
+        );
       });
     },
 
@@ -230,14 +352,25 @@ export function createSchedulesService(deps: { db: Kysely<DB>; audit: AuditServi
     async tick(): Promise<TickResult> {
       const now = clock.now();
       const due = await withService(db, (tx) =>
-        tx.selectFrom('scan_schedules').select(['id', 'next_run_at', 'cron', 'time_zone']).where('enabled', '=', true).where('next_run_at', '<=', now).orderBy('next_run_at').limit(TICK_BATCH).execute(),
+        tx
+          .selectFrom('scan_schedules')
+          .select(['id', 'next_run_at', 'cron', 'time_zone'])
+          .where('enabled', '=', true)
+          .where('next_run_at', '<=', now)
+          .orderBy('next_run_at')
+          .limit(TICK_BATCH)
+          .execute(),
       );
       const results: TickResult['results'] = [];
       for (const d of due) {
         const r = await dispatch({ ...d, next_run_at: d.next_run_at! }, now);
         if (r) results.push(r);
       }
-      return { ok: !results.some((r) => r.error === 'internal_error'), dispatched: results.filter((r) => r.scanId).length, results };
+      return {
+        ok: !results.some((r) => r.error === 'internal_error'),
+        dispatched: results.filter((r) => r.scanId).length,
+        results,
+      };
     },
   };
 }

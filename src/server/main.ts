@@ -5,33 +5,13 @@ import { createLogMailer, createSmtpMailer, type Mailer } from '../auth/mailer.t
 import { openDatabase } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
 import { readPgliteTemplate } from '../db/pglite-template.ts';
+import { WASM_CODE_GC_FLAG, wasmCodeGcOffAtStart } from '../db/wasm-code-gc.ts';
 import { ConfigError, loadConfig, type Config } from '../lib/config.ts';
-import { loadOrCreateSecret } from '../lib/secrets-file.ts';
+import { resolveSecrets } from '../lib/secrets-file.ts';
 import { reportSegmentationStandard } from '../reporter/reporter.ts';
 import { buildApp, loggerOptions } from './app.ts';
 import { startBackgroundJobs } from './background.ts';
 import { selfUrl } from '../workers/index.ts';
-
-export interface RuntimeSecrets {
-  authSecret: string;
-  encryptionKey: string;
-  /** APP_ENCRYPTION_KEY_PREVIOUS: keys being rotated out, for opening stored secrets only. */
-  previousEncryptionKeys: Buffer[];
-}
-
-/** AUTH_SECRET / APP_ENCRYPTION_KEY from the environment, else generated once into DATA_DIR. */
-export function resolveSecrets(config: Config, log: Pick<pino.Logger, 'warn'>): RuntimeSecrets {
-  const fromFile = (name: string, what: string) => {
-    const { value, created } = loadOrCreateSecret(resolve(config.DATA_DIR), name);
-    if (created) log.warn(`${what} not set: generated one into ${resolve(config.DATA_DIR, name)}; every replica must share it`);
-    return value;
-  };
-  return {
-    authSecret: config.AUTH_SECRET ?? fromFile('auth-secret', 'AUTH_SECRET'),
-    encryptionKey: config.APP_ENCRYPTION_KEY ?? fromFile('encryption-key', 'APP_ENCRYPTION_KEY'),
-    previousEncryptionKeys: config.APP_ENCRYPTION_KEY_PREVIOUS.map((k) => Buffer.from(k, 'base64')),
-  };
-}
 
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   let config: Config;
@@ -60,7 +40,16 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   if (config.SMTP_URL) mailer = createSmtpMailer(config.SMTP_URL, config.MAIL_FROM);
   else mailer = createLogMailer(log);
 
-  const app = await buildApp({ config, database, mailer, authSecret: secrets.authSecret, encryptionKey: Buffer.from(secrets.encryptionKey, 'base64'), previousEncryptionKeys: secrets.previousEncryptionKeys, loggerInstance: log, webDir: resolve('dist/web') });
+  const app = await buildApp({
+    config,
+    database,
+    mailer,
+    authSecret: secrets.authSecret,
+    encryptionKey: Buffer.from(secrets.encryptionKey, 'base64'),
+    previousEncryptionKeys: secrets.previousEncryptionKeys,
+    loggerInstance: log,
+    webDir: resolve('dist/web'),
+  });
 
   let closing = false;
   const stopBackground = startBackgroundJobs(app, database, config, log);
@@ -77,9 +66,13 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     try {
       // Before the server closes: the embedded worker's agents release their leases over HTTP.
       // A report being read is given back at its next batch (another replica or the next start takes it).
-      await app.services.ingestion.stop().catch((err: unknown) => log.error({ err }, 'stopping the ingestion runner failed'));
+      await app.services.ingestion
+        .stop()
+        .catch((err: unknown) => log.error({ err }, 'stopping the ingestion runner failed'));
       // Scans get 5 s to finish, within the 10 s shutdown budget.
-      await app.services.hostedWorkers.stop(5_000).catch((err: unknown) => log.error({ err }, 'stopping the embedded hosted workers failed'));
+      await app.services.hostedWorkers
+        .stop(5_000)
+        .catch((err: unknown) => log.error({ err }, 'stopping the embedded hosted workers failed'));
       await app.close();
       await backgroundStopped.catch((err: unknown) => log.error({ err }, 'stopping the background jobs failed'));
       await database.close();
@@ -92,8 +85,31 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
   await app.listen({ port: config.PORT, host: config.HOST });
-  log.info({ url: config.PUBLIC_BASE_URL, database: database.kind }, 'Rampart is serving');
+  // The embedded database needs V8's WebAssembly code collector off (src/db/wasm-code-gc.ts), in
+  // force from the start: say whether it is, and warn when only the run-time backstop holds.
+  const gcOffAtStart = wasmCodeGcOffAtStart();
+  const v8 = database.kind === 'pglite' ? { wasmCodeGc: gcOffAtStart ? 'off' : 'off-at-runtime-only' } : {};
+  log.info({ url: config.PUBLIC_BASE_URL, database: database.kind, ...v8 }, 'Rampart is serving');
+  if (database.kind === 'pglite' && !gcOffAtStart) {
+    log.warn(
+      { flag: WASM_CODE_GC_FLAG },
+      'Node was started without --no-wasm-code-gc: the embedded database can crash the process; add the flag',
+    );
+  }
   app.services.mesh.start();
+  // First run: no administrator yet, so a one-time link makes the first one (printed, not logged
+  // as JSON only, so a newcomer at the terminal sees it).
+  const setupUrl = await app.services.setup.prepare().catch((err: unknown) => {
+    log.error({ err }, 'could not prepare the first-run setup link');
+    return null;
+  });
+  if (setupUrl) {
+    // The link is a credential: the log says where it is, the terminal shows it.
+    log.warn('this installation has no administrator yet: the one-time setup link was printed on the terminal');
+    console.log(
+      `\nFirst run: create your account, then open this one-time link to become this installation's administrator:\n  ${setupUrl}\n`,
+    );
+  }
   if (config.EMBEDDED_WORKER) {
     // The hosted workers reach this process like remote workers do, over HTTP on its bound port.
     const address = app.server.address();
@@ -106,7 +122,11 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   // Verify tenant segmentation standard v1 and tell the management peer (after listening: it
   // must not delay readiness).
   void reportSegmentationStandard(database.db, app.services.reporter)
-    .then(({ violations }) => (violations.length ? log.error({ violations }, 'tenant segmentation standard v1 is broken') : log.info('tenant segmentation standard v1 verified')))
+    .then(({ violations }) =>
+      violations.length
+        ? log.error({ violations }, 'tenant segmentation standard v1 is broken')
+        : log.info('tenant segmentation standard v1 verified'),
+    )
     .catch((err: unknown) => log.error({ err }, 'segmentation standard check failed'));
 }
 

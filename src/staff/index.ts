@@ -2,9 +2,12 @@ export { createStaffService, emailDomainApproved, type PlatformRole, type StaffS
 export { registerStaffRoutes } from './staff-routes.ts';
 export { createMeshRecordsService, type MeshRecordsService } from './mesh-records-service.ts';
 export { registerMeshRecordsRoutes } from './mesh-records-routes.ts';
+export { registerMeshOutboxRoutes } from './mesh-outbox-routes.ts';
 export { createMeshHealthService, p95NearestRank, type MeshHealthService } from './mesh-health-service.ts';
 export { registerMeshHealthRoutes } from './mesh-health-routes.ts';
 export { createMeshConsoleService, type MeshConsoleService } from './mesh-console-service.ts';
 export { registerMeshConsoleRoutes } from './mesh-console-routes.ts';
 export { createMeshAskService, type MeshAskService } from './mesh-ask-service.ts';
 export { registerMeshAskRoutes } from './mesh-ask-routes.ts';
+export { createSetupService, SETUP_PATH, type SetupService } from './setup-service.ts';
+export { registerSetupRoutes } from './setup-routes.ts';

@@ -15,23 +15,48 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AuditService } from '../audit/index.ts';
 import { logFallback, streamAnswer } from '../llm/index.ts';
 import type { SessionGuards } from '../server/plugins/session.ts';
-import { askAnswerDetailSchema, askAnswerListSchema, askAnswerParamsSchema, askBodySchema, type AskStreamEvent } from './mesh-ask-schemas.ts';
+import {
+  askAnswerDetailSchema,
+  askAnswerListSchema,
+  askAnswerParamsSchema,
+  askBodySchema,
+  type AskStreamEvent,
+} from './mesh-ask-schemas.ts';
 import type { MeshAskService } from './mesh-ask-service.ts';
 
-
-export function registerMeshAskRoutes(app: FastifyInstance, deps: { guards: SessionGuards; ask: MeshAskService; audit: AuditService }): void {
+export function registerMeshAskRoutes(
+  app: FastifyInstance,
+  deps: { guards: SessionGuards; ask: MeshAskService; audit: AuditService },
+): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { guards, ask, audit } = deps;
   const tags = ['staff'];
 
-  r.get('/api/v1/staff/mesh/ask/answers', { schema: { tags, summary: 'Stored "ask operations" answers, newest first (staff)', response: { 200: askAnswerListSchema } } }, async (req) => {
-    await guards.requireStaff(req);
-    return ask.list();
-  });
+  r.get(
+    '/api/v1/staff/mesh/ask/answers',
+    {
+      schema: {
+        tags,
+        summary: 'Stored "ask operations" answers, newest first (staff)',
+        response: { 200: askAnswerListSchema },
+      },
+    },
+    async (req) => {
+      await guards.requireStaff(req);
+      return ask.list();
+    },
+  );
 
   r.get(
     '/api/v1/staff/mesh/ask/answers/:answerId',
-    { schema: { tags, summary: 'One stored "ask operations" answer with its evidence (staff)', params: askAnswerParamsSchema, response: { 200: askAnswerDetailSchema } } },
+    {
+      schema: {
+        tags,
+        summary: 'One stored "ask operations" answer with its evidence (staff)',
+        params: askAnswerParamsSchema,
+        response: { 200: askAnswerDetailSchema },
+      },
+    },
     async (req) => {
       await guards.requireStaff(req);
       return ask.get(req.params.answerId);
@@ -40,7 +65,13 @@ export function registerMeshAskRoutes(app: FastifyInstance, deps: { guards: Sess
 
   r.post(
     '/api/v1/staff/mesh/ask',
-    { schema: { tags, summary: 'Ask a question about the mesh over 24h, 7d or 30d; the answer streams as text/event-stream (staff)', body: askBodySchema } },
+    {
+      schema: {
+        tags,
+        summary: 'Ask a question about the mesh over 24h, 7d or 30d; the answer streams as text/event-stream (staff)',
+        body: askBodySchema,
+      },
+    },
     async (req, reply) => {
       const me = await guards.requireStaff(req);
       let shown: { source: 'model' | 'offline'; answerId: string; replaced: boolean } | null = null;
@@ -59,7 +90,15 @@ export function registerMeshAskRoutes(app: FastifyInstance, deps: { guards: Sess
           shown = { source, answerId: done.answerId, replaced: fallback !== null };
           const out: AskStreamEvent[] = [];
           if (fallback) out.push({ event: 'fallback', data: { source: 'offline', ...fallback } });
-          out.push({ event: 'done', data: { ...done, source, fallbackReason: fallback?.reason ?? stream.meta.fallbackReason ?? null, fallbackError: stream.meta.fallbackError ?? null } });
+          out.push({
+            event: 'done',
+            data: {
+              ...done,
+              source,
+              fallbackReason: fallback?.reason ?? stream.meta.fallbackReason ?? null,
+              fallbackError: stream.meta.fallbackError ?? null,
+            },
+          });
           return out;
         },
         async (stream, outcome) => {

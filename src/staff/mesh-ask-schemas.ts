@@ -22,7 +22,15 @@ export const askBodySchema = z.object({
 });
 export type AskBody = z.infer<typeof askBodySchema>;
 
-export const evidenceKindSchema = z.enum(['overview', 'peer_outbound', 'peer_failures', 'peer_trend', 'inbound', 'received', 'outbox']);
+export const evidenceKindSchema = z.enum([
+  'overview',
+  'peer_outbound',
+  'peer_failures',
+  'peer_trend',
+  'inbound',
+  'received',
+  'outbox',
+]);
 export type EvidenceKind = z.infer<typeof evidenceKindSchema>;
 
 export const evidenceItemSchema = z.object({
@@ -35,11 +43,19 @@ export const evidenceItemSchema = z.object({
 export type EvidenceItem = z.infer<typeof evidenceItemSchema>;
 
 export const citationCheckSchema = z.object({
-  cited: z.array(z.string()).describe('Evidence ids the answer cites that exist ("E3"), in evidence order; a range such as [E2–E4] cites each id in it.'),
+  cited: z
+    .array(z.string())
+    .describe(
+      'Evidence ids the answer cites that exist ("E3"), in evidence order; a range such as [E2–E4] cites each id in it.',
+    ),
   unknown: z
     .array(z.string())
-    .describe('What the answer cites that is not in the evidence ("E99", or a malformed range as written). Not empty: the model’s answer was replaced by the offline summary.'),
-  missingSections: z.array(z.string()).describe('Required section headings the answer lacks (noted at the end of the stored answer).'),
+    .describe(
+      'What the answer cites that is not in the evidence ("E99", or a malformed range as written). Not empty: the model’s answer was replaced by the offline summary.',
+    ),
+  missingSections: z
+    .array(z.string())
+    .describe('Required section headings the answer lacks (noted at the end of the stored answer).'),
 });
 export type CitationCheck = z.infer<typeof citationCheckSchema>;
 
@@ -66,7 +82,21 @@ export const askAnswerParamsSchema = z.object({ answerId: z.uuid() });
 /** The stream's events (server-sent events). */
 export type AskStreamEvent =
   /** `fallbackReason` / `fallbackError` (code, friendly message, wait): the model failed before its first word and the offline summary answers. */
-  | { event: 'meta'; data: { source: 'model' | 'offline'; label: string; model: string | null; window: string; windowDays: number; from: string; to: string; evidence: EvidenceItem[]; fallbackReason?: string; fallbackError?: LlmFailure } }
+  | {
+      event: 'meta';
+      data: {
+        source: 'model' | 'offline';
+        label: string;
+        model: string | null;
+        window: string;
+        windowDays: number;
+        from: string;
+        to: string;
+        evidence: EvidenceItem[];
+        fallbackReason?: string;
+        fallbackError?: LlmFailure;
+      };
+    }
   | { event: 'delta'; data: { text: string } }
   /** The model's answer was not used (it cited evidence that does not exist, or was empty): `text` is the offline summary that replaces it, and is what was stored. */
   | { event: 'fallback'; data: { source: 'offline'; label: string; reason: string; text: string } }
@@ -75,5 +105,16 @@ export type AskStreamEvent =
    * `fallbackReason`: why the offline summary answers instead of the model (it failed before its first word, or its answer
    * was not used); `fallbackError`: the model's failure (code, friendly message, wait), null unless it failed.
    */
-  | { event: 'done'; data: { answerId: string; source: 'model' | 'offline'; markdown: string; check: CitationCheck; durationMs: number; fallbackReason: string | null; fallbackError: LlmFailure | null } }
+  | {
+      event: 'done';
+      data: {
+        answerId: string;
+        source: 'model' | 'offline';
+        markdown: string;
+        check: CitationCheck;
+        durationMs: number;
+        fallbackReason: string | null;
+        fallbackError: LlmFailure | null;
+      };
+    }
   | { event: 'error'; data: { error: string; message: string; retryAfterSeconds?: number } };

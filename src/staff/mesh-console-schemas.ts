@@ -16,7 +16,12 @@ export const consolePeerSchema = z.object({
   name: z.string(),
   callable: z.boolean().describe('Has a URL and an outbound secret: calls can be sent.'),
   hasUrl: z.boolean(),
-  urlForm: z.enum(['origin', 'dispatch', 'custom']).nullable().describe('origin: bare origin (the dispatch path is appended); dispatch: full dispatch URL; custom: a custom transport path used as is.'),
+  urlForm: z
+    .enum(['origin', 'dispatch', 'custom'])
+    .nullable()
+    .describe(
+      'origin: bare origin (the dispatch path is appended); dispatch: full dispatch URL; custom: a custom transport path used as is.',
+    ),
   secretToPresent: z.boolean(),
   secretFromPresent: z.boolean(),
   inboundFlows: z.array(z.string()).describe('Flows this peer may call on us (SVC_PEER_FLOWS_*).'),
@@ -37,9 +42,16 @@ export const consoleSendBodySchema = z.object({
   flow: z.string().regex(FLOW_RE, 'A flow name: lower-case letters, digits, _ . -, starting with a letter'),
   payload: z
     .record(z.string(), z.unknown())
-    .refine((p) => new TextEncoder().encode(JSON.stringify(p)).length <= CONSOLE_MAX_PAYLOAD_BYTES, `The payload is larger than ${CONSOLE_MAX_PAYLOAD_BYTES} bytes`)
+    .refine(
+      (p) => new TextEncoder().encode(JSON.stringify(p)).length <= CONSOLE_MAX_PAYLOAD_BYTES,
+      `The payload is larger than ${CONSOLE_MAX_PAYLOAD_BYTES} bytes`,
+    )
     .describe('The flow payload, a JSON object.'),
-  requestId: z.string().regex(REQUEST_ID_RE, 'A request id: 1 to 200 letters, digits, . _ : -').optional().describe('x-svc-request-id; omit for a new one. Reuse one to see idempotency replies.'),
+  requestId: z
+    .string()
+    .regex(REQUEST_ID_RE, 'A request id: 1 to 200 letters, digits, . _ : -')
+    .optional()
+    .describe('x-svc-request-id; omit for a new one. Reuse one to see idempotency replies.'),
   timeoutMs: z.number().int().min(500).max(30_000).default(10_000),
 });
 export type ConsoleSendBody = z.infer<typeof consoleSendBodySchema>;
@@ -58,7 +70,9 @@ export const consoleSendResponseSchema = z.object({
   headers: z.record(z.string(), z.string()).describe('Response headers (set-cookie removed).'),
   body: z.unknown().describe('The JSON answer, or an excerpt of a non-JSON one.'),
   events: z
-    .array(outboundEventSchema.omit({ url: true }))
-    .describe('Stored svc_outbound_events rows with this peer and request id, oldest first; without the URL (the console shows only the URL form, from the peers list).'),
+    .array(outboundEventSchema)
+    .describe(
+      'Stored svc_outbound_events rows with this peer and request id, oldest first; like every staff record, without the URL (the console shows only the URL form, from the peers list).',
+    ),
 });
 export type ConsoleSendResponse = z.infer<typeof consoleSendResponseSchema>;

@@ -4,7 +4,13 @@
 // attempt is; the answer shows it with the earlier attempts of the same request id.
 import { describePeer, type Mesh, type MeshClient, type MeshCallResult } from '../mesh/index.ts';
 import { appError } from '../lib/errors.ts';
-import { CONSOLE_MAX_PAYLOAD_BYTES, KNOWN_FLOWS, type ConsolePeers, type ConsoleSendBody, type ConsoleSendResponse } from './mesh-console-schemas.ts';
+import {
+  CONSOLE_MAX_PAYLOAD_BYTES,
+  KNOWN_FLOWS,
+  type ConsolePeers,
+  type ConsoleSendBody,
+  type ConsoleSendResponse,
+} from './mesh-console-schemas.ts';
 import { classifySweep } from './mesh-health-service.ts';
 import type { MeshRecordsService } from './mesh-records-service.ts';
 
@@ -54,11 +60,27 @@ export function createMeshConsoleService(deps: MeshConsoleDeps): MeshConsoleServ
       if (!peer) throw appError('mesh_peer_not_found', `No configured mesh peer is named "${body.peer}".`);
       let r: MeshCallResult;
       try {
-        r = await client.call(peer.name, body.flow, body.payload, { maxAttempts: 1, timeoutMs: body.timeoutMs, ...(body.requestId ? { requestId: body.requestId } : {}) });
+        r = await client.call(peer.name, body.flow, body.payload, {
+          maxAttempts: 1,
+          timeoutMs: body.timeoutMs,
+          ...(body.requestId ? { requestId: body.requestId } : {}),
+        });
       } catch {
-        r = { ok: false, status: null, body: null, requestId: body.requestId ?? '', attempts: 1, durationMs: 0, error: 'network_error', routeNotDeployed: false, headers: {} };
+        r = {
+          ok: false,
+          status: null,
+          body: null,
+          requestId: body.requestId ?? '',
+          attempts: 1,
+          durationMs: 0,
+          error: 'network_error',
+          routeNotDeployed: false,
+          headers: {},
+        };
       }
-      const replayed = Boolean(r.body && typeof r.body === 'object' && (r.body as { replayed?: unknown }).replayed === true);
+      const replayed = Boolean(
+        r.body && typeof r.body === 'object' && (r.body as { replayed?: unknown }).replayed === true,
+      );
       let outcome: ConsoleSendResponse['outcome'];
       let label: string;
       if (r.ok) {
@@ -69,11 +91,15 @@ export function createMeshConsoleService(deps: MeshConsoleDeps): MeshConsoleServ
         label = 'Not callable: the peer has no URL or no outbound secret; nothing was sent';
       } else {
         ({ outcome, label } = classifySweep(r, body.timeoutMs));
-        if (r.error === 'idempotency_key_reuse') label += ' (this request id was used with a different payload: use a new id)';
-        if (r.error === 'request_in_progress') label += ' (the first call with this id is still running: retry with the same id)';
+        if (r.error === 'idempotency_key_reuse')
+          label += ' (this request id was used with a different payload: use a new id)';
+        if (r.error === 'request_in_progress')
+          label += ' (the first call with this id is still running: retry with the same id)';
       }
       const headers = Object.fromEntries(Object.entries(r.headers).filter(([k]) => k.toLowerCase() !== 'set-cookie'));
-      const stored = r.requestId ? await records.outbound({ peer: peer.name, requestId: r.requestId, limit: 200 }) : { entries: [] };
+      const stored = r.requestId
+        ? await records.outbound({ peer: peer.name, requestId: r.requestId, limit: 200 })
+        : { entries: [] };
       return {
         peer: peer.name,
         flow: body.flow,
@@ -87,8 +113,8 @@ export function createMeshConsoleService(deps: MeshConsoleDeps): MeshConsoleServ
         durationMs: r.durationMs,
         headers,
         body: r.body ?? null,
-        // No URL: the console shows where a peer lives only as its URL form (peers()).
-        events: [...stored.entries].reverse().map(({ url: _url, ...e }) => e),
+        // Staff records carry no URL: the console shows where a peer lives only as its URL form (peers()).
+        events: [...stored.entries].reverse(),
       };
     },
   };

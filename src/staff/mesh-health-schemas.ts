@@ -52,22 +52,30 @@ export const healthFailureSchema = z.object({
 
 export const peerHealthSchema = z.object({
   peer: z.string(),
-  configured: z.boolean().describe('Named by this server’s SVC_* configuration; false for peers seen only in the records.'),
+  configured: z
+    .boolean()
+    .describe('Named by this server’s SVC_* configuration; false for peers seen only in the records.'),
   status: peerStatusSchema,
   attempts: z.number().int(),
   successes: z.number().int(),
   failures: z.number().int(),
   successRate: z.number().nullable().describe('successes / attempts in the window; null without attempts.'),
   avgDurationMs: ms,
-  p95DurationMs: ms.describe('Exact nearest-rank 95th percentile of attempt durations in the window (see docs/mesh.md).'),
+  p95DurationMs: ms.describe(
+    'Exact nearest-rank 95th percentile of attempt durations in the window (see docs/mesh.md).',
+  ),
   fewSamples: z.boolean().describe('Fewer attempts than thresholds.minSamples: read the rate with care.'),
   lastOutboundAt: z.string().nullable().describe('Latest outbound attempt ever recorded (within retention).'),
   lastOutboundOk: z.boolean().nullable(),
   lastInboundAt: z.string().nullable().describe('Latest verified inbound call from this peer (within retention).'),
   inboundCalls: z.number().int().describe('Verified inbound calls from this peer in the window.'),
-  bidirectional: z.boolean().describe('At least one successful outbound attempt and one verified inbound call in the window.'),
+  bidirectional: z
+    .boolean()
+    .describe('At least one successful outbound attempt and one verified inbound call in the window.'),
   days: z.array(healthDaySchema),
-  recentFailures: z.array(healthFailureSchema).describe('The latest failed attempts in the window, newest first (at most 10).'),
+  recentFailures: z
+    .array(healthFailureSchema)
+    .describe('The latest failed attempts in the window, newest first (at most 10).'),
 });
 
 export const healthResponseSchema = z.object({
@@ -83,19 +91,39 @@ export const healthResponseSchema = z.object({
 export type HealthResponse = z.infer<typeof healthResponseSchema>;
 export type PeerHealth = z.infer<typeof peerHealthSchema>;
 
-export const selfInfoSchema = z.object({ selfName: z.string().describe('SVC_SELF_NAME, the prefix of mesh export file names.') });
+export const selfInfoSchema = z.object({
+  selfName: z.string().describe('SVC_SELF_NAME, the prefix of mesh export file names.'),
+});
 
 // ---- sweep ----
 
 export const sweepBodySchema = z
   .object({
-    timeoutMs: z.number().int().min(500).max(30_000).default(5_000).describe('Per-peer timeout (one attempt, no retries).'),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(500)
+      .max(30_000)
+      .default(5_000)
+      .describe('Per-peer timeout (one attempt, no retries).'),
   })
   .default({ timeoutMs: 5_000 });
 
 export const sweepOutcomeSchema = z
-  .enum(['ok', 'route_not_deployed', 'unauthorized', 'forbidden', 'timeout', 'unreachable', 'http_error', 'unexpected_answer', 'not_callable'])
-  .describe('ok: pong received; route_not_deployed: 2xx with a non-JSON (HTML) body; unauthorized: 401; forbidden: 403; timeout; unreachable: connection failed; http_error: any other status; unexpected_answer: JSON 2xx without pong; not_callable: no URL or no outbound secret (nothing sent; the attempt is stored as a failed ping with error peer_not_configured).');
+  .enum([
+    'ok',
+    'route_not_deployed',
+    'unauthorized',
+    'forbidden',
+    'timeout',
+    'unreachable',
+    'http_error',
+    'unexpected_answer',
+    'not_callable',
+  ])
+  .describe(
+    'ok: pong received; route_not_deployed: 2xx with a non-JSON (HTML) body; unauthorized: 401; forbidden: 403; timeout; unreachable: connection failed; http_error: any other status; unexpected_answer: JSON 2xx without pong; not_callable: no URL or no outbound secret (nothing sent; the attempt is stored as a failed ping with error peer_not_configured).',
+  );
 export type SweepOutcome = z.infer<typeof sweepOutcomeSchema>;
 
 export const sweepResultSchema = z.object({

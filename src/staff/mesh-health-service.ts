@@ -78,8 +78,12 @@ export function statusOf(attempts: number, successes: number, lastOutboundAt: st
  */
 export function splitRange(from: Date, to: Date): { innerDays: RawBuilder<unknown>; edges: RawBuilder<unknown> } {
   const dayMs = 86_400_000;
-  const inner = { from: new Date(Math.ceil(from.getTime() / dayMs) * dayMs), to: new Date(Math.floor(to.getTime() / dayMs) * dayMs) };
-  if (inner.from >= inner.to) return { innerDays: sql`false`, edges: sql`(created_at >= ${from} and created_at < ${to})` };
+  const inner = {
+    from: new Date(Math.ceil(from.getTime() / dayMs) * dayMs),
+    to: new Date(Math.floor(to.getTime() / dayMs) * dayMs),
+  };
+  if (inner.from >= inner.to)
+    return { innerDays: sql`false`, edges: sql`(created_at >= ${from} and created_at < ${to})` };
   return {
     innerDays: sql`(day >= ${utcDay(inner.from)}::date and day < ${utcDay(inner.to)}::date)`,
     edges: sql`((created_at >= ${from} and created_at < ${inner.from}) or (created_at >= ${inner.to} and created_at < ${to}))`,
@@ -107,18 +111,33 @@ export function classifySweep(r: MeshCallResult, timeoutMs: number): { outcome: 
   const code = r.error ? ` ${r.error}` : '';
   if (r.ok) {
     const body = r.body as { pong?: unknown; self?: unknown } | null;
-    if (body && typeof body === 'object' && body.pong === true) return { outcome: 'ok', label: `OK: pong${typeof body.self === 'string' ? ` from ${body.self}` : ''}` };
+    if (body && typeof body === 'object' && body.pong === true)
+      return { outcome: 'ok', label: `OK: pong${typeof body.self === 'string' ? ` from ${body.self}` : ''}` };
     return { outcome: 'unexpected_answer', label: `Unexpected answer: HTTP ${r.status} JSON without "pong": true` };
   }
-  if (r.routeNotDeployed) return { outcome: 'route_not_deployed', label: `Route not deployed: HTTP ${r.status} with a non-JSON (HTML) body; not a live mesh leg` };
-  if (r.error === 'timeout') return { outcome: 'timeout', label: `Timed out: no complete answer within ${timeoutMs} ms` };
+  if (r.routeNotDeployed)
+    return {
+      outcome: 'route_not_deployed',
+      label: `Route not deployed: HTTP ${r.status} with a non-JSON (HTML) body; not a live mesh leg`,
+    };
+  if (r.error === 'timeout')
+    return { outcome: 'timeout', label: `Timed out: no complete answer within ${timeoutMs} ms` };
   if (r.error === 'network_error') {
     const cause = (r.body as { cause?: unknown } | null)?.cause;
-    return { outcome: 'unreachable', label: `Unreachable: could not connect${typeof cause === 'string' ? ` (${cause})` : ''}` };
+    return {
+      outcome: 'unreachable',
+      label: `Unreachable: could not connect${typeof cause === 'string' ? ` (${cause})` : ''}`,
+    };
   }
-  if (r.status === 401) return { outcome: 'unauthorized', label: `Unauthorized: 401${code}; the peer refused our signature (check the secrets, our name and the clocks)` };
-  if (r.status === 403) return { outcome: 'forbidden', label: `Forbidden: 403${code}; the peer does not allow us to call ping` };
-  if (r.error === 'invalid_response') return { outcome: 'unexpected_answer', label: `Unexpected answer: HTTP ${r.status} JSON that does not parse` };
+  if (r.status === 401)
+    return {
+      outcome: 'unauthorized',
+      label: `Unauthorized: 401${code}; the peer refused our signature (check the secrets, our name and the clocks)`,
+    };
+  if (r.status === 403)
+    return { outcome: 'forbidden', label: `Forbidden: 403${code}; the peer does not allow us to call ping` };
+  if (r.error === 'invalid_response')
+    return { outcome: 'unexpected_answer', label: `Unexpected answer: HTTP ${r.status} JSON that does not parse` };
   if (r.status !== null) return { outcome: 'http_error', label: `HTTP ${r.status}${code}` };
   return { outcome: 'http_error', label: `Failed${code}` };
 }
@@ -136,14 +155,22 @@ const PEER_READS_AT_ONCE = 2;
  * lanes turn off parallel workers (starting them would cost more than the read, and the lanes are
  * the parallelism) and JIT (same reason). Results in the peers' order.
  */
-async function readOutbound(db: Kysely<DB>, peers: readonly string[], innerDays: RawBuilder<unknown>, edges: RawBuilder<unknown>): Promise<PeerOutbound[]> {
+async function readOutbound(
+  db: Kysely<DB>,
+  peers: readonly string[],
+  innerDays: RawBuilder<unknown>,
+  edges: RawBuilder<unknown>,
+): Promise<PeerOutbound[]> {
   const out = new Array<PeerOutbound>(peers.length);
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(PEER_READS_AT_ONCE, peers.length) }, () =>
       withService(db, async (tx) => {
-        await sql`select set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true)`.execute(tx);
-        for (let i = next++; i < peers.length; i = next++) out[i] = await readPeerOutbound(tx, peers[i]!, innerDays, edges);
+        await sql`select set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true)`.execute(
+          tx,
+        );
+        for (let i = next++; i < peers.length; i = next++)
+          out[i] = await readPeerOutbound(tx, peers[i]!, innerDays, edges);
       }),
     ),
   );
@@ -164,9 +191,20 @@ type PeerOutbound = {
  * attempts of which `cum` are at or below a duration, cum ≥ ⌈0.95·n⌉ ⟺ 100·cum ≥ 95·n (cum is an
  * integer), and the smallest such duration is the nearest-rank sample.
  */
-async function readPeerOutbound(tx: Tx, peer: string, innerDays: RawBuilder<unknown>, edges: RawBuilder<unknown>): Promise<PeerOutbound> {
+async function readPeerOutbound(
+  tx: Tx,
+  peer: string,
+  innerDays: RawBuilder<unknown>,
+  edges: RawBuilder<unknown>,
+): Promise<PeerOutbound> {
   const rows = (
-    await sql<{ day: string | null; attempts: number | null; successes: number | null; sum_ms: number | null; p95_ms: number | null }>`
+    await sql<{
+      day: string | null;
+      attempts: number | null;
+      successes: number | null;
+      sum_ms: number | null;
+      p95_ms: number | null;
+    }>`
       with x as (
         select day, duration_ms, attempts, successes from svc_outbound_daily where peer = ${peer} and ${innerDays}
         union all
@@ -189,7 +227,14 @@ async function readPeerOutbound(tx: Tx, peer: string, innerDays: RawBuilder<unkn
   for (const r of rows) {
     const attempts = Number(r.attempts ?? 0);
     if (!attempts) continue; // no attempt in the window: the summary row of an empty histogram
-    if (r.day === null) total = { peer, attempts, successes: Number(r.successes), avg_ms: Number(r.sum_ms) / attempts, p95_ms: r.p95_ms === null ? null : Number(r.p95_ms) };
+    if (r.day === null)
+      total = {
+        peer,
+        attempts,
+        successes: Number(r.successes),
+        avg_ms: Number(r.sum_ms) / attempts,
+        p95_ms: r.p95_ms === null ? null : Number(r.p95_ms),
+      };
     else days.push({ peer, day: r.day, attempts, successes: Number(r.successes), sum_ms: Number(r.sum_ms) });
   }
   return { total, days };
@@ -253,9 +298,21 @@ export function createMeshHealthService(deps: MeshHealthDeps): MeshHealthService
       const perDay = outbound.flatMap((o) => o.days);
       const failing = perPeer.filter((r) => r.successes < r.attempts).map((r) => r.peer);
       const failureRows = failing.length
-        ? await withService(db, async (tx) =>
-            (
-              await sql<{ peer: string; created_at: Date; flow: string; event_type: string | null; http_status: number | null; error: string | null; duration_ms: number; request_id: string; attempt: number }>`
+        ? await withService(
+            db,
+            async (tx) =>
+              (
+                await sql<{
+                  peer: string;
+                  created_at: Date;
+                  flow: string;
+                  event_type: string | null;
+                  http_status: number | null;
+                  error: string | null;
+                  duration_ms: number;
+                  request_id: string;
+                  attempt: number;
+                }>`
                 select p.peer, f.created_at, f.flow, f.event_type, f.http_status, f.error, f.duration_ms, f.request_id, f.attempt
                 from unnest(${failing}::text[]) as p(peer)
                 cross join lateral (
@@ -264,10 +321,15 @@ export function createMeshHealthService(deps: MeshHealthDeps): MeshHealthService
                   where e.peer = p.peer and not e.ok and e.created_at >= ${from} and e.created_at < ${to}
                   order by e.created_at desc, e.id desc limit ${RECENT_FAILURES}
                 ) f`.execute(tx)
-            ).rows,
+              ).rows,
           )
         : [];
-      const rows = { perPeer, perDay: perDay.map((r) => ({ ...r, avg_ms: r.sum_ms / r.attempts })), ...lasts, failures: failureRows };
+      const rows = {
+        perPeer,
+        perDay: perDay.map((r) => ({ ...r, avg_ms: r.sum_ms / r.attempts })),
+        ...lasts,
+        failures: failureRows,
+      };
 
       // Inbound callers are matched to peers the way dispatch does (through the env suffix).
       const inboundName = (caller: string) => peers.byCaller(caller)?.name ?? caller;
@@ -278,10 +340,16 @@ export function createMeshHealthService(deps: MeshHealthDeps): MeshHealthService
         if (!lastInbound.has(name) || lastInbound.get(name)! < at) lastInbound.set(name, at);
       }
       const inboundCalls = new Map<string, number>();
-      for (const r of rows.inWindow) inboundCalls.set(inboundName(r.caller), (inboundCalls.get(inboundName(r.caller)) ?? 0) + r.calls);
+      for (const r of rows.inWindow)
+        inboundCalls.set(inboundName(r.caller), (inboundCalls.get(inboundName(r.caller)) ?? 0) + r.calls);
 
       const configured = new Set(peers.list().map((p) => p.name));
-      const names = new Set<string>([...configured, ...rows.perPeer.map((r) => r.peer), ...rows.lastOut.map((r) => r.peer), ...lastInbound.keys()]);
+      const names = new Set<string>([
+        ...configured,
+        ...rows.perPeer.map((r) => r.peer),
+        ...rows.lastOut.map((r) => r.peer),
+        ...lastInbound.keys(),
+      ]);
       const byPeer = new Map(rows.perPeer.map((r) => [r.peer, r]));
       const lastOut = new Map(rows.lastOut.map((r) => [r.peer, r]));
       const dayRows = new Map<string, Map<string, (typeof rows.perDay)[number]>>();
@@ -293,39 +361,56 @@ export function createMeshHealthService(deps: MeshHealthDeps): MeshHealthService
       for (const f of rows.failures) failuresOf.set(f.peer, [...(failuresOf.get(f.peer) ?? []), f]);
       const dayList = windowDays(from, to);
 
-      const result: PeerHealth[] = [...names].sort((a, b) => a.localeCompare(b)).map((peer) => {
-        const agg = byPeer.get(peer);
-        const attempts = agg?.attempts ?? 0;
-        const successes = agg?.successes ?? 0;
-        const last = lastOut.get(peer);
-        const lastOutboundAt = last ? iso(last.created_at) : null;
-        const inbound = inboundCalls.get(peer) ?? 0;
-        const perDay = dayRows.get(peer);
-        return {
-          peer,
-          configured: configured.has(peer),
-          status: statusOf(attempts, successes, lastOutboundAt),
-          attempts,
-          successes,
-          failures: attempts - successes,
-          successRate: attempts ? successes / attempts : null,
-          avgDurationMs: roundMs(agg?.avg_ms ?? null),
-          p95DurationMs: agg?.p95_ms === null || agg?.p95_ms === undefined ? null : Number(agg.p95_ms),
-          fewSamples: attempts < HEALTH_THRESHOLDS.minSamples,
-          lastOutboundAt,
-          lastOutboundOk: last ? last.ok : null,
-          lastInboundAt: lastInbound.get(peer) ?? null,
-          inboundCalls: inbound,
-          bidirectional: successes > 0 && inbound > 0,
-          days: dayList.map((day) => {
-            const d = perDay?.get(day);
-            return { day, attempts: d?.attempts ?? 0, successes: d?.successes ?? 0, failures: (d?.attempts ?? 0) - (d?.successes ?? 0), avgDurationMs: roundMs(d?.avg_ms ?? null) };
-          }),
-          recentFailures: (failuresOf.get(peer) ?? [])
-            .sort((a, b) => new Date(b.created_at).getTime() - new Date(a.created_at).getTime())
-            .map((f) => ({ at: iso(f.created_at), flow: f.flow, eventType: f.event_type, httpStatus: f.http_status, error: f.error, durationMs: Number(f.duration_ms), requestId: f.request_id, attempt: f.attempt })),
-        };
-      });
+      const result: PeerHealth[] = [...names]
+        .sort((a, b) => a.localeCompare(b))
+        .map((peer) => {
+          const agg = byPeer.get(peer);
+          const attempts = agg?.attempts ?? 0;
+          const successes = agg?.successes ?? 0;
+          const last = lastOut.get(peer);
+          const lastOutboundAt = last ? iso(last.created_at) : null;
+          const inbound = inboundCalls.get(peer) ?? 0;
+          const perDay = dayRows.get(peer);
+          return {
+            peer,
+            configured: configured.has(peer),
+            status: statusOf(attempts, successes, lastOutboundAt),
+            attempts,
+            successes,
+            failures: attempts - successes,
+            successRate: attempts ? successes / attempts : null,
+            avgDurationMs: roundMs(agg?.avg_ms ?? null),
+            p95DurationMs: agg?.p95_ms === null || agg?.p95_ms === undefined ? null : Number(agg.p95_ms),
+            fewSamples: attempts < HEALTH_THRESHOLDS.minSamples,
+            lastOutboundAt,
+            lastOutboundOk: last ? last.ok : null,
+            lastInboundAt: lastInbound.get(peer) ?? null,
+            inboundCalls: inbound,
+            bidirectional: successes > 0 && inbound > 0,
+            days: dayList.map((day) => {
+              const d = perDay?.get(day);
+              return {
+                day,
+                attempts: d?.attempts ?? 0,
+                successes: d?.successes ?? 0,
+                failures: (d?.attempts ?? 0) - (d?.successes ?? 0),
+                avgDurationMs: roundMs(d?.avg_ms ?? null),
+              };
+            }),
+            recentFailures: (failuresOf.get(peer) ?? [])
+              .sort((a, b) => new Date(b.created_at).getTime() - new Date(a.created_at).getTime())
+              .map((f) => ({
+                at: iso(f.created_at),
+                flow: f.flow,
+                eventType: f.event_type,
+                httpStatus: f.http_status,
+                error: f.error,
+                durationMs: Number(f.duration_ms),
+                requestId: f.request_id,
+                attempt: f.attempt,
+              })),
+          };
+        });
 
       return {
         window,
@@ -342,7 +427,13 @@ export function createMeshHealthService(deps: MeshHealthDeps): MeshHealthService
     async sweep({ timeoutMs }, emit) {
       const list = peers.list();
       const startedAt = clock.now();
-      emit({ type: 'start', sweepId: randomUUID(), startedAt: iso(startedAt), timeoutMs, peers: list.map((p) => p.name) });
+      emit({
+        type: 'start',
+        sweepId: randomUUID(),
+        startedAt: iso(startedAt),
+        timeoutMs,
+        peers: list.map((p) => p.name),
+      });
       let ok = 0;
       await Promise.all(
         list.map(async (peer) => {
@@ -353,14 +444,38 @@ export function createMeshHealthService(deps: MeshHealthDeps): MeshHealthService
           try {
             r = await client.call(peer.name, 'ping', { nonce: randomUUID() }, { maxAttempts: 1, timeoutMs });
           } catch {
-            r = { ok: false, status: null, body: null, requestId: '', attempts: 1, durationMs: 0, error: 'network_error', routeNotDeployed: false, headers: {} };
+            r = {
+              ok: false,
+              status: null,
+              body: null,
+              requestId: '',
+              attempts: 1,
+              durationMs: 0,
+              error: 'network_error',
+              routeNotDeployed: false,
+              headers: {},
+            };
           }
           let c: { outcome: SweepOutcome; label: string };
           if (r.error === 'peer_not_configured') {
-            const missing = [!peer.transportUrl && 'URL (SVC_PEER_URL_*)', !peer.secretTo && 'outbound secret (SVC_SECRET_TO_*)'].filter(Boolean).join(' and ');
+            const missing = [
+              !peer.transportUrl && 'URL (SVC_PEER_URL_*)',
+              !peer.secretTo && 'outbound secret (SVC_SECRET_TO_*)',
+            ]
+              .filter(Boolean)
+              .join(' and ');
             c = { outcome: 'not_callable', label: `Not callable: no ${missing}; nothing sent` };
           } else c = classifySweep(r, timeoutMs);
-          const result: SweepResult = { peer: peer.name, ...c, ok: c.outcome === 'ok', httpStatus: r.status, error: r.error, durationMs: r.durationMs, requestId: r.requestId || null, at: iso(clock.now()) };
+          const result: SweepResult = {
+            peer: peer.name,
+            ...c,
+            ok: c.outcome === 'ok',
+            httpStatus: r.status,
+            error: r.error,
+            durationMs: r.durationMs,
+            requestId: r.requestId || null,
+            at: iso(clock.now()),
+          };
           if (result.ok) ok += 1;
           emit({ type: 'result', ...result });
         }),

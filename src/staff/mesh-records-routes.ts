@@ -14,14 +14,24 @@ import {
 } from './mesh-records-schemas.ts';
 import type { MeshRecordsService } from './mesh-records-service.ts';
 
-export function registerMeshRecordsRoutes(app: FastifyInstance, deps: { guards: SessionGuards; records: MeshRecordsService }): void {
+export function registerMeshRecordsRoutes(
+  app: FastifyInstance,
+  deps: { guards: SessionGuards; records: MeshRecordsService },
+): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { guards, records } = deps;
   const tags = ['staff'];
 
   r.get(
     '/api/v1/staff/mesh/received-events',
-    { schema: { tags, summary: 'Events peers reported to us (event_report), newest first', querystring: receivedEventsQuerySchema, response: { 200: receivedEventsPageSchema } } },
+    {
+      schema: {
+        tags,
+        summary: 'Events peers reported to us (event_report), newest first',
+        querystring: receivedEventsQuerySchema,
+        response: { 200: receivedEventsPageSchema },
+      },
+    },
     async (req) => {
       await guards.requireStaff(req);
       return records.receivedEvents(req.query);
@@ -30,7 +40,14 @@ export function registerMeshRecordsRoutes(app: FastifyInstance, deps: { guards: 
 
   r.get(
     '/api/v1/staff/mesh/inbound',
-    { schema: { tags, summary: 'Every inbound dispatch call, newest first', querystring: inboundQuerySchema, response: { 200: inboundPageSchema } } },
+    {
+      schema: {
+        tags,
+        summary: 'Every inbound dispatch call, newest first',
+        querystring: inboundQuerySchema,
+        response: { 200: inboundPageSchema },
+      },
+    },
     async (req) => {
       await guards.requireStaff(req);
       return records.inbound(req.query);
@@ -39,7 +56,14 @@ export function registerMeshRecordsRoutes(app: FastifyInstance, deps: { guards: 
 
   r.get(
     '/api/v1/staff/mesh/outbound',
-    { schema: { tags, summary: 'Every outbound call attempt, newest first', querystring: outboundQuerySchema, response: { 200: outboundPageSchema } } },
+    {
+      schema: {
+        tags,
+        summary: 'Every outbound call attempt, newest first',
+        querystring: outboundQuerySchema,
+        response: { 200: outboundPageSchema },
+      },
+    },
     async (req) => {
       await guards.requireStaff(req);
       return records.outbound(req.query);
@@ -48,7 +72,14 @@ export function registerMeshRecordsRoutes(app: FastifyInstance, deps: { guards: 
 
   r.get(
     '/api/v1/staff/mesh/outbox',
-    { schema: { tags, summary: 'The transactional outbox (without payloads), newest first', querystring: outboxQuerySchema, response: { 200: outboxPageSchema } } },
+    {
+      schema: {
+        tags,
+        summary: 'The transactional outbox (without payloads), newest first',
+        querystring: outboxQuerySchema,
+        response: { 200: outboxPageSchema },
+      },
+    },
     async (req) => {
       await guards.requireStaff(req);
       return records.outbox(req.query);

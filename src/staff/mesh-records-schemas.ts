@@ -5,18 +5,31 @@ import { z } from 'zod';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 const limit = z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1 to 200 (default 50).');
-const from = z.iso.datetime({ offset: true }).optional().describe('Only records at or after this instant (ISO 8601 with offset).');
-const to = z.iso.datetime({ offset: true }).optional().describe('Only records strictly before this instant (ISO 8601 with offset).');
+const from = z.iso
+  .datetime({ offset: true })
+  .optional()
+  .describe('Only records at or after this instant (ISO 8601 with offset).');
+const to = z.iso
+  .datetime({ offset: true })
+  .optional()
+  .describe('Only records strictly before this instant (ISO 8601 with offset).');
 const idCursor = z.coerce
   .number()
   .int()
   .positive()
   .optional()
-  .describe('Cursor: the `nextBefore` of the previous page; the next page holds the records with a smaller id. Pages run newest (highest id) first.');
-const idNextBefore = z.number().int().nullable().describe('Pass as `before` for the next (older) page; null on the last page.');
+  .describe(
+    'Cursor: the `nextBefore` of the previous page; the next page holds the records with a smaller id. Pages run newest (highest id) first.',
+  );
+const idNextBefore = z
+  .number()
+  .int()
+  .nullable()
+  .describe('Pass as `before` for the next (older) page; null on the last page.');
 
 /** The query of a list with a time window: its own filters, then `from`, `to`, the cursor `before` and `limit`. */
-const windowedListQuerySchema = <F extends z.ZodRawShape, B extends z.ZodType>(filters: F, before: B) => z.object({ ...filters, from, to, before, limit });
+const windowedListQuerySchema = <F extends z.ZodRawShape, B extends z.ZodType>(filters: F, before: B) =>
+  z.object({ ...filters, from, to, before, limit });
 
 /** A page of a list paged by id. */
 const idPageSchema = <E extends z.ZodType>(entry: E) => z.object({ entries: z.array(entry), nextBefore: idNextBefore });
@@ -30,7 +43,8 @@ const idPageSchema = <E extends z.ZodType>(entry: E) => z.object({ entries: z.ar
  * skipped nor repeated. Microseconds matter: received_at has them, a millisecond ISO time would not
  * be an exact key.
  */
-export const RECEIVED_CURSOR_RE = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+export const RECEIVED_CURSOR_RE =
+  /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
 const receivedCursor = z
   .string()
@@ -112,7 +126,11 @@ export const outboundQuerySchema = windowedListQuerySchema(
   {
     peer: text(200).optional().describe('Exact peer name.'),
     flow: text(100).optional().describe('Exact flow, e.g. `event_report`.'),
-    ok: z.enum(['true', 'false']).transform((v) => v === 'true').optional().describe('`true`: successful attempts only; `false`: failed ones only.'),
+    ok: z
+      .enum(['true', 'false'])
+      .transform((v) => v === 'true')
+      .optional()
+      .describe('`true`: successful attempts only; `false`: failed ones only.'),
     requestId: text(200).optional().describe('Exact request id (every attempt of one logical call shares it).'),
   },
   idCursor,
@@ -133,7 +151,7 @@ export const outboundEventSchema = z.object({
   error: z.string().nullable(),
   response: z.unknown().describe('The peer answer (JSON), an excerpt of a non-JSON answer, or null.'),
   durationMs: z.number(),
-  url: z.string().nullable().describe('Where the attempt went; credentials and query values are redacted when recorded.'),
+  // No peer URL: peer configuration is presence-only for staff (the console and exports agree).
 });
 
 export const outboundPageSchema = idPageSchema(outboundEventSchema);
@@ -159,10 +177,51 @@ export const outboxEntrySchema = z.object({
   severity: z.string().nullable(),
   requestId: z.string(),
   status: outboxStatusSchema,
-  attempts: z.number().int(),
+  attempts: z.number().int().describe('Deliveries so far (each up to two HTTP tries), sends again included.'),
   nextAttemptAt: z.string(),
   lastError: z.string().nullable(),
   deliveredAt: z.string().nullable(),
+  companyName: z
+    .string()
+    .nullable()
+    .describe('The company the event is about (CMMC events), else the name of the tenant it is about.'),
+  cageCode: z.string().nullable(),
+  tenantId: z.string().nullable(),
+  failedAt: z.string().nullable().describe('When it was given up (status failed).'),
+  resentAt: z.string().nullable().describe('When staff last sent it again.'),
+  resendCount: z.number().int(),
+  previousRequestIds: z
+    .array(z.string())
+    .describe('Request ids it carried before a send again under a new id (after 409 idempotency_key_reuse).'),
 });
 
 export const outboxPageSchema = idPageSchema(outboxEntrySchema);
+
+export const outboxSummarySchema = z.object({
+  peers: z.array(
+    z.object({
+      peer: z.string(),
+      pending: z.number().int(),
+      failed: z.number().int(),
+      oldestPendingAt: z.string().nullable(),
+    }),
+  ),
+});
+
+export const outboxIdParamsSchema = z.object({
+  id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(2 ** 53 - 1),
+});
+
+export const outboxResendFailedBodySchema = z.object({
+  peer: text(200).describe('Send every failed entry of this peer again.'),
+});
+
+export const outboxResendFailedResponseSchema = z.object({
+  peer: z.string(),
+  resent: z.number().int().describe('Entries set back to pending.'),
+  newRequestIds: z.number().int().describe('Of those, entries sent under a new request id (409 reuse).'),
+});

@@ -10,8 +10,10 @@ import type {
   inboundPageSchema,
   OutboundQuery,
   outboundPageSchema,
+  outboxEntrySchema,
   OutboxQuery,
   outboxPageSchema,
+  outboxSummarySchema,
   ReceivedEventsQuery,
   receivedEventsPageSchema,
 } from './mesh-records-schemas.ts';
@@ -21,6 +23,7 @@ export interface MeshRecordsService {
   inbound(q: InboundQuery): Promise<z.infer<typeof inboundPageSchema>>;
   outbound(q: OutboundQuery): Promise<z.infer<typeof outboundPageSchema>>;
   outbox(q: OutboxQuery): Promise<z.infer<typeof outboxPageSchema>>;
+  outboxSummary(): Promise<z.infer<typeof outboxSummarySchema>>;
 }
 
 const iso = (d: Date | string) => new Date(d).toISOString();
@@ -46,7 +49,12 @@ function listWindow<D, TB extends keyof D, O>(
 /** The cursor condition of the lists paged by id, newest (highest) first. */
 const idBefore = (before: number | undefined) => (before ? sql<boolean>`id < ${before}` : undefined);
 
-function page<R, E, C>(rows: R[], limit: number, toEntry: (r: R) => E, cursorOf: (r: R) => C): { entries: E[]; nextBefore: C | null } {
+function page<R, E, C>(
+  rows: R[],
+  limit: number,
+  toEntry: (r: R) => E,
+  cursorOf: (r: R) => C,
+): { entries: E[]; nextBefore: C | null } {
   const shown = rows.slice(0, limit);
   const last = shown.at(-1);
   return { entries: shown.map(toEntry), nextBefore: rows.length > limit && last !== undefined ? cursorOf(last) : null };
@@ -80,7 +88,9 @@ export function createMeshRecordsService(deps: { db: Kysely<DB> }): MeshRecordsS
         if (q.caller) query = query.where('e.caller', '=', q.caller);
         if (q.kind) query = query.where('e.kind', 'like', likePrefix(q.kind));
         if (q.severity) query = query.where('e.severity', '=', q.severity);
-        const before = q.before ? sql<boolean>`(e.received_at, e.id) < (${q.before.at}::timestamptz, ${q.before.id}::uuid)` : undefined;
+        const before = q.before
+          ? sql<boolean>`(e.received_at, e.id) < (${q.before.at}::timestamptz, ${q.before.id}::uuid)`
+          : undefined;
         return listWindow(query, q, { at: 'e.received_at', before }).execute();
       });
       return page(
@@ -107,7 +117,18 @@ export function createMeshRecordsService(deps: { db: Kysely<DB> }): MeshRecordsS
       const rows = await withService(db, (tx) => {
         let query = tx
           .selectFrom('svc_inbound_events')
-          .select(['id', 'received_at', 'caller', 'flow', 'status', 'error_code', 'duration_ms', 'request_id', 'verified', 'replayed'])
+          .select([
+            'id',
+            'received_at',
+            'caller',
+            'flow',
+            'status',
+            'error_code',
+            'duration_ms',
+            'request_id',
+            'verified',
+            'replayed',
+          ])
           .orderBy('id', 'desc');
         if (q.caller) query = query.where('caller', '=', q.caller);
         if (q.flow) query = query.where('flow', '=', q.flow);
@@ -138,7 +159,21 @@ export function createMeshRecordsService(deps: { db: Kysely<DB> }): MeshRecordsS
       const rows = await withService(db, (tx) => {
         let query = tx
           .selectFrom('svc_outbound_events')
-          .select(['id', 'created_at', 'peer', 'flow', 'event_type', 'severity', 'ok', 'http_status', 'request_id', 'attempt', 'error', 'response', 'duration_ms', 'url'])
+          .select([
+            'id',
+            'created_at',
+            'peer',
+            'flow',
+            'event_type',
+            'severity',
+            'ok',
+            'http_status',
+            'request_id',
+            'attempt',
+            'error',
+            'response',
+            'duration_ms',
+          ])
           .orderBy('id', 'desc');
         if (q.peer) query = query.where('peer', '=', q.peer);
         if (q.flow) query = query.where('flow', '=', q.flow);
@@ -163,7 +198,6 @@ export function createMeshRecordsService(deps: { db: Kysely<DB> }): MeshRecordsS
           error: r.error,
           response: r.response ?? null,
           durationMs: r.duration_ms,
-          url: r.url,
         }),
         (r) => r.id,
       );
@@ -171,34 +205,107 @@ export function createMeshRecordsService(deps: { db: Kysely<DB> }): MeshRecordsS
 
     async outbox(q) {
       const rows = await withService(db, (tx) => {
-        // Never the payload: staff see what an event is through event_type.
+        // Never the payload: staff see what an event is through event_type and who it is about.
         let query = tx
-          .selectFrom('svc_outbox')
-          .select(['id', 'created_at', 'peer', 'flow', 'event_type', 'severity', 'request_id', 'status', 'attempts', 'next_attempt_at', 'last_error', 'delivered_at'])
-          .orderBy('id', 'desc');
-        if (q.status) query = query.where('status', '=', q.status);
-        if (q.peer) query = query.where('peer', '=', q.peer);
-        return listWindow(query, q, { before: idBefore(q.before) }).execute();
+          .selectFrom('svc_outbox as x')
+          .leftJoin('organization as o', 'o.id', 'x.subject_tenant_id')
+          .select([
+            'x.id',
+            'x.created_at',
+            'x.peer',
+            'x.flow',
+            'x.event_type',
+            'x.severity',
+            'x.request_id',
+            'x.status',
+            'x.attempts',
+            'x.next_attempt_at',
+            'x.last_error',
+            'x.delivered_at',
+            'x.cage_code',
+            'x.subject_tenant_id',
+            'x.failed_at',
+            'x.resent_at',
+            'x.resend_count',
+            'x.previous_request_ids',
+            sql<string | null>`coalesce(x.company_name, o.name)`.as('company'),
+          ])
+          .orderBy('x.id', 'desc');
+        if (q.status) query = query.where('x.status', '=', q.status);
+        if (q.peer) query = query.where('x.peer', '=', q.peer);
+        return listWindow(query, q, { before: q.before ? sql<boolean>`x.id < ${q.before}` : undefined }).execute();
       });
-      return page(
-        rows,
-        q.limit,
-        (r) => ({
-          id: r.id,
-          createdAt: iso(r.created_at),
-          peer: r.peer,
-          flow: r.flow,
-          eventType: r.event_type,
-          severity: r.severity,
-          requestId: r.request_id,
-          status: r.status,
-          attempts: r.attempts,
-          nextAttemptAt: iso(r.next_attempt_at),
-          lastError: r.last_error,
-          deliveredAt: isoOrNull(r.delivered_at),
-        }),
-        (r) => r.id,
-      );
+      return page(rows, q.limit, outboxEntry, (r) => r.id);
     },
+
+    async outboxSummary() {
+      const rows = await withService(db, (tx) =>
+        tx
+          .selectFrom('svc_outbox')
+          .select((eb) => [
+            'peer',
+            sql<number>`count(*) filter (where status = 'pending')::int`.as('pending'),
+            sql<number>`count(*) filter (where status = 'failed')::int`.as('failed'),
+            eb.fn.min(sql<Date>`case when status = 'pending' then created_at end`).as('oldest_pending'),
+          ])
+          .where('status', 'in', ['pending', 'failed'])
+          .groupBy('peer')
+          .orderBy('peer')
+          .execute(),
+      );
+      return {
+        peers: rows.map((r) => ({
+          peer: r.peer,
+          pending: r.pending,
+          failed: r.failed,
+          oldestPendingAt: r.oldest_pending ? iso(r.oldest_pending) : null,
+        })),
+      };
+    },
+  };
+}
+
+/** One outbox row as staff see it (without its payload). */
+export function outboxEntry(r: {
+  id: number;
+  created_at: Date | string;
+  peer: string;
+  flow: string;
+  event_type: string | null;
+  severity: string | null;
+  request_id: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: Date | string;
+  last_error: string | null;
+  delivered_at: Date | string | null;
+  company: string | null;
+  cage_code: string | null;
+  subject_tenant_id: string | null;
+  failed_at: Date | string | null;
+  resent_at: Date | string | null;
+  resend_count: number;
+  previous_request_ids: string[];
+}): z.infer<typeof outboxEntrySchema> {
+  return {
+    id: r.id,
+    createdAt: iso(r.created_at),
+    peer: r.peer,
+    flow: r.flow,
+    eventType: r.event_type,
+    severity: r.severity,
+    requestId: r.request_id,
+    status: r.status,
+    attempts: r.attempts,
+    nextAttemptAt: iso(r.next_attempt_at),
+    lastError: r.last_error,
+    deliveredAt: isoOrNull(r.delivered_at),
+    companyName: r.company,
+    cageCode: r.cage_code,
+    tenantId: r.subject_tenant_id,
+    failedAt: isoOrNull(r.failed_at),
+    resentAt: isoOrNull(r.resent_at),
+    resendCount: r.resend_count,
+    previousRequestIds: r.previous_request_ids ?? [],
   };
 }

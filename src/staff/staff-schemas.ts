@@ -13,7 +13,10 @@ export const platformRoleEntrySchema = z.object({
 });
 
 export const grantRoleBodySchema = z.object({
-  email: z.email().max(320).transform((e) => e.toLowerCase()),
+  email: z
+    .email()
+    .max(320)
+    .transform((e) => e.toLowerCase()),
   role: platformRoleSchema,
 });
 

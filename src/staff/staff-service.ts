@@ -26,20 +26,45 @@ export interface StaffService {
   staffRoleOf(user: { id: string; email: string; emailVerified: boolean }): Promise<PlatformRole | null>;
   listTenants(): Promise<z.infer<typeof staffTenantSchema>[]>;
   listRoles(): Promise<z.infer<typeof platformRoleEntrySchema>[]>;
-  grantRole(input: { email: string; role: PlatformRole }, actor: Actor | null): Promise<z.infer<typeof platformRoleEntrySchema>>;
+  grantRole(
+    input: { email: string; role: PlatformRole },
+    actor: Actor | null,
+  ): Promise<z.infer<typeof platformRoleEntrySchema>>;
   revokeRole(userId: string, actor: Actor | null): Promise<void>;
 }
 
-export function createStaffService(deps: { db: Kysely<DB>; staffDomains: readonly string[]; audit: AuditService }): StaffService {
+export function createStaffService(deps: {
+  db: Kysely<DB>;
+  staffDomains: readonly string[];
+  audit: AuditService;
+}): StaffService {
   const { db, staffDomains, audit } = deps;
 
-  const roleEntry = (r: { user_id: string; email: string; name: string; role: PlatformRole; created_at: Date | string; emailVerified: boolean }) => ({
+  /** STAFF_EMAIL_DOMAINS and the domains kept in the installation's settings (first-run setup, Staff). */
+  const approvedDomains = async (): Promise<string[]> => {
+    const row = await withService(db, (tx) =>
+      tx.selectFrom('installation_settings').select('staff_email_domains').where('id', '=', true).executeTakeFirst(),
+    );
+    return [...staffDomains, ...(row?.staff_email_domains ?? [])];
+  };
+
+  const roleEntry = (
+    r: {
+      user_id: string;
+      email: string;
+      name: string;
+      role: PlatformRole;
+      created_at: Date | string;
+      emailVerified: boolean;
+    },
+    domains: readonly string[],
+  ) => ({
     userId: r.user_id,
     email: r.email,
     name: r.name,
     role: r.role,
     grantedAt: new Date(r.created_at).toISOString(),
-    domainApproved: emailDomainApproved(r.email, staffDomains),
+    domainApproved: emailDomainApproved(r.email, domains),
     emailVerified: r.emailVerified,
   });
 
@@ -51,8 +76,10 @@ export function createStaffService(deps: { db: Kysely<DB>; staffDomains: readonl
 
   return {
     async staffRoleOf(user) {
-      if (!user.emailVerified || !emailDomainApproved(user.email, staffDomains)) return null;
-      const row = await withService(db, (tx) => tx.selectFrom('platform_roles').select('role').where('user_id', '=', user.id).executeTakeFirst());
+      if (!user.emailVerified || !emailDomainApproved(user.email, await approvedDomains())) return null;
+      const row = await withService(db, (tx) =>
+        tx.selectFrom('platform_roles').select('role').where('user_id', '=', user.id).executeTakeFirst(),
+      );
       return row?.role ?? null;
     },
 
@@ -60,38 +87,80 @@ export function createStaffService(deps: { db: Kysely<DB>; staffDomains: readonl
       const rows = await withService(db, (tx) =>
         tx
           .selectFrom('organization as o')
-          .select(['o.id', 'o.name', 'o.slug', 'o.createdAt', sql<number>`(select count(*) from member m where m."organizationId" = o.id)::int`.as('memberCount')])
+          .select([
+            'o.id',
+            'o.name',
+            'o.slug',
+            'o.createdAt',
+            sql<number>`(select count(*) from member m where m."organizationId" = o.id)::int`.as('memberCount'),
+          ])
           .orderBy('o.name')
           .execute(),
       );
-      return rows.map((r) => ({ id: r.id, name: r.name, slug: r.slug, createdAt: new Date(r.createdAt).toISOString(), memberCount: r.memberCount }));
+      return rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        slug: r.slug,
+        createdAt: new Date(r.createdAt).toISOString(),
+        memberCount: r.memberCount,
+      }));
     },
 
     async listRoles() {
       const rows = await withService(db, (tx) => selectRoles(tx).orderBy('u.email').execute());
-      return rows.map(roleEntry);
+      const domains = await approvedDomains();
+      return rows.map((r) => roleEntry(r, domains));
     },
 
     async grantRole({ email, role }, actor) {
+      const domains = await approvedDomains();
       return withService(db, async (tx) => {
-        const user = await tx.selectFrom('user').select(['id', 'email']).where('email', '=', email.toLowerCase()).executeTakeFirst();
+        const user = await tx
+          .selectFrom('user')
+          .select(['id', 'email'])
+          .where('email', '=', email.toLowerCase())
+          .executeTakeFirst();
         if (!user) throw appError('user_not_found', `No user has the e-mail ${email}. They must sign up first.`);
         await tx
           .insertInto('platform_roles')
           .values({ user_id: user.id, role, granted_by: actor?.id ?? null })
           .onConflict((c) => c.column('user_id').doUpdateSet({ role, granted_by: actor?.id ?? null }))
           .execute();
-        await audit.record({ actorUserId: actor?.id ?? null, actorEmail: actor?.email ?? 'cli', action: 'platform_role.granted', targetType: 'user', targetId: user.id, details: { email: user.email, role } }, tx);
+        await audit.record(
+          {
+            actorUserId: actor?.id ?? null,
+            actorEmail: actor?.email ?? 'cli',
+            action: 'platform_role.granted',
+            targetType: 'user',
+            targetId: user.id,
+            details: { email: user.email, role },
+          },
+          tx,
+        );
         const row = await selectRoles(tx).where('p.user_id', '=', user.id).executeTakeFirstOrThrow();
-        return roleEntry(row);
+        return roleEntry(row, domains);
       });
     },
 
     async revokeRole(userId, actor) {
       await withService(db, async (tx) => {
-        const removed = await tx.deleteFrom('platform_roles').where('user_id', '=', userId).returning(['role']).executeTakeFirst();
+        const removed = await tx
+          .deleteFrom('platform_roles')
+          .where('user_id', '=', userId)
+          .returning(['role'])
+          .executeTakeFirst();
         if (!removed) throw appError('role_not_found', 'That user holds no platform role.');
-        await audit.record({ actorUserId: actor?.id ?? null, actorEmail: actor?.email ?? 'cli', action: 'platform_role.revoked', targetType: 'user', targetId: userId, details: { role: removed.role } }, tx);
+        await audit.record(
+          {
+            actorUserId: actor?.id ?? null,
+            actorEmail: actor?.email ?? 'cli',
+            action: 'platform_role.revoked',
+            targetType: 'user',
+            targetId: userId,
+            details: { role: removed.role },
+          },
+          tx,
+        );
       });
     },
   };

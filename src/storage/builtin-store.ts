@@ -1,7 +1,7 @@
 // Built-in storage: files under DATA_DIR/storage. A put streams into a temporary file (same file
 // system) while it is counted and hashed, and is renamed into place only when every check passed,
 // so readers never see a partial object and a refused upload leaves nothing behind. One node only:
-// deployments with several replicas configure S3 (DESIGN §1).
+// deployments with several replicas configure S3 (docs/operations.md).
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';

@@ -12,15 +12,19 @@ export interface PutLimits {
 }
 
 export function tooLarge(maxBytes: number) {
-  return appError('payload_too_large', `The upload exceeds the limit of ${maxBytes.toLocaleString('en-US')} bytes.`, { details: { maxBytes } });
+  return appError('payload_too_large', `The upload exceeds the limit of ${maxBytes.toLocaleString('en-US')} bytes.`, {
+    details: { maxBytes },
+  });
 }
 
 /** Refuses before a byte is read when the declared size alone breaks the limit. */
 export function checkLimits(limits: PutLimits): void {
-  if (!Number.isSafeInteger(limits.maxBytes) || limits.maxBytes < 0) throw new Error('maxBytes must be a non-negative integer');
+  if (!Number.isSafeInteger(limits.maxBytes) || limits.maxBytes < 0)
+    throw new Error('maxBytes must be a non-negative integer');
   const { expected } = limits;
   if (expected?.size !== undefined && expected.size > limits.maxBytes) throw tooLarge(limits.maxBytes);
-  if (expected?.sha256 !== undefined && !/^[0-9a-f]{64}$/i.test(expected.sha256)) throw appError('validation_failed', 'The declared SHA-256 is not 64 hex digits.');
+  if (expected?.sha256 !== undefined && !/^[0-9a-f]{64}$/i.test(expected.sha256))
+    throw appError('validation_failed', 'The declared SHA-256 is not 64 hex digits.');
 }
 
 export class Meter extends Transform {
@@ -39,7 +43,8 @@ export class Meter extends Transform {
     this.size += chunk.length;
     const expectedSize = this.#limits.expected?.size;
     if (this.size > this.#limits.maxBytes) return done(tooLarge(this.#limits.maxBytes));
-    if (expectedSize !== undefined && this.size > expectedSize) return done(mismatch(`more than the declared ${expectedSize} bytes arrived`));
+    if (expectedSize !== undefined && this.size > expectedSize)
+      return done(mismatch(`more than the declared ${expectedSize} bytes arrived`));
     this.#hash.update(chunk);
     done(null, chunk);
   }
@@ -47,8 +52,10 @@ export class Meter extends Transform {
   override _flush(done: TransformCallback): void {
     this.sha256 = this.#hash.digest('hex');
     const e = this.#limits.expected;
-    if (e?.size !== undefined && this.size !== e.size) return done(mismatch(`${this.size} bytes arrived, ${e.size} were declared`));
-    if (e?.sha256 !== undefined && this.sha256 !== e.sha256.toLowerCase()) return done(mismatch('the SHA-256 of the bytes differs from the declared one'));
+    if (e?.size !== undefined && this.size !== e.size)
+      return done(mismatch(`${this.size} bytes arrived, ${e.size} were declared`));
+    if (e?.sha256 !== undefined && this.sha256 !== e.sha256.toLowerCase())
+      return done(mismatch('the SHA-256 of the bytes differs from the declared one'));
     done();
   }
 

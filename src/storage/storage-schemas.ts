@@ -7,10 +7,19 @@ export const bucketNameSchema = z
   .trim()
   .min(3, 'Bucket names have 3 to 63 characters.')
   .max(63, 'Bucket names have 3 to 63 characters.')
-  .regex(/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/, 'Use lower-case letters, digits, dots and hyphens, starting and ending with a letter or digit.')
-  .refine((b) => !b.includes('..') && !b.includes('.-') && !b.includes('-.'), 'No two dots in a row, and no dot next to a hyphen.')
+  .regex(
+    /^[a-z0-9][a-z0-9.-]*[a-z0-9]$/,
+    'Use lower-case letters, digits, dots and hyphens, starting and ending with a letter or digit.',
+  )
+  .refine(
+    (b) => !b.includes('..') && !b.includes('.-') && !b.includes('-.'),
+    'No two dots in a row, and no dot next to a hyphen.',
+  )
   .refine((b) => !/^\d{1,3}(\.\d{1,3}){3}$/.test(b), 'A bucket name cannot look like an IP address.')
-  .refine((b) => !b.startsWith('xn--') && !b.endsWith('-s3alias') && !b.endsWith('--ol-s3'), 'This bucket name uses a reserved prefix or suffix.');
+  .refine(
+    (b) => !b.startsWith('xn--') && !b.endsWith('-s3alias') && !b.endsWith('--ol-s3'),
+    'This bucket name uses a reserved prefix or suffix.',
+  );
 
 export const endpointSchema = z
   .string()
@@ -24,8 +33,14 @@ export const endpointSchema = z
       return false;
     }
   }, 'Use an http:// or https:// URL, such as https://s3.eu-central-1.amazonaws.com.')
-  .refine((v) => URL.canParse(v) && !new URL(v).username && !new URL(v).password, 'Put the keys in their own fields, not in the URL.')
-  .refine((v) => URL.canParse(v) && !new URL(v).search && !new URL(v).hash, 'The endpoint URL takes no query string or fragment.')
+  .refine(
+    (v) => URL.canParse(v) && !new URL(v).username && !new URL(v).password,
+    'Put the keys in their own fields, not in the URL.',
+  )
+  .refine(
+    (v) => URL.canParse(v) && !new URL(v).search && !new URL(v).hash,
+    'The endpoint URL takes no query string or fragment.',
+  )
   .transform((v) => v.replace(/\/+$/, ''));
 
 export const regionSchema = z
@@ -40,7 +55,10 @@ export const prefixSchema = z
   .trim()
   .max(256)
   .transform((v) => v.replace(/^\/+|\/+$/g, ''))
-  .refine((v) => v === '' || v.split('/').every((s) => /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(s)), 'Segments of letters, digits, ".", "_" and "-", separated by "/".');
+  .refine(
+    (v) => v === '' || v.split('/').every((s) => /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(s)),
+    'Segments of letters, digits, ".", "_" and "-", separated by "/".',
+  );
 
 const keyField = z.string().trim().min(1).max(256);
 
@@ -91,5 +109,10 @@ export const storageSettingsSchema = z.object({
 });
 export type StorageSettingsDto = z.infer<typeof storageSettingsSchema>;
 
-export const storageTestResponseSchema = z.object({ ok: z.literal(true), message: z.string(), latencyMs: z.number().int(), tested: z.enum(['saved', 'candidate']) });
+export const storageTestResponseSchema = z.object({
+  ok: z.literal(true),
+  message: z.string(),
+  latencyMs: z.number().int(),
+  tested: z.enum(['saved', 'candidate']),
+});
 export const storageParamsSchema = z.object({ tenantId: z.uuid() });

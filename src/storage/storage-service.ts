@@ -7,23 +7,18 @@ import { Readable } from 'node:stream';
 import type { Kysely, Selectable } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { DB, TenantStorageSettingsTable } from '../db/schema.ts';
-import { withService, withTenantMember, type Tx } from '../db/tenant.ts';
+import { ADMIN_ACCESS, type Caller, isTenantAdmin, type Tx, withService, withTenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { SecretBox } from '../lib/crypto.ts';
 import { AppError, appError } from '../lib/errors.ts';
 import { createBuiltinStore, tenantScope } from './builtin-store.ts';
 import { createS3Client, createS3Store, type S3ObjectStore, type S3Settings, type S3StoreOptions } from './s3-store.ts';
+import type { EgressPolicy } from '../lib/egress.ts';
 import type { S3SettingsBody, StorageSettingsDto, storageTestBodySchema } from './storage-schemas.ts';
 import type { ObjectStore, StorageService } from './storage-types.ts';
 import type { z } from 'zod';
 
 type Row = Selectable<TenantStorageSettingsTable>;
-export interface Caller {
-  userId: string;
-  email: string;
-}
-
-const ADMIN = ['owner', 'admin'];
 const iso = (d: Date | string) => new Date(d).toISOString();
 
 export interface StorageDeps {
@@ -42,6 +37,8 @@ export interface StorageDeps {
   platformS3?: S3Settings;
   /** Test connection: bounded so a silent endpoint answers storage_unreachable quickly. */
   probeOptions?: S3StoreOptions;
+  /** The egress policy of tenants' buckets (the platform bucket is the operator's own, unrestricted). */
+  egress?: EgressPolicy;
 }
 
 export type AppStorage = StorageService & {
@@ -52,6 +49,7 @@ export type AppStorage = StorageService & {
 export function createStorage(deps: StorageDeps) {
   const { db, secretBox, audit, clock } = deps;
   const root = resolve(deps.dataDir, 'storage');
+  const egress = deps.egress ? { egress: deps.egress } : {};
   // Built-in storage: DATA_DIR/storage, or one client on the platform bucket per scope (a tenant's
   // objects under <prefix>/tenants/<id>, the platform's under <prefix>/platform).
   // One client (one socket pool) for the platform bucket; a store per scope is only a key prefix.
@@ -59,26 +57,43 @@ export function createStorage(deps: StorageDeps) {
   const builtinStore = (scope: string): ObjectStore => {
     const s3 = deps.platformS3;
     if (!s3 || !platformClient) return createBuiltinStore(root, scope);
-    return createS3Store({ ...s3, prefix: s3.prefix ? `${s3.prefix}/${scope}` : scope }, { ...deps.s3Options, client: platformClient });
+    return createS3Store(
+      { ...s3, prefix: s3.prefix ? `${s3.prefix}/${scope}` : scope },
+      { ...deps.s3Options, client: platformClient },
+    );
   };
   const platform = builtinStore('platform');
   const cache = new Map<string, { stamp: string; store: S3ObjectStore }>();
 
   function openKeys(row: Row): { accessKeyId: string; secretAccessKey: string } {
     try {
-      return { accessKeyId: secretBox.open(row.access_key_id_sealed), secretAccessKey: secretBox.open(row.secret_access_key_sealed) };
+      return {
+        accessKeyId: secretBox.open(row.access_key_id_sealed),
+        secretAccessKey: secretBox.open(row.secret_access_key_sealed),
+      };
     } catch (e) {
-      throw appError('storage_auth_failed', 'The stored bucket keys cannot be decrypted (was APP_ENCRYPTION_KEY changed?). Enter the keys again under Settings → Storage.', { cause: e });
+      throw appError(
+        'storage_auth_failed',
+        'The stored bucket keys cannot be decrypted (was APP_ENCRYPTION_KEY changed?). Enter the keys again under Settings → Storage.',
+        { cause: e },
+      );
     }
   }
-  const settingsOf = (row: Row): S3Settings => ({ endpoint: row.endpoint, region: row.region, bucket: row.bucket, pathStyle: row.path_style, prefix: row.prefix, ...openKeys(row) });
+  const settingsOf = (row: Row): S3Settings => ({
+    endpoint: row.endpoint,
+    region: row.region,
+    bucket: row.bucket,
+    pathStyle: row.path_style,
+    prefix: row.prefix,
+    ...openKeys(row),
+  });
 
   function bucketStore(row: Row): S3ObjectStore {
     const stamp = `${iso(row.updated_at)}|${row.access_key_id_sealed}|${row.secret_access_key_sealed}`;
     const hit = cache.get(row.tenant_id);
     if (hit?.stamp === stamp) return hit.store;
     // A replaced client is left to finish what it is doing; its idle sockets close on their own.
-    const store = createS3Store(settingsOf(row), deps.s3Options);
+    const store = createS3Store(settingsOf(row), { ...deps.s3Options, ...egress });
     cache.set(row.tenant_id, { stamp, store });
     return store;
   }
@@ -89,7 +104,9 @@ export function createStorage(deps: StorageDeps) {
 
     async forTenant(tenantId) {
       const builtin = builtinStore(tenantScope(tenantId));
-      const row = await withService(db, (tx) => tx.selectFrom('tenant_storage_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst());
+      const row = await withService(db, (tx) =>
+        tx.selectFrom('tenant_storage_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst(),
+      );
       if (!row) return builtin;
       let bucket: ObjectStore;
       try {
@@ -110,15 +127,15 @@ export function createStorage(deps: StorageDeps) {
     },
   };
 
-  async function asMember<T>(tenantId: string, caller: Caller, admin: boolean, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> {
-    return withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, role) => {
-      if (!role) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
-      if (admin && !ADMIN.includes(role)) throw appError('tenant_forbidden', 'This needs the owner or admin role in this tenant.');
-      return fn(tx, role);
-    });
-  }
+  const asMember = <T>(
+    tenantId: string,
+    caller: Caller,
+    admin: boolean,
+    fn: (tx: Tx, role: string) => Promise<T>,
+  ): Promise<T> => withTenantAccess(db, tenantId, caller, fn, admin ? ADMIN_ACCESS : null);
 
-  const readRow = (tx: Tx, tenantId: string) => tx.selectFrom('tenant_storage_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
+  const readRow = (tx: Tx, tenantId: string) =>
+    tx.selectFrom('tenant_storage_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
 
   function toDto(row: Row | undefined, canEdit: boolean): StorageSettingsDto {
     if (!row) return { active: 'builtin', s3: null, canEdit };
@@ -134,7 +151,12 @@ export function createStorage(deps: StorageDeps) {
         hasAccessKeyId: row.access_key_id_sealed !== '',
         hasSecretAccessKey: row.secret_access_key_sealed !== '',
         lastTest: row.last_tested_at
-          ? { at: iso(row.last_tested_at), ok: row.last_test_ok === true, error: row.last_test_error, message: row.last_test_message ?? '' }
+          ? {
+              at: iso(row.last_tested_at),
+              ok: row.last_test_ok === true,
+              error: row.last_test_error,
+              message: row.last_test_message ?? '',
+            }
           : null,
         updatedAt: iso(row.updated_at),
       },
@@ -142,7 +164,14 @@ export function createStorage(deps: StorageDeps) {
     };
   }
 
-  const publicFields = (r: { endpoint: string; region: string; bucket: string; pathStyle: boolean; prefix: string; enabled: boolean }) => ({
+  const publicFields = (r: {
+    endpoint: string;
+    region: string;
+    bucket: string;
+    pathStyle: boolean;
+    prefix: string;
+    enabled: boolean;
+  }) => ({
     endpoint: r.endpoint,
     region: r.region,
     bucket: r.bucket,
@@ -153,7 +182,10 @@ export function createStorage(deps: StorageDeps) {
 
   /** Writes, reads back and deletes a small probe object. Throws the storage error it meets. */
   async function probe(settings: S3Settings): Promise<number> {
-    const store = createS3Store(settings, deps.probeOptions ?? { maxAttempts: 1, connectionTimeoutMs: 5_000, requestTimeoutMs: 15_000 });
+    const store = createS3Store(settings, {
+      ...(deps.probeOptions ?? { maxAttempts: 1, connectionTimeoutMs: 5_000, requestTimeoutMs: 15_000 }),
+      ...egress,
+    });
     const started = performance.now();
     try {
       const key = `rampart-connection-test/${randomUUID()}.txt`;
@@ -163,7 +195,8 @@ export function createStorage(deps: StorageDeps) {
       const chunks: Buffer[] = [];
       for await (const c of body as AsyncIterable<Buffer>) chunks.push(c);
       await store.delete(key);
-      if (!Buffer.concat(chunks).equals(payload)) throw appError('storage_error', 'The probe object read back differs from what was written.');
+      if (!Buffer.concat(chunks).equals(payload))
+        throw appError('storage_error', 'The probe object read back differs from what was written.');
       return Math.round(performance.now() - started);
     } finally {
       store.destroy();
@@ -172,15 +205,22 @@ export function createStorage(deps: StorageDeps) {
 
   const settings = {
     get(tenantId: string, caller: Caller): Promise<StorageSettingsDto> {
-      return asMember(tenantId, caller, false, async (tx, role) => toDto(await readRow(tx, tenantId), ADMIN.includes(role)));
+      return asMember(tenantId, caller, false, async (tx, role) =>
+        toDto(await readRow(tx, tenantId), isTenantAdmin(role)),
+      );
     },
 
     put(tenantId: string, caller: Caller, body: S3SettingsBody): Promise<StorageSettingsDto> {
       return asMember(tenantId, caller, true, async (tx) => {
         const before = await readRow(tx, tenantId);
-        const missing = [!body.accessKeyId && !before ? 'accessKeyId' : null, !body.secretAccessKey && !before ? 'secretAccessKey' : null].filter((f): f is string => f !== null);
+        const missing = [
+          !body.accessKeyId && !before ? 'accessKeyId' : null,
+          !body.secretAccessKey && !before ? 'secretAccessKey' : null,
+        ].filter((f): f is string => f !== null);
         if (missing.length)
-          throw new AppError('validation_failed', 'The request is not valid.', { details: missing.map((f) => ({ path: `body.${f}`, message: 'Required when no keys are stored yet.' })) });
+          throw new AppError('validation_failed', 'The request is not valid.', {
+            details: missing.map((f) => ({ path: `body.${f}`, message: 'Required when no keys are stored yet.' })),
+          });
         const now = clock.now();
         const values = {
           endpoint: body.endpoint,
@@ -194,12 +234,44 @@ export function createStorage(deps: StorageDeps) {
           updated_at: now,
           updated_by: caller.userId,
         };
-        const where = before ? { endpoint: before.endpoint, region: before.region, bucket: before.bucket, path_style: before.path_style, prefix: before.prefix } : null;
+        const where = before
+          ? {
+              endpoint: before.endpoint,
+              region: before.region,
+              bucket: before.bucket,
+              path_style: before.path_style,
+              prefix: before.prefix,
+            }
+          : null;
         // A test result describes the settings it ran against; a change of where or who clears it.
-        const changedTarget = !where || where.endpoint !== body.endpoint || where.region !== body.region || where.bucket !== body.bucket || where.path_style !== body.pathStyle || where.prefix !== body.prefix || !!body.accessKeyId || !!body.secretAccessKey;
-        const reset = changedTarget ? { last_tested_at: null, last_test_ok: null, last_test_error: null, last_test_message: null } : {};
-        if (before) await tx.updateTable('tenant_storage_settings').set({ ...values, ...reset }).where('tenant_id', '=', tenantId).execute();
-        else await tx.insertInto('tenant_storage_settings').values({ tenant_id: tenantId, ...values, access_key_id_sealed: values.access_key_id_sealed!, secret_access_key_sealed: values.secret_access_key_sealed! }).execute();
+        const changedTarget =
+          !where ||
+          where.endpoint !== body.endpoint ||
+          where.region !== body.region ||
+          where.bucket !== body.bucket ||
+          where.path_style !== body.pathStyle ||
+          where.prefix !== body.prefix ||
+          !!body.accessKeyId ||
+          !!body.secretAccessKey;
+        const reset = changedTarget
+          ? { last_tested_at: null, last_test_ok: null, last_test_error: null, last_test_message: null }
+          : {};
+        if (before)
+          await tx
+            .updateTable('tenant_storage_settings')
+            .set({ ...values, ...reset })
+            .where('tenant_id', '=', tenantId)
+            .execute();
+        else
+          await tx
+            .insertInto('tenant_storage_settings')
+            .values({
+              tenant_id: tenantId,
+              ...values,
+              access_key_id_sealed: values.access_key_id_sealed!,
+              secret_access_key_sealed: values.secret_access_key_sealed!,
+            })
+            .execute();
         await audit.record(
           {
             tenantId,
@@ -224,10 +296,22 @@ export function createStorage(deps: StorageDeps) {
     /** Back to built-in storage. Objects already in the bucket stay there (they are the tenant's). */
     remove(tenantId: string, caller: Caller): Promise<StorageSettingsDto> {
       return asMember(tenantId, caller, true, async (tx) => {
-        const before = await tx.deleteFrom('tenant_storage_settings').where('tenant_id', '=', tenantId).returningAll().executeTakeFirst();
+        const before = await tx
+          .deleteFrom('tenant_storage_settings')
+          .where('tenant_id', '=', tenantId)
+          .returningAll()
+          .executeTakeFirst();
         if (before) {
           await audit.record(
-            { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'storage.settings_removed', targetType: 'tenant', targetId: tenantId, details: { from: publicFields({ ...before, pathStyle: before.path_style }) } },
+            {
+              tenantId,
+              actorUserId: caller.userId,
+              actorEmail: caller.email,
+              action: 'storage.settings_removed',
+              targetType: 'tenant',
+              targetId: tenantId,
+              details: { from: publicFields({ ...before, pathStyle: before.path_style }) },
+            },
             tx,
           );
         }
@@ -244,15 +328,31 @@ export function createStorage(deps: StorageDeps) {
      */
     async test(tenantId: string, caller: Caller, candidate: z.output<typeof storageTestBodySchema>) {
       const saved = await asMember(tenantId, caller, true, (tx) => readRow(tx, tenantId));
-      if (!candidate && !saved) throw appError('storage_not_configured', 'No bucket is configured; enter its settings first.');
+      if (!candidate && !saved)
+        throw appError('storage_not_configured', 'No bucket is configured; enter its settings first.');
       let target: S3Settings;
       if (candidate) {
         const keys = saved && (!candidate.accessKeyId || !candidate.secretAccessKey) ? openKeys(saved) : null;
         const accessKeyId = candidate.accessKeyId ?? keys?.accessKeyId;
         const secretAccessKey = candidate.secretAccessKey ?? keys?.secretAccessKey;
         if (!accessKeyId || !secretAccessKey)
-          throw new AppError('validation_failed', 'The request is not valid.', { details: [{ path: accessKeyId ? 'body.secretAccessKey' : 'body.accessKeyId', message: 'Required when no keys are stored yet.' }] });
-        target = { endpoint: candidate.endpoint, region: candidate.region, bucket: candidate.bucket, pathStyle: candidate.pathStyle, prefix: candidate.prefix, accessKeyId, secretAccessKey };
+          throw new AppError('validation_failed', 'The request is not valid.', {
+            details: [
+              {
+                path: accessKeyId ? 'body.secretAccessKey' : 'body.accessKeyId',
+                message: 'Required when no keys are stored yet.',
+              },
+            ],
+          });
+        target = {
+          endpoint: candidate.endpoint,
+          region: candidate.region,
+          bucket: candidate.bucket,
+          pathStyle: candidate.pathStyle,
+          prefix: candidate.prefix,
+          accessKeyId,
+          secretAccessKey,
+        };
       } else {
         target = settingsOf(saved!);
       }
@@ -269,7 +369,12 @@ export function createStorage(deps: StorageDeps) {
         await asMember(tenantId, caller, true, (tx) =>
           tx
             .updateTable('tenant_storage_settings')
-            .set({ last_tested_at: clock.now(), last_test_ok: !failure, last_test_error: failure?.code ?? null, last_test_message: message })
+            .set({
+              last_tested_at: clock.now(),
+              last_test_ok: !failure,
+              last_test_error: failure?.code ?? null,
+              last_test_message: message,
+            })
             .where('tenant_id', '=', tenantId)
             .execute(),
         );

@@ -20,7 +20,11 @@ export interface ObjectStore {
    * once more than `maxBytes` have arrived. When `expected` is given, a size or hash mismatch
    * aborts with AppError `upload_mismatch` and nothing is kept.
    */
-  put(key: string, body: Readable, opts: { maxBytes: number; contentType?: string; expected?: { size?: number; sha256?: string } }): Promise<PutResult>;
+  put(
+    key: string,
+    body: Readable,
+    opts: { maxBytes: number; contentType?: string; expected?: { size?: number; sha256?: string } },
+  ): Promise<PutResult>;
   /** Streams the object; AppError `object_not_found` when absent. */
   get(key: string): Promise<{ body: Readable; info: ObjectInfo }>;
   /** null when absent */
@@ -32,7 +36,10 @@ export interface ObjectStore {
    * for at most 15 minutes. The uploader must send every header in `headers`. Built-in storage has
    * none; the workers issue serves its own HMAC-signed URL for it.
    */
-  presignPut?(key: string, opts: { size: number; sha256: string; expiresInSeconds: number; contentType?: string }): Promise<PresignedPut>;
+  presignPut?(
+    key: string,
+    opts: { size: number; sha256: string; expiresInSeconds: number; contentType?: string },
+  ): Promise<PresignedPut>;
 }
 
 export interface PresignedPut {

@@ -8,10 +8,16 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { DB, ScanTemplatesTable } from '../db/schema.ts';
-import { withTenantMember, type Tx } from '../db/tenant.ts';
+import { type AccessNeed, ADMIN_ACCESS, type Caller, isTenantAdmin, type Tx, withTenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError } from '../lib/errors.ts';
-import { builtinTemplates, validateTemplate, type Template, type TemplateError } from '../worker/scanners/template/index.ts';
+import type { OobSupport } from '../worker/scanners/template/build-http.ts';
+import {
+  builtinTemplates,
+  validateTemplate,
+  type Template,
+  type TemplateError,
+} from '../worker/scanners/template/index.ts';
 import {
   TEMPLATE_MAX_BYTES,
   TENANT_TEMPLATE_LIMIT,
@@ -22,12 +28,6 @@ import {
   type TemplateBody,
 } from './templates-schemas.ts';
 
-export interface Caller {
-  userId: string;
-  email: string;
-}
-
-const ADMIN = ['owner', 'admin'];
 const iso = (d: Date | string) => new Date(d).toISOString();
 const kib = (n: number) => `${Math.round((n / 1024) * 10) / 10} KiB`;
 
@@ -60,16 +60,34 @@ export function templateErrorDetails(errors: readonly TemplateError[]): { path: 
   });
 }
 
-function validated(yaml: string): Template {
-  const v = validateTemplate(yaml);
-  if (!v.ok) throw new AppError('validation_failed', 'The template is not valid; details name each problem.', { details: templateErrorDetails(v.errors) });
+function validated(yaml: string, oob: OobSupport | undefined, payloadFiles: Record<string, string>): Template {
+  const v = validateTemplate(yaml, { ...(oob ? { oob } : {}), payloadFiles });
+  if (!v.ok)
+    throw new AppError('validation_failed', 'The template is not valid; details name each problem.', {
+      details: templateErrorDetails(v.errors),
+    });
+  // A file the template does not name would be stored and carried by every lease for nothing.
+  const named = new Set(v.template.requests.flatMap((r) => r.payloadFiles));
+  const unused = Object.keys(payloadFiles).filter((p) => !named.has(p));
+  if (unused.length)
+    throw new AppError('validation_failed', 'Some uploaded payload files are not named by the template.', {
+      details: unused.map((p) => ({
+        path: `body.payloadFiles.${p}`,
+        message: 'the template has no payload with this file',
+      })),
+    });
   return v.template;
 }
 
 let builtinIndex: Map<string, BuiltinTemplateDto> | undefined;
 /** The engine's built-in templates by id, built once per process. */
 function builtins(): Map<string, BuiltinTemplateDto> {
-  builtinIndex ??= new Map(builtinTemplates().map((t) => [t.id, { templateId: t.id, name: t.info.name, severity: t.info.severity, tags: t.info.tags }]));
+  builtinIndex ??= new Map(
+    builtinTemplates().map((t) => [
+      t.id,
+      { templateId: t.id, name: t.info.name, severity: t.info.severity, tags: t.info.tags },
+    ]),
+  );
   return builtinIndex;
 }
 
@@ -78,45 +96,81 @@ function builtins(): Map<string, BuiltinTemplateDto> {
  * those listed in `templateIds` (all when empty) of the given severities, in id order, stopping
  * before TENANT_TEMPLATE_TOTAL_BYTES. Writes keep a tenant under that total, so normally all fit.
  */
-export async function templatesForLease(q: Kysely<DB> | Tx, tenantId: string, filter: { templateIds: readonly string[]; severities: readonly string[] }): Promise<{ id: string; yaml: string }[]> {
-  const { rows } = await sql<{ template_id: string; yaml: string }>`
-    select template_id, yaml from (
-      select template_id, yaml, sum(size) over (order by template_id rows unbounded preceding) as running
+export async function templatesForLease(
+  q: Kysely<DB> | Tx,
+  tenantId: string,
+  filter: { templateIds: readonly string[]; severities: readonly string[] },
+): Promise<{ id: string; yaml: string; payloadFiles: Record<string, string> }[]> {
+  const { rows } = await sql<{ template_id: string; yaml: string; payload_files: Record<string, string> }>`
+    select template_id, yaml, payload_files from (
+      select template_id, yaml, payload_files, sum(size) over (order by template_id rows unbounded preceding) as running
         from scan_templates
        where tenant_id = ${tenantId}::uuid
          and (cardinality(${filter.templateIds as string[]}::text[]) = 0 or template_id = any(${filter.templateIds as string[]}::text[]))
          and severity = any(${filter.severities as string[]}::text[])
     ) t where running <= ${TENANT_TEMPLATE_TOTAL_BYTES}
     order by template_id`.execute(q);
-  return rows.map((r) => ({ id: r.template_id, yaml: r.yaml }));
+  return rows.map((r) => ({ id: r.template_id, yaml: r.yaml, payloadFiles: r.payload_files }));
 }
 
-export function createTemplatesService(deps: { db: Kysely<DB>; audit: AuditService; clock: Clock }) {
+const MANAGE_TEMPLATES: AccessNeed = {
+  ...ADMIN_ACCESS,
+  message: 'Managing scan templates needs the owner or admin role in this tenant.',
+};
+
+export function createTemplatesService(deps: {
+  db: Kysely<DB>;
+  audit: AuditService;
+  clock: Clock;
+  oob?: OobSupport | undefined;
+}) {
   const { db, audit, clock } = deps;
 
-  function asMember<T>(tenantId: string, caller: Caller, write: boolean, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> {
-    return withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, role) => {
-      if (!role) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
-      if (write && !ADMIN.includes(role)) throw appError('tenant_forbidden', 'Managing scan templates needs the owner or admin role in this tenant.');
-      return fn(tx, role);
-    });
-  }
+  const asMember = <T>(
+    tenantId: string,
+    caller: Caller,
+    write: boolean,
+    fn: (tx: Tx, role: string) => Promise<T>,
+  ): Promise<T> => withTenantAccess(db, tenantId, caller, fn, write ? MANAGE_TEMPLATES : null);
 
-  const select = (tx: Tx) => tx.selectFrom('scan_templates as t').leftJoin('user as u', 'u.id', 't.created_by').select(['u.email as created_email']);
+  const select = (tx: Tx) =>
+    tx
+      .selectFrom('scan_templates as t')
+      .leftJoin('user as u', 'u.id', 't.created_by')
+      .select(['u.email as created_email']);
 
   async function load(tx: Tx, tenantId: string, id: string): Promise<Row & { yaml: string }> {
-    const row = await select(tx).selectAll('t').where('t.id', '=', id).where('t.tenant_id', '=', tenantId).executeTakeFirst();
+    const row = await select(tx)
+      .selectAll('t')
+      .where('t.id', '=', id)
+      .where('t.tenant_id', '=', tenantId)
+      .executeTakeFirst();
     if (!row) throw appError('template_not_found', 'No such scan template in this tenant.');
     return row;
   }
 
-  const detail = (r: Row & { yaml: string }): { template: ScanTemplateDetailDto } => ({ template: { ...toDto(r), yaml: r.yaml } });
+  const detail = (r: Row & { yaml: string }): { template: ScanTemplateDetailDto } => ({
+    template: {
+      ...toDto(r),
+      yaml: r.yaml,
+      payloadFiles: Object.entries(r.payload_files ?? {})
+        .map(([path, text]) => ({ path, size: Buffer.byteLength(text, 'utf8') }))
+        .sort((a, b) => a.path.localeCompare(b.path)),
+    },
+  });
 
   /** Serialises this tenant's template writes for the rest of the transaction. */
-  const lockTenant = (tx: Tx, tenantId: string) => sql`select pg_advisory_xact_lock(hashtextextended(${`scan_templates:${tenantId}`}, 0))`.execute(tx);
+  const lockTenant = (tx: Tx, tenantId: string) =>
+    sql`select pg_advisory_xact_lock(hashtextextended(${`scan_templates:${tenantId}`}, 0))`.execute(tx);
 
   async function usage(tx: Tx, tenantId: string, except?: string) {
-    let q = tx.selectFrom('scan_templates').select((eb) => [eb.fn.countAll<string>().as('count'), eb.fn.coalesce(eb.fn.sum<string>('size'), sql<string>`0`).as('bytes')]).where('tenant_id', '=', tenantId);
+    let q = tx
+      .selectFrom('scan_templates')
+      .select((eb) => [
+        eb.fn.countAll<string>().as('count'),
+        eb.fn.coalesce(eb.fn.sum<string>('size'), sql<string>`0`).as('bytes'),
+      ])
+      .where('tenant_id', '=', tenantId);
     if (except) q = q.where('id', '!=', except);
     const r = await q.executeTakeFirstOrThrow();
     return { count: Number(r.count), totalBytes: Number(r.bytes) };
@@ -124,24 +178,37 @@ export function createTemplatesService(deps: { db: Kysely<DB>; audit: AuditServi
 
   function assertRoom(used: { count: number; totalBytes: number }, size: number, adding: boolean) {
     if (adding && used.count >= TENANT_TEMPLATE_LIMIT)
-      throw appError('template_limit_reached', `This tenant has ${TENANT_TEMPLATE_LIMIT} scan templates, the most allowed. Delete one first.`, { details: { limit: TENANT_TEMPLATE_LIMIT } });
+      throw appError(
+        'template_limit_reached',
+        `This tenant has ${TENANT_TEMPLATE_LIMIT} scan templates, the most allowed. Delete one first.`,
+        { details: { limit: TENANT_TEMPLATE_LIMIT } },
+      );
     if (used.totalBytes + size > TENANT_TEMPLATE_TOTAL_BYTES)
-      throw appError('template_limit_reached', `This tenant's scan templates would total ${kib(used.totalBytes + size)}; at most ${kib(TENANT_TEMPLATE_TOTAL_BYTES)} are allowed. Delete or shorten templates first.`, {
-        details: { maxTotalBytes: TENANT_TEMPLATE_TOTAL_BYTES, totalBytes: used.totalBytes },
-      });
+      throw appError(
+        'template_limit_reached',
+        `This tenant's scan templates would total ${kib(used.totalBytes + size)}; at most ${kib(TENANT_TEMPLATE_TOTAL_BYTES)} are allowed. Delete or shorten templates first.`,
+        {
+          details: { maxTotalBytes: TENANT_TEMPLATE_TOTAL_BYTES, totalBytes: used.totalBytes },
+        },
+      );
   }
 
   function assertNotBuiltin(id: string) {
-    if (builtins().has(id)) throw appError('template_exists', `"${id}" is the id of a built-in template; give your template another id.`, { details: { templateId: id, builtin: true } });
+    if (builtins().has(id))
+      throw appError('template_exists', `"${id}" is the id of a built-in template; give your template another id.`, {
+        details: { templateId: id, builtin: true },
+      });
   }
 
-  const facts = (yaml: string, t: Template) => ({
+  // size counts the payload files too: the tenant total bounds what a lease carries.
+  const facts = (yaml: string, t: Template, files: Record<string, string>) => ({
     template_id: t.id,
     name: t.info.name,
     severity: t.info.severity,
     tags: t.info.tags,
     yaml,
-    size: Buffer.byteLength(yaml, 'utf8'),
+    payload_files: JSON.stringify(files),
+    size: Buffer.byteLength(yaml, 'utf8') + Object.values(files).reduce((n, f) => n + Buffer.byteLength(f, 'utf8'), 0),
     sha256: createHash('sha256').update(yaml, 'utf8').digest('hex'),
   });
 
@@ -149,7 +216,19 @@ export function createTemplatesService(deps: { db: Kysely<DB>; audit: AuditServi
     async list(tenantId: string, caller: Caller) {
       return asMember(tenantId, caller, false, async (tx, role) => {
         const rows = await select(tx)
-          .select(['t.id', 't.tenant_id', 't.template_id', 't.name', 't.severity', 't.tags', 't.size', 't.sha256', 't.created_by', 't.created_at', 't.updated_at'])
+          .select([
+            't.id',
+            't.tenant_id',
+            't.template_id',
+            't.name',
+            't.severity',
+            't.tags',
+            't.size',
+            't.sha256',
+            't.created_by',
+            't.created_at',
+            't.updated_at',
+          ])
           .where('t.tenant_id', '=', tenantId)
           .orderBy('t.template_id')
           .execute();
@@ -158,8 +237,12 @@ export function createTemplatesService(deps: { db: Kysely<DB>; audit: AuditServi
           templates,
           builtin: [...builtins().values()].sort((a, b) => a.templateId.localeCompare(b.templateId)),
           usage: { count: templates.length, totalBytes: templates.reduce((n, t) => n + t.size, 0) },
-          limits: { templates: TENANT_TEMPLATE_LIMIT, totalBytes: TENANT_TEMPLATE_TOTAL_BYTES, templateBytes: TEMPLATE_MAX_BYTES },
-          canManage: ADMIN.includes(role),
+          limits: {
+            templates: TENANT_TEMPLATE_LIMIT,
+            totalBytes: TENANT_TEMPLATE_TOTAL_BYTES,
+            templateBytes: TEMPLATE_MAX_BYTES,
+          },
+          canManage: isTenantAdmin(role),
         };
       });
     },
@@ -171,19 +254,41 @@ export function createTemplatesService(deps: { db: Kysely<DB>; audit: AuditServi
     async create(tenantId: string, caller: Caller, body: TemplateBody) {
       const now = clock.now();
       return asMember(tenantId, caller, true, async (tx) => {
-        const t = validated(body.yaml);
+        const files = body.payloadFiles ?? {};
+        const t = validated(body.yaml, deps.oob, files);
         assertNotBuiltin(t.id);
-        const values = facts(body.yaml, t);
+        const values = facts(body.yaml, t, files);
         await lockTenant(tx, tenantId);
-        const clash = await tx.selectFrom('scan_templates').select('id').where('tenant_id', '=', tenantId).where('template_id', '=', t.id).executeTakeFirst();
-        if (clash) throw appError('template_exists', `This tenant already has a template with the id "${t.id}"; replace that one instead.`, { details: { templateId: t.id, id: clash.id } });
+        const clash = await tx
+          .selectFrom('scan_templates')
+          .select('id')
+          .where('tenant_id', '=', tenantId)
+          .where('template_id', '=', t.id)
+          .executeTakeFirst();
+        if (clash)
+          throw appError(
+            'template_exists',
+            `This tenant already has a template with the id "${t.id}"; replace that one instead.`,
+            { details: { templateId: t.id, id: clash.id } },
+          );
         assertRoom(await usage(tx, tenantId), values.size, true);
         const row = await tx
           .insertInto('scan_templates')
           .values({ tenant_id: tenantId, ...values, created_by: caller.userId, created_at: now, updated_at: now })
           .returning('id')
           .executeTakeFirstOrThrow();
-        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'template.created', targetType: 'scan_template', targetId: row.id, details: { templateId: t.id, severity: t.info.severity, size: values.size, sha256: values.sha256 } }, tx);
+        await audit.record(
+          {
+            tenantId,
+            actorUserId: caller.userId,
+            actorEmail: caller.email,
+            action: 'template.created',
+            targetType: 'scan_template',
+            targetId: row.id,
+            details: { templateId: t.id, severity: t.info.severity, size: values.size, sha256: values.sha256 },
+          },
+          tx,
+        );
         return detail(await load(tx, tenantId, row.id));
       });
     },
@@ -191,15 +296,44 @@ export function createTemplatesService(deps: { db: Kysely<DB>; audit: AuditServi
     /** Replaces a template's YAML; the new text must keep the template's id. */
     async replace(tenantId: string, caller: Caller, id: string, body: TemplateBody) {
       return asMember(tenantId, caller, true, async (tx) => {
-        const t = validated(body.yaml);
-        const values = facts(body.yaml, t);
         await lockTenant(tx, tenantId);
         const current = await load(tx, tenantId, id);
+        const files = body.payloadFiles ?? current.payload_files;
+        const t = validated(body.yaml, deps.oob, files);
+        const values = facts(body.yaml, t, files);
         if (t.id !== current.template_id)
-          throw new AppError('validation_failed', 'A replacement must keep the template id.', { details: [{ path: 'body.yaml.id', message: `must stay "${current.template_id}" (got "${t.id}"); upload a new template for a new id` }] });
+          throw new AppError('validation_failed', 'A replacement must keep the template id.', {
+            details: [
+              {
+                path: 'body.yaml.id',
+                message: `must stay "${current.template_id}" (got "${t.id}"); upload a new template for a new id`,
+              },
+            ],
+          });
         assertRoom(await usage(tx, tenantId, id), values.size, false);
-        await tx.updateTable('scan_templates').set({ ...values, updated_at: clock.now() }).where('id', '=', id).execute();
-        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'template.updated', targetType: 'scan_template', targetId: id, details: { templateId: t.id, severity: t.info.severity, size: values.size, sha256: values.sha256, previousSha256: current.sha256 } }, tx);
+        await tx
+          .updateTable('scan_templates')
+          .set({ ...values, updated_at: clock.now() })
+          .where('id', '=', id)
+          .execute();
+        await audit.record(
+          {
+            tenantId,
+            actorUserId: caller.userId,
+            actorEmail: caller.email,
+            action: 'template.updated',
+            targetType: 'scan_template',
+            targetId: id,
+            details: {
+              templateId: t.id,
+              severity: t.info.severity,
+              size: values.size,
+              sha256: values.sha256,
+              previousSha256: current.sha256,
+            },
+          },
+          tx,
+        );
         return detail(await load(tx, tenantId, id));
       });
     },
@@ -208,7 +342,18 @@ export function createTemplatesService(deps: { db: Kysely<DB>; audit: AuditServi
       return asMember(tenantId, caller, true, async (tx) => {
         const current = await load(tx, tenantId, id);
         await tx.deleteFrom('scan_templates').where('id', '=', id).execute();
-        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'template.deleted', targetType: 'scan_template', targetId: id, details: { templateId: current.template_id, sha256: current.sha256 } }, tx);
+        await audit.record(
+          {
+            tenantId,
+            actorUserId: caller.userId,
+            actorEmail: caller.email,
+            action: 'template.deleted',
+            targetType: 'scan_template',
+            targetId: id,
+            details: { templateId: current.template_id, sha256: current.sha256 },
+          },
+          tx,
+        );
       });
     },
   };

@@ -5,10 +5,21 @@ export type TenantRole = z.infer<typeof tenantRoleSchema>;
 
 export const tenantParamsSchema = z.object({ tenantId: z.uuid({ message: 'tenantId must be a UUID' }) });
 
-export const membershipSchema = z.object({ id: z.string(), name: z.string(), slug: z.string(), role: tenantRoleSchema });
+export const membershipSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  slug: z.string(),
+  role: tenantRoleSchema,
+});
 
 export const meSchema = z.object({
-  user: z.object({ id: z.string(), name: z.string(), email: z.string(), emailVerified: z.boolean(), twoFactorEnabled: z.boolean() }),
+  user: z.object({
+    id: z.string(),
+    name: z.string(),
+    email: z.string(),
+    emailVerified: z.boolean(),
+    twoFactorEnabled: z.boolean(),
+  }),
   csrfToken: z.string(),
   activeTenantId: z.string().nullable(),
   tenants: z.array(membershipSchema),
@@ -36,7 +47,10 @@ export const invitationSchema = z.object({
   createdAt: z.string(),
 });
 
-export const membersResponseSchema = z.object({ members: z.array(memberSchema), invitations: z.array(invitationSchema) });
+export const membersResponseSchema = z.object({
+  members: z.array(memberSchema),
+  invitations: z.array(invitationSchema),
+});
 
 const slaDay = z.number().int().min(1).max(3650);
 /** Days from first seen to the SLA due date of a finding, per severity (info findings have none). */
@@ -53,5 +67,9 @@ export const tenantSettingsBodySchema = z
   .strict();
 export type TenantSettingsInput = z.infer<typeof tenantSettingsBodySchema>;
 
-export const tenantSettingsSchema = tenantSettingsBodySchema.extend({ slaDays: slaDaysSchema, updatedAt: z.string(), canEdit: z.boolean() });
+export const tenantSettingsSchema = tenantSettingsBodySchema.extend({
+  slaDays: slaDaysSchema,
+  updatedAt: z.string(),
+  canEdit: z.boolean(),
+});
 export type TenantSettingsDto = z.infer<typeof tenantSettingsSchema>;

@@ -6,31 +6,40 @@ import type { z } from 'zod';
 import type { AuditService } from '../audit/audit-service.ts';
 import type { AuditQuery } from '../audit/audit-schemas.ts';
 import type { DB } from '../db/schema.ts';
-import { withService, withTenantMember, type Tx } from '../db/tenant.ts';
-import { appError } from '../lib/errors.ts';
-import type { membersResponseSchema, membershipSchema, TenantRole, TenantSettingsDto, TenantSettingsInput } from './tenants-schemas.ts';
+import { type Caller, TENANT_ADMIN_ROLES, type Tx, withService, withTenantAccess } from '../db/tenant.ts';
+import type {
+  membersResponseSchema,
+  membershipSchema,
+  TenantRole,
+  TenantSettingsDto,
+  TenantSettingsInput,
+} from './tenants-schemas.ts';
 
-export interface Caller {
-  userId: string;
-  email: string;
-}
+const ADMIN_ROLES = TENANT_ADMIN_ROLES as readonly TenantRole[];
 
-const ADMIN_ROLES: readonly TenantRole[] = ['owner', 'admin'];
-
-export const TENANT_SETTING_DEFAULTS = { dailyScanQuota: 200, perAssetConcurrentScans: 1, slaDays: { critical: 7, high: 30, medium: 90, low: 120 } } as const;
+export const TENANT_SETTING_DEFAULTS = {
+  dailyScanQuota: 200,
+  perAssetConcurrentScans: 1,
+  slaDays: { critical: 7, high: 30, medium: 90, low: 120 },
+} as const;
 
 export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService }) {
   const { db, audit } = deps;
 
   /** Runs `fn` as the tenant, after checking the caller is a member with one of `roles`. */
-  async function asMember<T>(tenantId: string, caller: Caller, roles: readonly TenantRole[] | 'any', fn: (tx: Tx, role: TenantRole) => Promise<T>): Promise<T> {
-    return withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, memberRole) => {
-      if (!memberRole) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
-      const role = memberRole as TenantRole;
-      if (roles !== 'any' && !roles.includes(role)) throw appError('tenant_forbidden', `This needs the ${roles.join(' or ')} role in this tenant.`);
-      return fn(tx, role);
-    });
-  }
+  const asMember = <T>(
+    tenantId: string,
+    caller: Caller,
+    roles: readonly TenantRole[] | 'any',
+    fn: (tx: Tx, role: TenantRole) => Promise<T>,
+  ): Promise<T> =>
+    withTenantAccess(
+      db,
+      tenantId,
+      caller,
+      (tx, role) => fn(tx, role as TenantRole),
+      roles === 'any' ? null : { roles },
+    );
 
   async function readSettings(tx: Tx, tenantId: string, canEdit: boolean): Promise<TenantSettingsDto> {
     const row = await tx.selectFrom('tenant_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
@@ -38,11 +47,21 @@ export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService
       ? {
           dailyScanQuota: row.daily_scan_quota,
           perAssetConcurrentScans: row.per_asset_concurrent_scans,
-          slaDays: { critical: row.sla_critical_days, high: row.sla_high_days, medium: row.sla_medium_days, low: row.sla_low_days },
+          slaDays: {
+            critical: row.sla_critical_days,
+            high: row.sla_high_days,
+            medium: row.sla_medium_days,
+            low: row.sla_low_days,
+          },
           updatedAt: new Date(row.updated_at).toISOString(),
           canEdit,
         }
-      : { ...TENANT_SETTING_DEFAULTS, slaDays: { ...TENANT_SETTING_DEFAULTS.slaDays }, updatedAt: new Date(0).toISOString(), canEdit };
+      : {
+          ...TENANT_SETTING_DEFAULTS,
+          slaDays: { ...TENANT_SETTING_DEFAULTS.slaDays },
+          updatedAt: new Date(0).toISOString(),
+          canEdit,
+        };
   }
 
   return {
@@ -113,10 +132,21 @@ export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService
       return asMember(tenantId, caller, ADMIN_ROLES, async (tx) => {
         const before = await readSettings(tx, tenantId, true);
         const sla = input.slaDays ?? before.slaDays;
-        const slaColumns = { sla_critical_days: sla.critical, sla_high_days: sla.high, sla_medium_days: sla.medium, sla_low_days: sla.low };
+        const slaColumns = {
+          sla_critical_days: sla.critical,
+          sla_high_days: sla.high,
+          sla_medium_days: sla.medium,
+          sla_low_days: sla.low,
+        };
         await tx
           .insertInto('tenant_settings')
-          .values({ tenant_id: tenantId, daily_scan_quota: input.dailyScanQuota, per_asset_concurrent_scans: input.perAssetConcurrentScans, ...slaColumns, updated_by: caller.userId })
+          .values({
+            tenant_id: tenantId,
+            daily_scan_quota: input.dailyScanQuota,
+            per_asset_concurrent_scans: input.perAssetConcurrentScans,
+            ...slaColumns,
+            updated_by: caller.userId,
+          })
           .onConflict((c) =>
             c.column('tenant_id').doUpdateSet({
               daily_scan_quota: input.dailyScanQuota,
@@ -145,7 +175,11 @@ export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService
             targetType: 'tenant',
             targetId: tenantId,
             details: {
-              from: { dailyScanQuota: before.dailyScanQuota, perAssetConcurrentScans: before.perAssetConcurrentScans, slaDays: before.slaDays },
+              from: {
+                dailyScanQuota: before.dailyScanQuota,
+                perAssetConcurrentScans: before.perAssetConcurrentScans,
+                slaDays: before.slaDays,
+              },
               to: { ...input, slaDays: sla },
             },
           },

@@ -1,6 +1,15 @@
 // Code-based route tree. Guards run in beforeLoad against the cached /me query.
+// Over 500 lines on purpose: the route table of the whole web app; one place to read what URL shows what and who may
+// open it.
 import type { QueryClient } from '@tanstack/react-query';
-import { createRootRouteWithContext, createRoute, createRouter, notFound, Outlet, redirect } from '@tanstack/react-router';
+import {
+  createRootRouteWithContext,
+  createRoute,
+  createRouter,
+  notFound,
+  Outlet,
+  redirect,
+} from '@tanstack/react-router';
 import { AppLayout } from './components/AppLayout.tsx';
 import { RouteAnnouncer } from './components/RouteAnnouncer.tsx';
 import { NotFoundPage, RouteErrorPage } from './components/StatusPages.tsx';
@@ -12,6 +21,8 @@ import { VerifyScriptPage } from './pages/cmmc/VerifyScriptPage.tsx';
 import { HandoffStartPage } from './pages/cmmc/HandoffStartPage.tsx';
 import { CmmcStaffPage } from './pages/staff/CmmcStaffPage.tsx';
 import { WorkersPage } from './pages/workers/WorkersPage.tsx';
+import { SetupPage, type SetupSearch } from './pages/auth/SetupPage.tsx';
+import { ImportDetailPage } from './pages/imports/ImportDetailPage.tsx';
 import { ImportsPage } from './pages/imports/ImportsPage.tsx';
 import { ExplainResultPage } from './pages/llm/ExplainResultPage.tsx';
 import { LanguageModelStatusPage } from './pages/llm/LanguageModelStatusPage.tsx';
@@ -50,6 +61,7 @@ import { StaffTenantsPage } from './pages/staff/StaffTenantsPage.tsx';
 import { isHealthWindow, MeshHealthPage, type MeshHealthSearch } from './pages/staff/MeshHealthPage.tsx';
 import { MeshConsolePage } from './pages/staff/MeshConsolePage.tsx';
 import { MeshAskPage } from './pages/staff/MeshAskPage.tsx';
+import { MeshOutboxPage } from './pages/staff/MeshOutboxPage.tsx';
 
 export interface RouterContext {
   queryClient: QueryClient;
@@ -102,19 +114,29 @@ const signInRoute = createRoute({
 const signUpRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/sign-up',
-  validateSearch: (search: Record<string, unknown>): SignUpSearch => ({ redirect: str(search['redirect']), email: str(search['email']) }),
+  validateSearch: (search: Record<string, unknown>): SignUpSearch => ({
+    redirect: str(search['redirect']),
+    email: str(search['email']),
+  }),
   beforeLoad: ({ context, search }) => redirectIfSignedIn(context, search.redirect),
   component: function SignUpRoute() {
     return <SignUpPage search={signUpRoute.useSearch()} />;
   },
 });
 
-const forgotPasswordRoute = createRoute({ getParentRoute: () => rootRoute, path: '/forgot-password', component: ForgotPasswordPage });
+const forgotPasswordRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/forgot-password',
+  component: ForgotPasswordPage,
+});
 
 const resetPasswordRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/reset-password',
-  validateSearch: (search: Record<string, unknown>): ResetPasswordSearch => ({ token: str(search['token']), error: str(search['error']) }),
+  validateSearch: (search: Record<string, unknown>): ResetPasswordSearch => ({
+    token: str(search['token']),
+    error: str(search['error']),
+  }),
   component: function ResetPasswordRoute() {
     return <ResetPasswordPage search={resetPasswordRoute.useSearch()} />;
   },
@@ -130,8 +152,21 @@ const acceptInvitationRoute = createRoute({
   },
 });
 
+const setupRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/setup',
+  validateSearch: (search: Record<string, unknown>): SetupSearch => ({ token: str(search['token']) }),
+  component: function SetupRoute() {
+    return <SetupPage search={setupRoute.useSearch()} />;
+  },
+});
+
 // Public: checks a device-check script's signature in the browser (no session needed).
-const verifyScriptRoute = createRoute({ getParentRoute: () => rootRoute, path: '/verify-script', component: VerifyScriptPage });
+const verifyScriptRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/verify-script',
+  component: VerifyScriptPage,
+});
 
 // Everything below needs a session; the layout supplies the shell and the active tenant.
 const appRoute = createRoute({
@@ -144,7 +179,12 @@ const appRoute = createRoute({
   component: AppLayout,
 });
 
-const accountRoute = createRoute({ getParentRoute: () => appRoute, path: '/account', component: AccountPage, staticData: { tenantOptional: true } });
+const accountRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/account',
+  component: AccountPage,
+  staticData: { tenantOptional: true },
+});
 const assetsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/assets',
@@ -187,7 +227,11 @@ const scanDetailRoute = createRoute({
     return <ScanDetailPage key={scanId} scanId={scanId} />;
   },
 });
-const schedulesRoute = createRoute({ getParentRoute: () => appRoute, path: '/schedules', component: SchedulesListPage });
+const schedulesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/schedules',
+  component: SchedulesListPage,
+});
 const scheduleDetailRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/schedules/$scheduleId',
@@ -196,7 +240,11 @@ const scheduleDetailRoute = createRoute({
     return <ScheduleDetailPage key={scheduleId} scheduleId={scheduleId} />;
   },
 });
-const scanTemplatesRoute = createRoute({ getParentRoute: () => appRoute, path: '/scan-templates', component: ScanTemplatesPage });
+const scanTemplatesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/scan-templates',
+  component: ScanTemplatesPage,
+});
 const findingsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/findings',
@@ -206,6 +254,7 @@ const findingsRoute = createRoute({
     status: search['status'] === 'all' || isStatus(search['status']) ? search['status'] : undefined,
     assetId: str(search['assetId']),
     scanner: isScanner(search['scanner']) ? search['scanner'] : undefined,
+    scanId: str(search['scanId']),
     overdue: search['overdue'] === true || search['overdue'] === 'true' ? true : undefined,
     sort: isSort(search['sort']) ? search['sort'] : undefined,
     dir: search['dir'] === 'asc' || search['dir'] === 'desc' ? search['dir'] : undefined,
@@ -256,14 +305,28 @@ const cmmcStartRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/cmmc/start',
   staticData: { tenantOptional: true },
-  validateSearch: (search: Record<string, unknown>): { token?: string } => ({ token: typeof search['token'] === 'string' ? search['token'] : undefined }),
+  validateSearch: (search: Record<string, unknown>): { token?: string } => ({
+    token: typeof search['token'] === 'string' ? search['token'] : undefined,
+  }),
   component: function CmmcStartRoute() {
     return <HandoffStartPage token={cmmcStartRoute.useSearch().token ?? ''} />;
   },
 });
 const workersRoute = createRoute({ getParentRoute: () => appRoute, path: '/workers', component: WorkersPage });
 const importsRoute = createRoute({ getParentRoute: () => appRoute, path: '/imports', component: ImportsPage });
-const explainResultRoute = createRoute({ getParentRoute: () => appRoute, path: '/explain-results', component: ExplainResultPage });
+const importDetailRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/imports/$importId',
+  component: function ImportDetailRoute() {
+    const { importId } = importDetailRoute.useParams();
+    return <ImportDetailPage key={importId} importId={importId} />;
+  },
+});
+const explainResultRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/explain-results',
+  component: ExplainResultPage,
+});
 
 const settingsRoute = createRoute({ getParentRoute: () => appRoute, path: '/settings' });
 const settingsIndexRoute = createRoute({
@@ -274,13 +337,26 @@ const settingsIndexRoute = createRoute({
   },
 });
 const membersRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/members', component: MembersPage });
-const tenantSettingsRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/tenant', component: TenantSettingsPage });
+const tenantSettingsRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: '/tenant',
+  component: TenantSettingsPage,
+});
 const auditLogRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/audit-log', component: AuditLogPage });
-const storageSettingsRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/storage', component: StorageSettingsPage });
+const storageSettingsRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: '/storage',
+  component: StorageSettingsPage,
+});
 
 // Staff area: the guard renders a "Staff only" page for everyone else; later staff pages
 // (/settings/cmmc, /settings/mesh, ...) get their own guarded routes.
-const staffRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/staff', component: StaffGuard, staticData: { tenantOptional: true } });
+const staffRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: '/staff',
+  component: StaffGuard,
+  staticData: { tenantOptional: true },
+});
 const staffIndexRoute = createRoute({
   getParentRoute: () => staffRoute,
   path: '/',
@@ -288,36 +364,77 @@ const staffIndexRoute = createRoute({
     throw redirect({ to: '/settings/staff/audit-log', replace: true });
   },
 });
-const staffAuditRoute = createRoute({ getParentRoute: () => staffRoute, path: '/audit-log', component: StaffAuditLogPage });
-const staffTenantsRoute = createRoute({ getParentRoute: () => staffRoute, path: '/tenants', component: StaffTenantsPage });
+const staffAuditRoute = createRoute({
+  getParentRoute: () => staffRoute,
+  path: '/audit-log',
+  component: StaffAuditLogPage,
+});
+const staffTenantsRoute = createRoute({
+  getParentRoute: () => staffRoute,
+  path: '/tenants',
+  component: StaffTenantsPage,
+});
 const staffRolesRoute = createRoute({ getParentRoute: () => staffRoute, path: '/roles', component: PlatformRolesPage });
-const staffHostedWorkersRoute = createRoute({ getParentRoute: () => staffRoute, path: '/workers', component: HostedWorkersPage });
-const staffLlmRoute = createRoute({ getParentRoute: () => staffRoute, path: '/language-model', component: LanguageModelStatusPage });
+const staffHostedWorkersRoute = createRoute({
+  getParentRoute: () => staffRoute,
+  path: '/workers',
+  component: HostedWorkersPage,
+});
+const staffLlmRoute = createRoute({
+  getParentRoute: () => staffRoute,
+  path: '/language-model',
+  component: LanguageModelStatusPage,
+});
+// Staff: failed outbox deliveries, sent again from here.
+const staffMeshOutboxRoute = createRoute({
+  getParentRoute: () => staffRoute,
+  path: '/mesh-outbox',
+  component: MeshOutboxPage,
+});
 const staffMeshRoute = createRoute({
   getParentRoute: () => staffRoute,
   path: '/mesh',
-  validateSearch: (search: Record<string, unknown>): MeshEventsSearch => ({ tab: isMeshTab(search['tab']) ? search['tab'] : undefined }),
+  validateSearch: (search: Record<string, unknown>): MeshEventsSearch => ({
+    tab: isMeshTab(search['tab']) ? search['tab'] : undefined,
+  }),
   component: function StaffMeshRoute() {
     return <MeshEventsPage search={staffMeshRoute.useSearch()} />;
   },
 });
 
-// Staff mesh tools at the paths the spec names (super-admins; the pages show "Super-admins only"
+// Staff mesh tools at their documented paths (docs/mesh.md §11) (super-admins; the pages show "Super-admins only"
 // to everyone else, and the server checks again on every call).
 const meshHealthRoute = createRoute({
   getParentRoute: () => settingsRoute,
   path: '/mesh-health',
   staticData: { tenantOptional: true },
-  validateSearch: (search: Record<string, unknown>): MeshHealthSearch => ({ window: isHealthWindow(search['window']) ? search['window'] : undefined }),
+  validateSearch: (search: Record<string, unknown>): MeshHealthSearch => ({
+    window: isHealthWindow(search['window']) ? search['window'] : undefined,
+  }),
   component: function MeshHealthRoute() {
     return <MeshHealthPage search={meshHealthRoute.useSearch()} />;
   },
 });
-const meshConsoleRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/mesh', staticData: { tenantOptional: true }, component: MeshConsolePage });
+const meshConsoleRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: '/mesh',
+  staticData: { tenantOptional: true },
+  component: MeshConsolePage,
+});
 // Staff (not only super-admins): ask operations over the mesh records.
-const meshAskRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/mesh-ask', staticData: { tenantOptional: true }, component: MeshAskPage });
+const meshAskRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: '/mesh-ask',
+  staticData: { tenantOptional: true },
+  component: MeshAskPage,
+});
 // Staff: the CMMC dashboard (listCmmcProfilesStaff).
-const cmmcStaffRoute = createRoute({ getParentRoute: () => settingsRoute, path: '/cmmc', staticData: { tenantOptional: true }, component: CmmcStaffPage });
+const cmmcStaffRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: '/cmmc',
+  staticData: { tenantOptional: true },
+  component: CmmcStaffPage,
+});
 
 const routeTree = rootRoute.addChildren([
   indexRoute,
@@ -326,6 +443,7 @@ const routeTree = rootRoute.addChildren([
   forgotPasswordRoute,
   resetPasswordRoute,
   acceptInvitationRoute,
+  setupRoute,
   verifyScriptRoute,
   appRoute.addChildren([
     accountRoute,
@@ -345,6 +463,7 @@ const routeTree = rootRoute.addChildren([
     cmmcStartRoute,
     workersRoute,
     importsRoute,
+    importDetailRoute,
     explainResultRoute,
     settingsRoute.addChildren([
       settingsIndexRoute,
@@ -352,7 +471,16 @@ const routeTree = rootRoute.addChildren([
       tenantSettingsRoute,
       auditLogRoute,
       storageSettingsRoute,
-      staffRoute.addChildren([staffIndexRoute, staffAuditRoute, staffTenantsRoute, staffRolesRoute, staffMeshRoute, staffHostedWorkersRoute, staffLlmRoute]),
+      staffRoute.addChildren([
+        staffIndexRoute,
+        staffAuditRoute,
+        staffTenantsRoute,
+        staffRolesRoute,
+        staffMeshRoute,
+        staffMeshOutboxRoute,
+        staffHostedWorkersRoute,
+        staffLlmRoute,
+      ]),
       meshHealthRoute,
       meshConsoleRoute,
       meshAskRoute,

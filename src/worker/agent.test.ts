@@ -51,7 +51,16 @@ function fakeServer(queue: Lease[], opts: { heartbeatStates?: Record<string, Lea
     async heartbeat(leases = []) {
       heartbeatCount += 1;
       calls.heartbeats.push(leases);
-      return { ok: true, workerId: 'w1', serverTime: new Date().toISOString(), leases: leases.map((l) => ({ scanId: l.scanId, state: opts.heartbeatStates?.[l.scanId] ?? 'active', leaseExpiresAt: null })) };
+      return {
+        ok: true,
+        workerId: 'w1',
+        serverTime: new Date().toISOString(),
+        leases: leases.map((l) => ({
+          scanId: l.scanId,
+          state: opts.heartbeatStates?.[l.scanId] ?? 'active',
+          leaseExpiresAt: null,
+        })),
+      };
     },
     async progress(scanId, _token, percent) {
       calls.progress.push({ scanId, percent });
@@ -73,7 +82,13 @@ function fakeServer(queue: Lease[], opts: { heartbeatStates?: Record<string, Lea
     },
     async uploadReport(input) {
       const bytes = readFileSync(input.path);
-      calls.uploads.push({ scanId: input.scanId, size: input.size, sha256: input.sha256, bytesHash: createHash('sha256').update(bytes).digest('hex'), text: bytes.toString('utf8') });
+      calls.uploads.push({
+        scanId: input.scanId,
+        size: input.size,
+        sha256: input.sha256,
+        bytesHash: createHash('sha256').update(bytes).digest('hex'),
+        text: bytes.toString('utf8'),
+      });
       return { uploadId: 'u1', scanId: input.scanId, status: 'finalized', ingestionId: 'i1' };
     },
   };
@@ -94,7 +109,16 @@ function byScanId(): Scanner {
         await abortableSleep(60_000, task.signal);
       }
       if (behaviour === 'slow-ok') await abortableSleep(50, task.signal);
-      return { findings: [{ ruleId: 'port.open.tcp.22', title: 'Open port 22/tcp (ssh)', severity: 'info', location: { host: '127.0.0.1', port: 22, protocol: 'tcp' } }] };
+      return {
+        findings: [
+          {
+            ruleId: 'port.open.tcp.22',
+            title: 'Open port 22/tcp (ssh)',
+            severity: 'info',
+            location: { host: '127.0.0.1', port: 22, protocol: 'tcp' },
+          },
+        ],
+      };
     },
   };
 }
@@ -131,7 +155,11 @@ describe('worker agent', () => {
   });
 
   it('fetches the uploaded archive of an archive:sha256 container asset for the scanner and removes it afterwards', async () => {
-    const archiveLease: Lease = { ...lease('c1'), kind: 'container', asset: { id: 'a2', kind: 'container_image', target: `archive:sha256:${'a'.repeat(64)}`, name: 'img' } };
+    const archiveLease: Lease = {
+      ...lease('c1'),
+      kind: 'container',
+      asset: { id: 'a2', kind: 'container_image', target: `archive:sha256:${'a'.repeat(64)}`, name: 'img' },
+    };
     const { client, calls } = fakeServer([archiveLease]);
     let seen: { file?: string | undefined; text?: string } = {};
     const container: Scanner = {

@@ -11,8 +11,18 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { EgressPolicy } from '../lib/egress.ts';
 import { isAbortError, isLeaseGone, describeError, WorkerApiError } from './errors.ts';
-import { abortableSleep, backoffDelay, createWorkerClient, type HeldLease, type Lease, type ScanKind, type WorkerClient, type WorkerClientConfig } from './client.ts';
+import {
+  abortableSleep,
+  backoffDelay,
+  createWorkerClient,
+  type HeldLease,
+  type Lease,
+  type ScanKind,
+  type WorkerClient,
+  type WorkerClientConfig,
+} from './client.ts';
 import { writeNativeReport, NATIVE_CONTENT_TYPE } from './report.ts';
 import { isRetryable, type Scanner } from './scanners/types.ts';
 import { builtinScanners, type BuiltinScannerSettings } from './scanners/builtin.ts';
@@ -26,7 +36,12 @@ export interface AgentLogger {
 }
 
 /** Adapts a pino-style logger (`info(fields, msg)`), such as Fastify's app.log, to the agent's. */
-export function pinoAgentLogger(l: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void; debug?(o: object, m: string): void }): AgentLogger {
+export function pinoAgentLogger(l: {
+  info(o: object, m: string): void;
+  warn(o: object, m: string): void;
+  error(o: object, m: string): void;
+  debug?(o: object, m: string): void;
+}): AgentLogger {
   return {
     debug: (m, f) => l.debug?.(f ?? {}, m),
     info: (m, f) => l.info(f ?? {}, m),
@@ -36,7 +51,11 @@ export function pinoAgentLogger(l: { info(o: object, m: string): void; warn(o: o
 }
 
 /** What the agent uses of the client (a narrower type, so tests can stand in for the server). */
-export type AgentClient = Pick<WorkerClient, 'lease' | 'heartbeat' | 'progress' | 'release' | 'fail' | 'uploadReport' | 'downloadArchive'>;
+export type AgentClient = Pick<
+  WorkerClient,
+  'lease' | 'heartbeat' | 'progress' | 'release' | 'fail' | 'uploadReport' | 'downloadArchive'
+> &
+  Partial<Pick<WorkerClient, 'interactions'>>;
 
 export interface AgentOptions {
   client: AgentClient;
@@ -59,6 +78,8 @@ export interface AgentOptions {
   version?: string;
   /** Directory for report files (a temporary directory by default). */
   reportDir?: string;
+  /** The egress policy of one lease's scan (the server's hosted worker only; docs/security.md). */
+  egressFor?(lease: Lease): Promise<EgressPolicy>;
 }
 
 type DropReason = 'cancelled' | 'lost' | 'shutdown';
@@ -115,13 +136,19 @@ export function createAgent(opts: AgentOptions) {
   let started: Promise<void> | null = null;
   let fatal: Error | null = null;
 
-  const held = (): HeldLease[] => [...jobs.values()].filter((j) => !j.dropped).map((j) => ({ scanId: j.lease.scanId, leaseToken: j.lease.leaseToken }));
+  const held = (): HeldLease[] =>
+    [...jobs.values()]
+      .filter((j) => !j.dropped)
+      .map((j) => ({ scanId: j.lease.scanId, leaseToken: j.lease.leaseToken }));
 
   function drop(job: Job, reason: DropReason): void {
     if (job.dropped) return;
     job.dropped = reason;
     if (reason !== 'shutdown') stats.dropped += 1;
-    log.warn(reason === 'shutdown' ? 'Stopping scan for shutdown' : `Scan ${reason} by the server; dropping its results`, { scanId: job.lease.scanId });
+    log.warn(
+      reason === 'shutdown' ? 'Stopping scan for shutdown' : `Scan ${reason} by the server; dropping its results`,
+      { scanId: job.lease.scanId },
+    );
     job.controller.abort(new DroppedError(reason));
   }
 
@@ -143,9 +170,12 @@ export function createAgent(opts: AgentOptions) {
         inFlight = true;
         lastSent = Date.now();
         try {
-          await client.progress(job.lease.scanId, job.lease.leaseToken, p.percent, p.message, { signal: job.controller.signal });
+          await client.progress(job.lease.scanId, job.lease.leaseToken, p.percent, p.message, {
+            signal: job.controller.signal,
+          });
         } catch (e) {
-          if (!onLeaseGone(job, e) && !isAbortError(e)) log.warn('Progress report failed', { scanId: job.lease.scanId, error: describeError(e) });
+          if (!onLeaseGone(job, e) && !isAbortError(e))
+            log.warn('Progress report failed', { scanId: job.lease.scanId, error: describeError(e) });
         } finally {
           inFlight = false;
         }
@@ -167,10 +197,16 @@ export function createAgent(opts: AgentOptions) {
     const startedAt = new Date();
     if (!scanner) {
       // Cannot happen when the server honours `kinds`; give the scan back rather than fail it.
-      await client.release(lease.scanId, lease.leaseToken, `This worker has no ${lease.kind} scanner`).catch(() => undefined);
+      await client
+        .release(lease.scanId, lease.leaseToken, `This worker has no ${lease.kind} scanner`)
+        .catch(() => undefined);
       return;
     }
-    log.info('Scan leased', { ...ids, target: lease.asset.target, chunk: lease.chunk ? `${lease.chunk.index + 1}/${lease.chunk.count}` : null });
+    log.info('Scan leased', {
+      ...ids,
+      target: lease.asset.target,
+      chunk: lease.chunk ? `${lease.chunk.index + 1}/${lease.chunk.count}` : null,
+    });
     let output;
     try {
       const progress = progressReporter(job);
@@ -179,9 +215,15 @@ export function createAgent(opts: AgentOptions) {
       if (lease.kind === 'container' && lease.asset.target.startsWith('archive:')) {
         progress(0, 'Downloading the image archive');
         job.scratch = await mkdtemp(join(opts.reportDir ?? tmpdir(), 'rampart-archive-'));
-        localFile = (await client.downloadArchive(lease.scanId, lease.leaseToken, join(job.scratch, 'image.tar'), { signal: job.controller.signal })).path;
+        localFile = (
+          await client.downloadArchive(lease.scanId, lease.leaseToken, join(job.scratch, 'image.tar'), {
+            signal: job.controller.signal,
+          })
+        ).path;
       }
+      const egress = opts.egressFor ? await opts.egressFor(lease) : undefined;
       output = await scanner.run({
+        ...(egress ? { egress } : {}),
         target: lease.asset.target,
         assetKind: lease.asset.kind,
         options: lease.options ?? {},
@@ -189,6 +231,16 @@ export function createAgent(opts: AgentOptions) {
         signal: job.controller.signal,
         progress,
         ...(localFile ? { localFile } : {}),
+        ...(lease.kind === 'template' && client.interactions
+          ? {
+              oobInteractions: interactionReader(
+                client.interactions,
+                lease.scanId,
+                lease.leaseToken,
+                job.controller.signal,
+              ),
+            }
+          : {}),
       });
       if (job.controller.signal.aborted) throw job.controller.signal.reason;
     } catch (e) {
@@ -211,24 +263,48 @@ export function createAgent(opts: AgentOptions) {
       target: lease.asset.target,
       startedAt,
       ...(output.partial ? { partial: output.partial } : {}),
+      ...(output.inconclusive ? { inconclusive: output.inconclusive } : {}),
+      ...(output.coverage ? { coverage: output.coverage } : {}),
       findings: output.findings,
       ...(opts.reportDir ? { dir: opts.reportDir } : {}),
     });
     try {
-      if (report.skipped) log.warn('Findings left out of the report (invalid)', { ...ids, skipped: report.skipped, reasons: report.skipReasons.slice(0, 3) });
+      if (report.skipped)
+        log.warn('Findings left out of the report (invalid)', {
+          ...ids,
+          skipped: report.skipped,
+          reasons: report.skipReasons.slice(0, 3),
+        });
       if (job.dropped) return;
       const fin = await client.uploadReport(
-        { scanId: lease.scanId, leaseToken: lease.leaseToken, path: report.path, size: report.size, sha256: report.sha256, format: 'native', contentType: NATIVE_CONTENT_TYPE, fileName: `${lease.kind}-${lease.scanId}.jsonl` },
+        {
+          scanId: lease.scanId,
+          leaseToken: lease.leaseToken,
+          path: report.path,
+          size: report.size,
+          sha256: report.sha256,
+          format: 'native',
+          contentType: NATIVE_CONTENT_TYPE,
+          fileName: `${lease.kind}-${lease.scanId}.jsonl`,
+        },
         { signal: job.controller.signal },
       );
       stats.uploaded += 1;
-      log.info('Report uploaded', { ...ids, findings: report.findings, bytes: report.size, ingestionId: fin.ingestionId });
+      log.info('Report uploaded', {
+        ...ids,
+        findings: report.findings,
+        bytes: report.size,
+        ingestionId: fin.ingestionId,
+      });
     } catch (e) {
       if (job.dropped || onLeaseGone(job, e)) return;
       log.error('Report upload failed', { ...ids, error: describeError(e) });
       await client.fail(lease.scanId, lease.leaseToken, `Report upload failed: ${describeError(e)}`, true).then(
         () => void (stats.failed += 1),
-        (err) => void (onLeaseGone(job, err) || log.error('Could not report the failure', { ...ids, error: describeError(err) })),
+        (err) =>
+          void (
+            onLeaseGone(job, err) || log.error('Could not report the failure', { ...ids, error: describeError(err) })
+          ),
       );
     } finally {
       await report.remove().catch(() => undefined);
@@ -254,7 +330,7 @@ export function createAgent(opts: AgentOptions) {
     if (!(e instanceof WorkerApiError) || !AUTH_CODES.has(e.code)) return false;
     if (opts.stopOnAuthFailure === false) return false;
     fatal = e;
-    log.error('The server refused this worker\'s credentials; stopping', { error: describeError(e) });
+    log.error("The server refused this worker's credentials; stopping", { error: describeError(e) });
     void stop();
     return true;
   }
@@ -327,7 +403,11 @@ export function createAgent(opts: AgentOptions) {
             stats.released += 1;
             log.info('Scan released', { scanId: job.lease.scanId });
           } catch (e) {
-            if (!isLeaseGone(e)) log.warn('Could not release a scan; it will be re-queued when its lease expires', { scanId: job.lease.scanId, error: describeError(e) });
+            if (!isLeaseGone(e))
+              log.warn('Could not release a scan; it will be re-queued when its lease expires', {
+                scanId: job.lease.scanId,
+                error: describeError(e),
+              });
           }
         }),
       );
@@ -366,13 +446,16 @@ export function createAgent(opts: AgentOptions) {
 export type Agent = ReturnType<typeof createAgent>;
 
 export interface HostedAgentOptions {
-  client: Pick<WorkerClientConfig, 'serverUrl' | 'token' | 'signingSecret'> & Partial<Pick<WorkerClientConfig, 'fetch' | 'userAgent'>>;
+  client: Pick<WorkerClientConfig, 'serverUrl' | 'token' | 'signingSecret'> &
+    Partial<Pick<WorkerClientConfig, 'fetch' | 'userAgent'>>;
   concurrency?: number;
   log?: AgentLogger;
   signal?: AbortSignal;
   graceMs?: number;
   /** Settings of the built-in scanners (every kind this build carries). */
   scannerSettings?: BuiltinScannerSettings;
+  /** Every scan's connections go through this policy (the lease's own, see AgentOptions). */
+  egressFor?(lease: Lease): Promise<EgressPolicy>;
 }
 
 /**
@@ -390,6 +473,26 @@ export function createHostedAgent(o: HostedAgentOptions): Agent {
     ...(o.log ? { log: o.log } : {}),
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.graceMs !== undefined ? { graceMs: o.graceMs } : {}),
+    ...(o.egressFor ? { egressFor: o.egressFor } : {}),
     stopOnAuthFailure: false,
   });
+}
+
+/** Reads a lease's out-of-band callbacks page by page, each once. */
+function interactionReader(
+  read: WorkerClient['interactions'],
+  scanId: string,
+  leaseToken: string,
+  signal: AbortSignal,
+) {
+  let after = '0';
+  return async () => {
+    const out = [];
+    for (;;) {
+      const { interactions } = await read(scanId, leaseToken, after, { signal });
+      if (!interactions.length) return out;
+      after = interactions.at(-1)!.id;
+      out.push(...interactions);
+    }
+  };
 }

@@ -19,7 +19,17 @@ function io() {
   let err = '';
   stdout.on('data', (d) => (out += d));
   stderr.on('data', (d) => (err += d));
-  return { io: { stdout, stderr, stdin: new PassThrough(), env: { RAMPART_WORKER_CONFIG: '/nonexistent/rampart-worker.json' }, signal: new AbortController().signal }, out: () => out, err: () => err };
+  return {
+    io: {
+      stdout,
+      stderr,
+      stdin: new PassThrough(),
+      env: { RAMPART_WORKER_CONFIG: '/nonexistent/rampart-worker.json' },
+      signal: new AbortController().signal,
+    },
+    out: () => out,
+    err: () => err,
+  };
 }
 
 async function run(...argv: string[]) {
@@ -81,7 +91,14 @@ describe('rampart-worker CLI', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rampart-cli-osv-'));
     try {
       const db = join(dir, 'osv.sqlite');
-      const imp = await run('osv', 'import', join(import.meta.dirname, 'scanners/container/sample-osv'), '--db', db, '--json');
+      const imp = await run(
+        'osv',
+        'import',
+        join(import.meta.dirname, 'scanners/container/sample-osv'),
+        '--db',
+        db,
+        '--json',
+      );
       expect(imp.code, imp.err).toBe(0);
       expect(JSON.parse(imp.out)).toMatchObject({ db, invalid: 0 });
       expect(JSON.parse(imp.out).imported).toBeGreaterThan(0);
@@ -125,7 +142,10 @@ describe('rampart-worker CLI', () => {
     expect(sarif.version).toBe('2.1.0');
     const run0 = sarif.runs[0];
     expect(run0.tool.driver.name).toBe('rampart-port');
-    expect(run0.tool.driver.rules[0]).toMatchObject({ id: `port/port.open.tcp.${port}`, defaultConfiguration: { level: 'note' } });
+    expect(run0.tool.driver.rules[0]).toMatchObject({
+      id: `port/port.open.tcp.${port}`,
+      defaultConfiguration: { level: 'note' },
+    });
     expect(run0.results[0]).toMatchObject({ ruleId: `port/port.open.tcp.${port}`, ruleIndex: 0, level: 'note' });
     const table = await run('scan', 'port', '--target', '127.0.0.1', '--ports', String(port));
     expect(table.out).toMatch(new RegExp(`${port}/tcp +http`));

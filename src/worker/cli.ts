@@ -1,14 +1,11 @@
 // rampart-worker: enroll with a Rampart server, run scans it leases, check status, or scan
 // locally. main() takes its I/O as arguments so tests run it in-process; the launcher
 // (bin/rampart-worker.mjs, or the single-file executable) wires it to the process.
+// Commands are loaded when they run (dynamic imports, which the bundle keeps lazy): `--help` and
+// `--version` evaluate nothing but this file, and a scan only the scanner it runs.
 import { parseArgs } from 'node:util';
 import { describeError } from './errors.ts';
 import { EXIT, UsageError, exitCodeOf, type CliIo } from './commands/common.ts';
-import { enrollCommand, ENROLL_HELP } from './commands/enroll.ts';
-import { osvCommand, OSV_HELP } from './commands/osv.ts';
-import { runCommand, RUN_HELP } from './commands/run.ts';
-import { scanCommand, SCAN_HELP } from './commands/scan.ts';
-import { statusCommand, STATUS_HELP } from './commands/status.ts';
 import { WORKER_VERSION } from './version.ts';
 
 export const HELP = `rampart-worker ${WORKER_VERSION}: the Rampart scan worker
@@ -31,13 +28,34 @@ Exit codes: 0 ok, 1 failed, 2 usage error, 3 config missing or invalid, 4 refuse
 server, 5 server unreachable, 130 interrupted. See docs/worker-cli.md.
 `;
 
-const COMMANDS: Record<string, { run: (args: string[], io: CliIo) => Promise<number>; help: string }> = {
-  enroll: { run: enrollCommand, help: ENROLL_HELP },
-  run: { run: runCommand, help: RUN_HELP },
-  status: { run: statusCommand, help: STATUS_HELP },
-  scan: { run: scanCommand, help: SCAN_HELP },
-  osv: { run: osvCommand, help: OSV_HELP },
+interface Command {
+  run: (args: string[], io: CliIo) => Promise<number>;
+  help: () => Promise<string>;
+}
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  enroll: async () => {
+    const m = await import('./commands/enroll.ts');
+    return { run: m.enrollCommand, help: async () => m.ENROLL_HELP };
+  },
+  run: async () => {
+    const m = await import('./commands/run.ts');
+    return { run: m.runCommand, help: async () => m.RUN_HELP };
+  },
+  status: async () => {
+    const m = await import('./commands/status.ts');
+    return { run: m.statusCommand, help: async () => m.STATUS_HELP };
+  },
+  scan: async () => {
+    const m = await import('./commands/scan.ts');
+    return { run: m.scanCommand, help: m.scanHelp };
+  },
+  osv: async () => {
+    const m = await import('./commands/osv.ts');
+    return { run: m.osvCommand, help: async () => m.OSV_HELP };
+  },
 };
+const isCommand = (name: string | undefined): boolean => name !== undefined && Object.hasOwn(COMMANDS, name);
 
 /** Node's parseArgs errors (unknown option, missing value) are usage errors. */
 function usageFromParseArgs(e: unknown): UsageError | null {
@@ -59,21 +77,23 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     if (first === 'help') {
       const topic = rest[0];
       if (!topic) io.stdout.write(HELP);
-      else if (COMMANDS[topic]) io.stdout.write(COMMANDS[topic].help);
-      else throw new UsageError(`No such command ${JSON.stringify(topic)}; commands: ${Object.keys(COMMANDS).join(', ')}`);
+      else if (isCommand(topic)) io.stdout.write(await (await COMMANDS[topic]!()).help());
+      else
+        throw new UsageError(`No such command ${JSON.stringify(topic)}; commands: ${Object.keys(COMMANDS).join(', ')}`);
       return EXIT.ok;
     }
-    const command = Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined;
-    if (!command) {
+    if (!isCommand(first)) {
       if (first.startsWith('-')) parseArgs({ args: [first], options: {}, strict: true });
       throw new UsageError(`Unknown command ${JSON.stringify(first)}; commands: ${Object.keys(COMMANDS).join(', ')}`);
     }
+    const command = await COMMANDS[first]!();
     return await command.run(rest, io);
   } catch (err) {
     const e = usageFromParseArgs(err) ?? err;
     const code = exitCodeOf(e);
     io.stderr.write(`rampart-worker: ${describeError(e)}\n`);
-    if (code === EXIT.usage) io.stderr.write(`Run \`rampart-worker ${first && COMMANDS[first] ? `${first} ` : ''}--help\` for usage.\n`);
+    if (code === EXIT.usage)
+      io.stderr.write(`Run \`rampart-worker ${isCommand(first) ? `${first} ` : ''}--help\` for usage.\n`);
     return code;
   }
 }
@@ -90,8 +110,16 @@ export async function runCli(argv = process.argv.slice(2)): Promise<never> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const code = await main(argv, { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, signal: controller.signal });
+  const code = await main(argv, {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    signal: controller.signal,
+  });
   // Let stdout drain before exiting (a pipe may still hold the JSON output).
-  await new Promise<void>((resolve) => (process.stdout.writableNeedDrain ? process.stdout.once('drain', () => resolve()) : resolve()));
+  await new Promise<void>((resolve) =>
+    process.stdout.writableNeedDrain ? process.stdout.once('drain', () => resolve()) : resolve(),
+  );
   process.exit(code);
 }

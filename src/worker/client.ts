@@ -4,6 +4,8 @@
 // 5xx, 429) are retried with exponential backoff and full jitter, each attempt signed anew with a
 // new nonce (the server remembers nonces, so a resent body would be refused as a replay); other
 // 4xx answers are final.
+// Over 500 lines on purpose: the whole worker protocol client (signing, retries, every route of docs/worker-
+// protocol.md) in one place, route by route as the document lists them.
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { createWriteStream, openAsBlob } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -95,7 +97,8 @@ export interface WorkerClientConfig {
 }
 
 /** Same as signBody() in src/workers/worker-auth.ts; repeated here so the worker binary carries no server code. */
-export const signBody = (secret: string, body: string | Uint8Array): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+export const signBody = (secret: string, body: string | Uint8Array): string =>
+  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 /** 16 random bytes as base64url: 22 URL-safe characters. */
 export const newNonce = (): string => randomBytes(16).toString('base64url');
@@ -147,14 +150,18 @@ async function apiError(res: Response): Promise<WorkerApiError> {
     if (typeof err === 'string') code = err;
     else if (err && typeof err === 'object' && typeof (err as Record<string, unknown>).code === 'string') {
       code = (err as Record<string, string>).code!;
-      if (typeof (err as Record<string, unknown>).message === 'string') message = (err as Record<string, string>).message!;
+      if (typeof (err as Record<string, unknown>).message === 'string')
+        message = (err as Record<string, string>).message!;
     }
     if (typeof body.message === 'string') message = body.message;
     details = body.details;
   } catch {
     /* not JSON: keep the status line */
   }
-  return new WorkerApiError(res.status, code, message.slice(0, 1_000), { details, retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) });
+  return new WorkerApiError(res.status, code, message.slice(0, 1_000), {
+    details,
+    retryAfterMs: parseRetryAfter(res.headers.get('retry-after')),
+  });
 }
 
 interface SendOptions {
@@ -164,7 +171,14 @@ interface SendOptions {
   attempts?: number;
 }
 
-function baseRequester(cfg: { fetch?: typeof fetch; sleep?: WorkerClientConfig['sleep']; random?: () => number; retry?: Partial<RetryPolicy>; timeoutMs?: number; userAgent?: string }) {
+function baseRequester(cfg: {
+  fetch?: typeof fetch;
+  sleep?: WorkerClientConfig['sleep'];
+  random?: () => number;
+  retry?: Partial<RetryPolicy>;
+  timeoutMs?: number;
+  userAgent?: string;
+}) {
   const doFetch = cfg.fetch ?? fetch;
   const sleep = cfg.sleep ?? abortableSleep;
   const random = cfg.random ?? Math.random;
@@ -172,7 +186,12 @@ function baseRequester(cfg: { fetch?: typeof fetch; sleep?: WorkerClientConfig['
   const timeoutMs = cfg.timeoutMs ?? 30_000;
 
   /** Runs `attempt` (which builds a fresh request each time) with the retry policy. */
-  async function withRetry<T>(what: string, attempt: (signal: AbortSignal) => Promise<Response>, parse: (res: Response) => Promise<T>, opts: SendOptions = {}): Promise<T> {
+  async function withRetry<T>(
+    what: string,
+    attempt: (signal: AbortSignal) => Promise<Response>,
+    parse: (res: Response) => Promise<T>,
+    opts: SendOptions = {},
+  ): Promise<T> {
     const attempts = Math.max(1, opts.attempts ?? policy.attempts);
     for (let n = 0; ; n += 1) {
       if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : abortError();
@@ -187,16 +206,24 @@ function baseRequester(cfg: { fetch?: typeof fetch; sleep?: WorkerClientConfig['
         if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : abortError();
         if (e instanceof WorkerApiError) throw e;
         failure = timeout.aborted
-          ? new WorkerNetworkError(`${what}: no answer within ${Math.round((opts.timeoutMs ?? timeoutMs) / 1000)} s`, { cause: e })
+          ? new WorkerNetworkError(`${what}: no answer within ${Math.round((opts.timeoutMs ?? timeoutMs) / 1000)} s`, {
+              cause: e,
+            })
           : new WorkerNetworkError(`${what}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
       }
       if (!failure.retryable || n + 1 >= attempts) throw failure;
-      const wait = failure instanceof WorkerApiError && failure.retryAfterMs !== null ? failure.retryAfterMs : backoffDelay(n, policy, random);
+      const wait =
+        failure instanceof WorkerApiError && failure.retryAfterMs !== null
+          ? failure.retryAfterMs
+          : backoffDelay(n, policy, random);
       await sleep(wait, opts.signal);
     }
   }
 
-  const headers = (extra: Record<string, string>) => ({ ...(cfg.userAgent ? { 'user-agent': cfg.userAgent } : {}), ...extra });
+  const headers = (extra: Record<string, string>) => ({
+    ...(cfg.userAgent ? { 'user-agent': cfg.userAgent } : {}),
+    ...extra,
+  });
   return { withRetry, doFetch, headers };
 }
 
@@ -213,7 +240,8 @@ export function validateServerUrl(raw: string): string {
   } catch {
     throw new Error(`Not a URL: ${JSON.stringify(raw)}; give the server's address such as https://rampart.example.com`);
   }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error(`The server URL must be http(s), not ${u.protocol}`);
+  if (u.protocol !== 'https:' && u.protocol !== 'http:')
+    throw new Error(`The server URL must be http(s), not ${u.protocol}`);
   if (u.username || u.password) throw new Error('The server URL must not carry credentials');
   u.search = '';
   u.hash = '';
@@ -223,13 +251,21 @@ export function validateServerUrl(raw: string): string {
 /** Public enrollment: trades a one-time code for a worker token (shown once). */
 export async function enrollWorker(
   input: { serverUrl: string; code: string; name: string; platform: string; version: string },
-  opts: Pick<WorkerClientConfig, 'fetch' | 'sleep' | 'random' | 'retry' | 'timeoutMs' | 'userAgent'> & { signal?: AbortSignal } = {},
+  opts: Pick<WorkerClientConfig, 'fetch' | 'sleep' | 'random' | 'retry' | 'timeoutMs' | 'userAgent'> & {
+    signal?: AbortSignal;
+  } = {},
 ): Promise<EnrollResult> {
   const { withRetry, doFetch, headers } = baseRequester(opts);
   const body = JSON.stringify({ code: input.code, name: input.name, platform: input.platform, version: input.version });
   return withRetry(
     'enroll',
-    (signal) => doFetch(apiUrl(input.serverUrl, `${WORKER_API_PREFIX}/enroll`), { method: 'POST', body, headers: headers({ 'content-type': 'application/json' }), signal }),
+    (signal) =>
+      doFetch(apiUrl(input.serverUrl, `${WORKER_API_PREFIX}/enroll`), {
+        method: 'POST',
+        body,
+        headers: headers({ 'content-type': 'application/json' }),
+        signal,
+      }),
     async (res) => (await res.json()) as EnrollResult,
     { ...(opts.signal ? { signal: opts.signal } : {}), attempts: 3 },
   );
@@ -250,10 +286,16 @@ export interface UploadInput {
 export function createWorkerClient(cfg: WorkerClientConfig) {
   const serverUrl = validateServerUrl(cfg.serverUrl);
   const { withRetry, doFetch, headers } = baseRequester(cfg);
-  const secretOf = typeof cfg.signingSecret === 'function' ? cfg.signingSecret : async () => cfg.signingSecret as string;
+  const secretOf =
+    typeof cfg.signingSecret === 'function' ? cfg.signingSecret : async () => cfg.signingSecret as string;
 
   /** A signed POST; the envelope (sentAt, nonce) and signature are made afresh for every attempt. */
-  async function signed<T>(path: string, payload: Record<string, unknown>, opts: SendOptions = {}, parse: (res: Response) => Promise<T> = async (res) => (await res.json()) as T): Promise<T> {
+  async function signed<T>(
+    path: string,
+    payload: Record<string, unknown>,
+    opts: SendOptions = {},
+    parse: (res: Response) => Promise<T> = async (res) => (await res.json()) as T,
+  ): Promise<T> {
     return withRetry(
       path,
       async (signal) => {
@@ -262,7 +304,11 @@ export function createWorkerClient(cfg: WorkerClientConfig) {
         return doFetch(apiUrl(serverUrl, `${WORKER_API_PREFIX}/${path}`), {
           method: 'POST',
           body,
-          headers: headers({ 'content-type': 'application/json', authorization: `Bearer ${cfg.token}`, 'x-rampart-signature': signBody(secret, body) }),
+          headers: headers({
+            'content-type': 'application/json',
+            authorization: `Bearer ${cfg.token}`,
+            'x-rampart-signature': signBody(secret, body),
+          }),
           signal,
         });
       },
@@ -286,34 +332,95 @@ export function createWorkerClient(cfg: WorkerClientConfig) {
     serverUrl,
 
     /** Long poll for a scan of one of `kinds`; null when none came within waitSeconds. */
-    async lease(kinds: readonly ScanKind[], opts: { waitSeconds?: number; signal?: AbortSignal } = {}): Promise<Lease | null> {
+    async lease(
+      kinds: readonly ScanKind[],
+      opts: { waitSeconds?: number; signal?: AbortSignal } = {},
+    ): Promise<Lease | null> {
       const waitSeconds = Math.min(25, Math.max(0, Math.floor(opts.waitSeconds ?? 25)));
-      const res = await signed<{ lease: Lease | null }>('lease', { kinds, waitSeconds }, { timeoutMs: (waitSeconds + 15) * 1000, ...(opts.signal ? { signal: opts.signal } : {}) });
+      const res = await signed<{ lease: Lease | null }>(
+        'lease',
+        { kinds, waitSeconds },
+        { timeoutMs: (waitSeconds + 15) * 1000, ...(opts.signal ? { signal: opts.signal } : {}) },
+      );
       return res.lease;
     },
 
-    heartbeat(leases: HeldLease[] = [], opts: { version?: string; signal?: AbortSignal } = {}): Promise<HeartbeatResult> {
-      return signed<HeartbeatResult>('heartbeat', { ...(opts.version ? { version: opts.version } : {}), ...(leases.length ? { leases: leases.slice(0, 64) } : {}) }, opts.signal ? { signal: opts.signal } : {});
+    heartbeat(
+      leases: HeldLease[] = [],
+      opts: { version?: string; signal?: AbortSignal } = {},
+    ): Promise<HeartbeatResult> {
+      return signed<HeartbeatResult>(
+        'heartbeat',
+        {
+          ...(opts.version ? { version: opts.version } : {}),
+          ...(leases.length ? { leases: leases.slice(0, 64) } : {}),
+        },
+        opts.signal ? { signal: opts.signal } : {},
+      );
     },
 
-    progress(scanId: string, leaseToken: string, percent: number, message?: string, opts: { signal?: AbortSignal } = {}): Promise<{ ok: true; leaseExpiresAt: string }> {
+    progress(
+      scanId: string,
+      leaseToken: string,
+      percent: number,
+      message?: string,
+      opts: { signal?: AbortSignal } = {},
+    ): Promise<{ ok: true; leaseExpiresAt: string }> {
       const p = Math.min(100, Math.max(0, Math.round(percent * 10) / 10));
-      return signed(`scans/${encodeURIComponent(scanId)}/progress`, { leaseToken, percent: p, ...(message ? { message: message.slice(0, 500) } : {}) }, { attempts: 2, ...(opts.signal ? { signal: opts.signal } : {}) });
+      return signed(
+        `scans/${encodeURIComponent(scanId)}/progress`,
+        { leaseToken, percent: p, ...(message ? { message: message.slice(0, 500) } : {}) },
+        { attempts: 2, ...(opts.signal ? { signal: opts.signal } : {}) },
+      );
+    },
+
+    /** Out-of-band callbacks the server received for a leased template scan, after the id `after`. */
+    interactions(
+      scanId: string,
+      leaseToken: string,
+      after: string,
+      opts: { signal?: AbortSignal } = {},
+    ): Promise<{
+      interactions: { id: string; token: string; protocol: 'http' | 'dns'; request: string; remoteAddress: string }[];
+    }> {
+      return signed(
+        `scans/${encodeURIComponent(scanId)}/interactions`,
+        { leaseToken, after },
+        { attempts: 2, ...(opts.signal ? { signal: opts.signal } : {}) },
+      );
     },
 
     release(scanId: string, leaseToken: string, reason?: string): Promise<{ ok: true }> {
-      return signed(`scans/${encodeURIComponent(scanId)}/release`, { leaseToken, ...(reason ? { reason: reason.slice(0, 500) } : {}) }, { attempts: 3 });
+      return signed(
+        `scans/${encodeURIComponent(scanId)}/release`,
+        { leaseToken, ...(reason ? { reason: reason.slice(0, 500) } : {}) },
+        { attempts: 3 },
+      );
     },
 
-    fail(scanId: string, leaseToken: string, error: string, retryable: boolean): Promise<{ ok: true; status: 'queued' | 'failed' }> {
-      return signed(`scans/${encodeURIComponent(scanId)}/fail`, { leaseToken, error: error.trim().slice(0, 2_000) || 'The scanner failed', retryable });
+    fail(
+      scanId: string,
+      leaseToken: string,
+      error: string,
+      retryable: boolean,
+    ): Promise<{ ok: true; status: 'queued' | 'failed' }> {
+      return signed(`scans/${encodeURIComponent(scanId)}/fail`, {
+        leaseToken,
+        error: error.trim().slice(0, 2_000) || 'The scanner failed',
+        retryable,
+      });
     },
 
     /**
      * The uploaded image archive of a leased container scan, written to `dest` and checked against
      * the digest the server names (X-Rampart-Sha256). A mismatch or a cut-off download leaves no file.
      */
-    async downloadArchive(scanId: string, leaseToken: string, dest: string, opts: { signal?: AbortSignal } = {}): Promise<{ path: string; size: number; sha256: string }> {
+    async downloadArchive(
+      scanId: string,
+      leaseToken: string,
+      dest: string,
+      opts: { signal?: AbortSignal } = {},
+    ): Promise<{ path: string; size: number; sha256: string }> {
       return signed(
         `scans/${encodeURIComponent(scanId)}/archive`,
         { leaseToken },
@@ -332,7 +439,11 @@ export function createWorkerClient(cfg: WorkerClientConfig) {
             },
           });
           try {
-            await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>), tap, createWriteStream(dest));
+            await pipeline(
+              Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>),
+              tap,
+              createWriteStream(dest),
+            );
           } catch (e) {
             await rm(dest, { force: true });
             throw e;
@@ -340,7 +451,11 @@ export function createWorkerClient(cfg: WorkerClientConfig) {
           const sha256 = hash.digest('hex');
           if (expected && sha256 !== expected) {
             await rm(dest, { force: true });
-            throw new WorkerApiError(502, 'archive_mismatch', `The downloaded archive's SHA-256 is ${sha256}, not the ${expected} the server named`);
+            throw new WorkerApiError(
+              502,
+              'archive_mismatch',
+              `The downloaded archive's SHA-256 is ${sha256}, not the ${expected} the server named`,
+            );
           }
           return { path: dest, size, sha256 };
         },
@@ -367,12 +482,14 @@ export function createWorkerClient(cfg: WorkerClientConfig) {
       // fetch sets Content-Length from the file-backed Blob (the same number init declared);
       // every other header goes as given, since a presigned URL signs them.
       const putHeaders: Record<string, string> = {};
-      for (const [k, v] of Object.entries(init.headers)) if (!['content-length', 'host'].includes(k.toLowerCase())) putHeaders[k] = v;
+      for (const [k, v] of Object.entries(init.headers))
+        if (!['content-length', 'host'].includes(k.toLowerCase())) putHeaders[k] = v;
       await withRetry(
         'report upload',
         async (signal) => {
           const blob = await openAsBlob(input.path);
-          if (blob.size !== input.size) throw new Error(`The report file changed size (${blob.size} bytes, declared ${input.size})`);
+          if (blob.size !== input.size)
+            throw new Error(`The report file changed size (${blob.size} bytes, declared ${input.size})`);
           return doFetch(target, { method: init.method, body: blob, headers: headers(putHeaders), signal });
         },
         async (res) => {
@@ -381,7 +498,11 @@ export function createWorkerClient(cfg: WorkerClientConfig) {
         },
         { timeoutMs: Math.max(60_000, Math.ceil(input.size / 1_000_000) * 10_000), ...sendOpts },
       );
-      return signed<FinalizeResult>('report/finalize', { uploadId: init.uploadId, leaseToken: input.leaseToken }, sendOpts);
+      return signed<FinalizeResult>(
+        'report/finalize',
+        { uploadId: init.uploadId, leaseToken: input.leaseToken },
+        sendOpts,
+      );
     },
   };
 }

@@ -9,7 +9,16 @@ import { ConfigError, configSummary, defaultConfigPath, readConfig, writeConfig,
 const dir = mkdtempSync(join(tmpdir(), 'rampart-worker-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const config: WorkerConfig = { version: 1, serverUrl: 'https://rampart.example.test', workerId: 'w-1', tenantId: 't-1', name: 'edge-1', token: 'rw_secret_token', signingSecret: 'whsec_abc', enrolledAt: '2025-01-01T00:00:00.000Z' };
+const config: WorkerConfig = {
+  version: 1,
+  serverUrl: 'https://rampart.example.test',
+  workerId: 'w-1',
+  tenantId: 't-1',
+  name: 'edge-1',
+  token: 'rw_secret_token',
+  signingSecret: 'whsec_abc',
+  enrolledAt: '2025-01-01T00:00:00.000Z',
+};
 const modeOf = (p: string) => statSync(p).mode & 0o777;
 
 describe.skipIf(process.platform === 'win32')('worker config file', () => {
@@ -54,7 +63,11 @@ describe('default config path', () => {
   it('follows XDG, ~/.config, %APPDATA% and RAMPART_WORKER_CONFIG', () => {
     expect(defaultConfigPath({ XDG_CONFIG_HOME: '/x' }, 'linux', '/home/u')).toBe('/x/rampart-worker/config.json');
     expect(defaultConfigPath({}, 'darwin', '/Users/u')).toBe('/Users/u/.config/rampart-worker/config.json');
-    expect(defaultConfigPath({ APPDATA: 'C:/Users/u/AppData/Roaming' }, 'win32', 'C:/Users/u')).toContain(join('C:/Users/u/AppData/Roaming', 'rampart-worker', 'config.json'));
-    expect(defaultConfigPath({ RAMPART_WORKER_CONFIG: '/etc/rw.json', XDG_CONFIG_HOME: '/x' }, 'linux', '/h')).toBe('/etc/rw.json');
+    expect(defaultConfigPath({ APPDATA: 'C:/Users/u/AppData/Roaming' }, 'win32', 'C:/Users/u')).toContain(
+      join('C:/Users/u/AppData/Roaming', 'rampart-worker', 'config.json'),
+    );
+    expect(defaultConfigPath({ RAMPART_WORKER_CONFIG: '/etc/rw.json', XDG_CONFIG_HOME: '/x' }, 'linux', '/h')).toBe(
+      '/etc/rw.json',
+    );
   });
 });

@@ -26,9 +26,14 @@ export class ConfigError extends Error {
 }
 
 /** $XDG_CONFIG_HOME/rampart-worker/config.json, ~/.config/… without it; %APPDATA%\rampart-worker\config.json on Windows. */
-export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home: string = homedir()): string {
+export function defaultConfigPath(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+  home: string = homedir(),
+): string {
   if (env.RAMPART_WORKER_CONFIG) return env.RAMPART_WORKER_CONFIG;
-  if (platform === 'win32') return join(env.APPDATA || join(home, 'AppData', 'Roaming'), 'rampart-worker', 'config.json');
+  if (platform === 'win32')
+    return join(env.APPDATA || join(home, 'AppData', 'Roaming'), 'rampart-worker', 'config.json');
   return join(env.XDG_CONFIG_HOME || join(home, '.config'), 'rampart-worker', 'config.json');
 }
 
@@ -49,8 +54,13 @@ export function parseConfig(text: string, path: string): WorkerConfig {
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${path} must hold a JSON object`);
   const c = raw as Record<string, unknown>;
-  if (c.version !== CONFIG_VERSION) throw new ConfigError(`${path} has config version ${JSON.stringify(c.version)}; this worker reads version ${CONFIG_VERSION}`);
-  const missing = (['serverUrl', 'workerId', 'tenantId', 'name', 'token', 'signingSecret'] as const).filter((k) => !nonEmpty(c[k]));
+  if (c.version !== CONFIG_VERSION)
+    throw new ConfigError(
+      `${path} has config version ${JSON.stringify(c.version)}; this worker reads version ${CONFIG_VERSION}`,
+    );
+  const missing = (['serverUrl', 'workerId', 'tenantId', 'name', 'token', 'signingSecret'] as const).filter(
+    (k) => !nonEmpty(c[k]),
+  );
   if (missing.length) throw new ConfigError(`${path} lacks ${missing.join(', ')}; enroll again to rewrite it`);
   return {
     version: CONFIG_VERSION,
@@ -70,7 +80,10 @@ export async function readConfig(path: string): Promise<WorkerConfig> {
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ConfigError(`No worker config at ${path}; run \`rampart-worker enroll --server URL --code CODE\` first`);
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new ConfigError(
+        `No worker config at ${path}; run \`rampart-worker enroll --server URL --code CODE\` first`,
+      );
     throw new ConfigError(`Cannot read ${path}: ${(e as Error).message}`);
   }
   await tighten(path);
@@ -97,5 +110,11 @@ export async function writeConfig(path: string, config: WorkerConfig): Promise<v
 
 /** What `status` shows: everything but the token and the secret. */
 export function configSummary(c: WorkerConfig): Record<string, string> {
-  return { serverUrl: c.serverUrl, workerId: c.workerId, tenantId: c.tenantId, name: c.name, enrolledAt: c.enrolledAt || 'unknown' };
+  return {
+    serverUrl: c.serverUrl,
+    workerId: c.workerId,
+    tenantId: c.tenantId,
+    name: c.name,
+    enrolledAt: c.enrolledAt || 'unknown',
+  };
 }

@@ -10,7 +10,12 @@ export class WorkerApiError extends Error {
   /** Worth retrying: 5xx, 429. */
   readonly retryable: boolean;
   readonly retryAfterMs: number | null;
-  constructor(status: number, code: string, message: string, opts: { details?: unknown; retryAfterMs?: number | null } = {}) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    opts: { details?: unknown; retryAfterMs?: number | null } = {},
+  ) {
     super(message);
     this.name = 'WorkerApiError';
     this.status = status;
@@ -33,9 +38,11 @@ export class WorkerNetworkError extends Error {
 /** A lease the worker holds is gone: the lease was lost (re-queued, stale token) or the scan cancelled. */
 export const LEASE_GONE_CODES = new Set(['lease_lost', 'scan_cancelled']);
 
-export const isLeaseGone = (e: unknown): boolean => e instanceof WorkerApiError && e.status === 409 && LEASE_GONE_CODES.has(e.code);
+export const isLeaseGone = (e: unknown): boolean =>
+  e instanceof WorkerApiError && e.status === 409 && LEASE_GONE_CODES.has(e.code);
 
-export const isAbortError = (e: unknown): boolean => e instanceof Error && (e.name === 'AbortError' || e.name === 'TimeoutError') && !(e instanceof WorkerNetworkError);
+export const isAbortError = (e: unknown): boolean =>
+  e instanceof Error && (e.name === 'AbortError' || e.name === 'TimeoutError') && !(e instanceof WorkerNetworkError);
 
 /** A one-line description of any error, for logs and the CLI (never includes secrets). */
 export function describeError(e: unknown): string {

@@ -1,6 +1,23 @@
 // The worker as a library: what the server's embedded hosted worker (and tests) use.
-export { createAgent, createHostedAgent, pinoAgentLogger, type Agent, type AgentClient, type AgentLogger, type AgentOptions, type AgentStats, type HostedAgentOptions } from './agent.ts';
-export { createWorkerClient, enrollWorker, signBody, type Lease, type WorkerClient, type WorkerClientConfig } from './client.ts';
+export {
+  createAgent,
+  createHostedAgent,
+  pinoAgentLogger,
+  type Agent,
+  type AgentClient,
+  type AgentLogger,
+  type AgentOptions,
+  type AgentStats,
+  type HostedAgentOptions,
+} from './agent.ts';
+export {
+  createWorkerClient,
+  enrollWorker,
+  signBody,
+  type Lease,
+  type WorkerClient,
+  type WorkerClientConfig,
+} from './client.ts';
 export { WorkerApiError, WorkerNetworkError, isLeaseGone } from './errors.ts';
 export { writeNativeReport, type WrittenReport } from './report.ts';
 export { createPortScanner, scanPorts, type PortScannerSettings } from './scanners/port/index.ts';

@@ -1,11 +1,16 @@
 // Output of a local scan (`rampart-worker scan`): a table for people, JSON for scripts, and SARIF
 // 2.1.0 following the findings export's mapping (src/findings/findings-export.ts): rules
-// `<scanner>/<ruleId>`, levels error/warning/note, GitHub's `security-severity`.
-import { normaliseLocation, normalizedFindingSchema, type NormalizedFinding, type NormalizedFindingInput, type Severity } from '../findings/index.ts';
+// `<scanner>/<ruleId>`, levels error/warning/note, GitHub's `security-severity`. It loads the
+// findings schema, so `scan` imports it once the scan is done (output-text.ts has the rest).
+import {
+  normaliseLocation,
+  normalizedFindingSchema,
+  type NormalizedFinding,
+  type NormalizedFindingInput,
+  type Severity,
+} from '../findings/index.ts';
 import type { ScanKind } from './client.ts';
-
-export type OutputFormat = 'table' | 'json' | 'sarif';
-export const OUTPUT_FORMATS: readonly OutputFormat[] = ['table', 'json', 'sarif'];
+import { clip, renderTable } from './output-text.ts';
 
 export interface LocalScanResult {
   target: string;
@@ -28,12 +33,21 @@ export function toJson(r: LocalScanResult): string {
   return `${JSON.stringify({ target: r.target, kind: r.kind, ...r.extra, findings: canonicalFindings(r.findings) }, null, 2)}\n`;
 }
 
-const SARIF_LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = { critical: 'error', high: 'error', medium: 'warning', low: 'note', info: 'note' };
+const SARIF_LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = {
+  critical: 'error',
+  high: 'error',
+  medium: 'warning',
+  low: 'note',
+  info: 'note',
+};
 const SECURITY_SEVERITY: Record<Severity, number> = { critical: 9.5, high: 8.0, medium: 5.5, low: 3.0, info: 0.0 };
 const RANK: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
 
 export function toSarif(r: LocalScanResult, tool: { name: string; version: string }): string {
-  const rules = new Map<string, { index: number; rule: Record<string, unknown>; worst: Severity; score: number | null; tags: Set<string> }>();
+  const rules = new Map<
+    string,
+    { index: number; rule: Record<string, unknown>; worst: Severity; score: number | null; tags: Set<string> }
+  >();
   const results = canonicalFindings(r.findings).map((f) => {
     const id = `${r.kind}/${f.ruleId}`;
     let rule = rules.get(id);
@@ -63,8 +77,19 @@ export function toSarif(r: LocalScanResult, tool: { name: string; version: strin
       ruleIndex: rule.index,
       level: SARIF_LEVEL[f.severity],
       message: { text: f.title },
-      locations: [{ logicalLocations: [{ fullyQualifiedName: `${r.target} ${loc.text}`, kind: 'resource' }], message: { text: loc.text } }],
-      properties: { severity: f.severity, target: r.target, scanner: r.kind, ...(f.evidence?.summary ? { evidence: f.evidence.summary } : {}), ...(f.cve?.length ? { cve: f.cve } : {}) },
+      locations: [
+        {
+          logicalLocations: [{ fullyQualifiedName: `${r.target} ${loc.text}`, kind: 'resource' }],
+          message: { text: loc.text },
+        },
+      ],
+      properties: {
+        severity: f.severity,
+        target: r.target,
+        scanner: r.kind,
+        ...(f.evidence?.summary ? { evidence: f.evidence.summary } : {}),
+        ...(f.cve?.length ? { cve: f.cve } : {}),
+      },
     };
   });
   const ruleList = [...rules.values()].map((x) => ({
@@ -75,49 +100,32 @@ export function toSarif(r: LocalScanResult, tool: { name: string; version: strin
   const sarif = {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
     version: '2.1.0',
-    runs: [{ tool: { driver: { name: tool.name, version: tool.version, rules: ruleList } }, results, columnKind: 'utf16CodeUnits' }],
+    runs: [
+      {
+        tool: { driver: { name: tool.name, version: tool.version, rules: ruleList } },
+        results,
+        columnKind: 'utf16CodeUnits',
+      },
+    ],
   };
   return `${JSON.stringify(sarif, null, 2)}\n`;
 }
 
 /** A plain-text table: columns padded to their widest cell, a dashed rule under the headers. */
-export function renderTable(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
-  return [fmt(headers), fmt(widths.map((w) => '-'.repeat(w))), ...rows.map(fmt)].join('\n');
-}
-
-export const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-
 /** The kind's own lines (a summary and its results table), then the findings above info. */
 export function toTable(r: LocalScanResult, kindLines: string[]): string {
   const lines = [...kindLines];
-  const risky = canonicalFindings(r.findings).filter((f) => f.severity !== 'info').sort((a, b) => RANK[b.severity] - RANK[a.severity]);
+  const risky = canonicalFindings(r.findings)
+    .filter((f) => f.severity !== 'info')
+    .sort((a, b) => RANK[b.severity] - RANK[a.severity]);
   if (risky.length) {
     lines.push('');
-    lines.push(renderTable(['SEVERITY', 'FINDING', 'RULE'], risky.map((f) => [f.severity.toUpperCase(), clip(f.title, 70), f.ruleId])));
+    lines.push(
+      renderTable(
+        ['SEVERITY', 'FINDING', 'RULE'],
+        risky.map((f) => [f.severity.toUpperCase(), clip(f.title, 70), f.ruleId]),
+      ),
+    );
   }
   return `${lines.join('\n')}\n`;
-}
-
-/** A single updating progress line on a terminal (stderr); silent elsewhere. */
-export function progressLine(stream: NodeJS.WriteStream) {
-  const enabled = Boolean(stream.isTTY);
-  let last = 0;
-  let shown = false;
-  return {
-    update(percent: number, message: string) {
-      if (!enabled) return;
-      const now = Date.now();
-      if (now - last < 100 && percent < 100) return;
-      last = now;
-      const width = Math.max(20, (stream.columns || 80) - 1);
-      stream.write(`\r\x1b[2K${clip(`${percent.toFixed(0).padStart(3)}% ${message}`, width)}`);
-      shown = true;
-    },
-    clear() {
-      if (enabled && shown) stream.write('\r\x1b[2K');
-      shown = false;
-    },
-  };
 }

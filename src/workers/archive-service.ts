@@ -25,16 +25,38 @@ export function createArchiveService(deps: { db: Kysely<DB>; storage: StorageSer
         const held = await deps.leases.assertHolds(tx, w, scanId, leaseToken);
         return tx
           .selectFrom('assets')
-          .select(['source', 'archive_storage_key', 'archive_size', 'archive_sha256', 'archive_format', 'archive_file_name'])
+          .select([
+            'source',
+            'archive_storage_key',
+            'archive_size',
+            'archive_sha256',
+            'archive_format',
+            'archive_file_name',
+          ])
           .where('id', '=', held.assetId)
           .where('tenant_id', '=', w.tenantId)
           .executeTakeFirst();
       });
-      if (!asset || asset.source !== 'archive' || !asset.archive_storage_key || !asset.archive_sha256 || !asset.archive_format) {
-        throw appError('object_not_found', 'This scan\'s asset has no uploaded image archive; scan its registry reference instead.');
+      if (
+        !asset ||
+        asset.source !== 'archive' ||
+        !asset.archive_storage_key ||
+        !asset.archive_sha256 ||
+        !asset.archive_format
+      ) {
+        throw appError(
+          'object_not_found',
+          "This scan's asset has no uploaded image archive; scan its registry reference instead.",
+        );
       }
       const { body } = await (await deps.storage.forTenant(w.tenantId)).get(asset.archive_storage_key);
-      return { body, size: Number(asset.archive_size), sha256: asset.archive_sha256, format: asset.archive_format, fileName: asset.archive_file_name ?? 'image.tar' };
+      return {
+        body,
+        size: Number(asset.archive_size),
+        sha256: asset.archive_sha256,
+        format: asset.archive_format,
+        fileName: asset.archive_file_name ?? 'image.tar',
+      };
     },
   };
 }

@@ -1,4 +1,4 @@
-// Worker enrollment (DESIGN §5.3): an admin (or staff, for a hosted worker) creates a one-time
+// Worker enrollment (docs/worker-protocol.md): an admin (or staff, for a hosted worker) creates a one-time
 // code; a worker redeems it on the public enroll route for its bearer token. Codes and tokens
 // are stored as SHA-256 hashes only. Redemption is one conditional UPDATE, so two concurrent
 // redemptions of a code cannot both win; failed attempts are counted per client address and
@@ -8,7 +8,15 @@ import { sql, type Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { AuditService } from '../audit/index.ts';
 import type { DB } from '../db/schema.ts';
-import { asService, withService, withTenantMember, type Tx } from '../db/tenant.ts';
+import {
+  ADMIN_ACCESS,
+  asService,
+  type Caller,
+  isTenantAdmin,
+  type Tx,
+  withService,
+  withTenantAccess,
+} from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { appError } from '../lib/errors.ts';
@@ -24,12 +32,6 @@ import {
   type WorkerListDto,
 } from './workers-schemas.ts';
 
-export interface Caller {
-  userId: string;
-  email: string;
-}
-
-const ADMIN = ['owner', 'admin'];
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /** 8 characters of Crockford base32; 256 is a multiple of 32, so masking a byte is unbiased. */
@@ -48,23 +50,47 @@ export const hashWorkerToken = (token: string): string => sha256Hex(`rampart-wor
 export function createEnrollmentService(deps: { db: Kysely<DB>; audit: AuditService; clock: Clock }) {
   const { db, audit, clock } = deps;
 
-  async function asMember<T>(tenantId: string, caller: Caller, admin: boolean, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> {
-    return withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, role) => {
-      if (!role) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
-      if (admin && !ADMIN.includes(role)) throw appError('tenant_forbidden', 'This needs the owner or admin role in this tenant.');
-      return fn(tx, role);
-    });
-  }
+  const asMember = <T>(
+    tenantId: string,
+    caller: Caller,
+    admin: boolean,
+    fn: (tx: Tx, role: string) => Promise<T>,
+  ): Promise<T> => withTenantAccess(db, tenantId, caller, fn, admin ? ADMIN_ACCESS : null);
 
-  async function insertEnrollment(tx: Tx, tenantId: string, caller: Caller, hosted: boolean): Promise<EnrollmentCreatedDto> {
+  async function insertEnrollment(
+    tx: Tx,
+    tenantId: string,
+    caller: Caller,
+    hosted: boolean,
+  ): Promise<EnrollmentCreatedDto> {
     const code = generateEnrollmentCode();
     const id = newId();
     const expiresAt = new Date(clock.now().getTime() + ENROLLMENT_TTL_MS);
     await tx
       .insertInto('worker_enrollments')
-      .values({ id, tenant_id: tenantId, code_hash: hashCode(code), hosted, created_by: caller.userId, created_by_email: caller.email, created_at: clock.now(), expires_at: expiresAt })
+      .values({
+        id,
+        tenant_id: tenantId,
+        code_hash: hashCode(code),
+        hosted,
+        created_by: caller.userId,
+        created_by_email: caller.email,
+        created_at: clock.now(),
+        expires_at: expiresAt,
+      })
       .execute();
-    await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: hosted ? 'workers.hosted_enrollment_created' : 'workers.enrollment_created', targetType: 'worker_enrollment', targetId: id, details: { expiresAt: expiresAt.toISOString() } }, tx);
+    await audit.record(
+      {
+        tenantId,
+        actorUserId: caller.userId,
+        actorEmail: caller.email,
+        action: hosted ? 'workers.hosted_enrollment_created' : 'workers.enrollment_created',
+        targetType: 'worker_enrollment',
+        targetId: id,
+        details: { expiresAt: expiresAt.toISOString() },
+      },
+      tx,
+    );
     return { id, code, expiresAt: expiresAt.toISOString(), hosted };
   }
 
@@ -83,7 +109,11 @@ export function createEnrollmentService(deps: { db: Kysely<DB>; audit: AuditServ
         returning failures`.execute(q);
       if (rows.length === 0) return false;
       // Old windows mean nothing any more.
-      if (rows[0]!.failures === 1) await q.deleteFrom('enroll_attempts').where('window_start', '<', new Date(windowStart.getTime() - 10 * 60_000)).execute();
+      if (rows[0]!.failures === 1)
+        await q
+          .deleteFrom('enroll_attempts')
+          .where('window_start', '<', new Date(windowStart.getTime() - 10 * 60_000))
+          .execute();
       return true;
     });
   }
@@ -112,7 +142,9 @@ export function createEnrollmentService(deps: { db: Kysely<DB>; audit: AuditServ
       enrolledAt: iso(r.enrolled_at)!,
       lastSeenAt: iso(r.last_seen_at),
       revokedAt: iso(r.revoked_at),
-      currentScan: r.scan_id ? { id: r.scan_id, kind: r.scan_kind ?? '', status: r.scan_status ?? '', percent: Number(r.scan_percent ?? 0) } : null,
+      currentScan: r.scan_id
+        ? { id: r.scan_id, kind: r.scan_kind ?? '', status: r.scan_status ?? '', percent: Number(r.scan_percent ?? 0) }
+        : null,
     };
   }
 
@@ -147,12 +179,17 @@ export function createEnrollmentService(deps: { db: Kysely<DB>; audit: AuditServ
     },
 
     /** Public: redeems a code for a worker and its bearer token (shown once). */
-    async enroll(address: string, body: z.infer<typeof enrollBodySchema>): Promise<{ workerId: string; tenantId: string; token: string }> {
+    async enroll(
+      address: string,
+      body: z.infer<typeof enrollBodySchema>,
+    ): Promise<{ workerId: string; tenantId: string; token: string }> {
       const now = clock.now();
       const windowStart = new Date(Math.floor(now.getTime() / 60_000) * 60_000);
       const retryAfter = String(Math.max(1, Math.ceil((windowStart.getTime() + 60_000 - now.getTime()) / 1000)));
       if (!(await reserveAttempt(address, windowStart)))
-        throw appError('rate_limited', 'Too many failed enrollment attempts from this address; wait a minute.', { headers: { 'retry-after': retryAfter } });
+        throw appError('rate_limited', 'Too many failed enrollment attempts from this address; wait a minute.', {
+          headers: { 'retry-after': retryAfter },
+        });
       const result = await withService(db, async (tx) => {
         const code = normaliseCode(body.code);
         if (code.length !== CODE_LENGTH || [...code].some((c) => !CODE_ALPHABET.includes(c))) return null;
@@ -170,41 +207,102 @@ export function createEnrollmentService(deps: { db: Kysely<DB>; audit: AuditServ
         const token = `rwk_${randomToken(32)}`;
         await tx
           .insertInto('workers')
-          .values({ id: workerId, tenant_id: enrollment.tenant_id, name: body.name, platform: body.platform, version: body.version, hosted: enrollment.hosted, token_hash: hashWorkerToken(token), enrollment_id: enrollment.id, enrolled_at: now })
+          .values({
+            id: workerId,
+            tenant_id: enrollment.tenant_id,
+            name: body.name,
+            platform: body.platform,
+            version: body.version,
+            hosted: enrollment.hosted,
+            token_hash: hashWorkerToken(token),
+            enrollment_id: enrollment.id,
+            enrolled_at: now,
+          })
           .execute();
-        await tx.updateTable('worker_enrollments').set({ worker_id: workerId }).where('id', '=', enrollment.id).execute();
-        await tx.updateTable('enroll_attempts').set({ failures: sql<number>`failures - 1` }).where('address', '=', address).where('window_start', '=', windowStart).execute();
-        await audit.record({ tenantId: enrollment.tenant_id, action: 'workers.enrolled', targetType: 'worker', targetId: workerId, details: { name: body.name, platform: body.platform, version: body.version, hosted: enrollment.hosted, address } }, tx);
+        await tx
+          .updateTable('worker_enrollments')
+          .set({ worker_id: workerId })
+          .where('id', '=', enrollment.id)
+          .execute();
+        await tx
+          .updateTable('enroll_attempts')
+          .set({ failures: sql<number>`failures - 1` })
+          .where('address', '=', address)
+          .where('window_start', '=', windowStart)
+          .execute();
+        await audit.record(
+          {
+            tenantId: enrollment.tenant_id,
+            action: 'workers.enrolled',
+            targetType: 'worker',
+            targetId: workerId,
+            details: {
+              name: body.name,
+              platform: body.platform,
+              version: body.version,
+              hosted: enrollment.hosted,
+              address,
+            },
+          },
+          tx,
+        );
         return { workerId, tenantId: enrollment.tenant_id, token };
       });
       if (!result) {
-        throw appError('enrollment_code_invalid', 'This enrollment code is not valid: it may be mistyped, expired or already used.');
+        throw appError(
+          'enrollment_code_invalid',
+          'This enrollment code is not valid: it may be mistyped, expired or already used.',
+        );
       }
       return result;
     },
 
     /** A worker reports the version it runs (heartbeat); the service role, as worker routes have no session. */
     async recordVersion(workerId: string, version: string): Promise<void> {
-      await withService(db, (tx) => tx.updateTable('workers').set({ version }).where('id', '=', workerId).where('version', '<>', version).execute());
+      await withService(db, (tx) =>
+        tx.updateTable('workers').set({ version }).where('id', '=', workerId).where('version', '<>', version).execute(),
+      );
     },
 
     list(tenantId: string, caller: Caller): Promise<WorkerListDto> {
-      return asMember(tenantId, caller, false, async (tx, role) => ({ workers: await listIn(tx, tenantId), canManage: ADMIN.includes(role) }));
+      return asMember(tenantId, caller, false, async (tx, role) => ({
+        workers: await listIn(tx, tenantId),
+        canManage: isTenantAdmin(role),
+      }));
     },
 
     revoke(tenantId: string, caller: Caller, workerId: string): Promise<WorkerDto> {
       return asMember(tenantId, caller, true, async (tx) => {
         const row = await tx
           .updateTable('workers')
-          .set({ revoked_at: sql<Date>`coalesce(revoked_at, ${clock.now()})`, revoked_by: sql<string>`coalesce(revoked_by, ${caller.userId}::uuid)`, revoked_by_email: sql<string>`coalesce(revoked_by_email, ${caller.email})` })
+          .set({
+            revoked_at: sql<Date>`coalesce(revoked_at, ${clock.now()})`,
+            revoked_by: sql<string>`coalesce(revoked_by, ${caller.userId}::uuid)`,
+            revoked_by_email: sql<string>`coalesce(revoked_by_email, ${caller.email})`,
+          })
           .where('tenant_id', '=', tenantId)
           .where('id', '=', workerId)
           .returning(['id', 'name'])
           .executeTakeFirst();
         if (!row) throw appError('worker_not_found', 'No such worker in this tenant.');
         // A revoked worker sends nothing more; its remembered nonces would only linger.
-        await tx.deleteFrom('worker_nonces').where('tenant_id', '=', tenantId).where('worker_id', '=', workerId).execute();
-        await audit.record({ tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'workers.revoked', targetType: 'worker', targetId: workerId, details: { name: row.name } }, tx);
+        await tx
+          .deleteFrom('worker_nonces')
+          .where('tenant_id', '=', tenantId)
+          .where('worker_id', '=', workerId)
+          .execute();
+        await audit.record(
+          {
+            tenantId,
+            actorUserId: caller.userId,
+            actorEmail: caller.email,
+            action: 'workers.revoked',
+            targetType: 'worker',
+            targetId: workerId,
+            details: { name: row.name },
+          },
+          tx,
+        );
         const [dto] = await listIn(tx, tenantId, workerId);
         return dto!;
       });

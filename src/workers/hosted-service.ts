@@ -1,4 +1,4 @@
-// The embedded hosted worker (DESIGN §1, issue 5): a super-admin starts a Rampart-hosted worker
+// The embedded hosted worker (docs/operations.md): a super-admin starts a Rampart-hosted worker
 // for a tenant, and the server runs it in-process with the same agent code as `rampart-worker run`.
 // The worker is enrolled like any other (a hosted enrollment code redeemed at once) and talks to
 // this server over HTTP on loopback, so it goes through the same authentication, leasing, fencing
@@ -13,12 +13,20 @@ import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { DB } from '../db/schema.ts';
-import { asService, withService } from '../db/tenant.ts';
+import { asService, type Caller, withService } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { SecretBox } from '../lib/crypto.ts';
+import { createEgressPolicy, literalAddressOf, type EgressPolicy } from '../lib/egress.ts';
 import { appError } from '../lib/errors.ts';
-import { createHostedAgent, pinoAgentLogger, WORKER_VERSION, type Agent, type PortScannerSettings } from '../worker/index.ts';
-import type { Caller, EnrollmentService } from './enrollment-service.ts';
+import {
+  createHostedAgent,
+  pinoAgentLogger,
+  WORKER_VERSION,
+  type Agent,
+  type Lease,
+  type PortScannerSettings,
+} from '../worker/index.ts';
+import type { EnrollmentService } from './enrollment-service.ts';
 import type { HostedWorkerDto, HostedWorkerListDto } from './hosted-schemas.ts';
 
 /** The client address recorded for in-process enrollments (audit log, throttle key). */
@@ -35,7 +43,8 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
  */
 export function selfUrl(host: string, port: number): string {
   const h = host.trim().toLowerCase();
-  if (h === '' || h === '0.0.0.0' || h === '::' || h === 'localhost' || h.startsWith('127.')) return `http://127.0.0.1:${port}`;
+  if (h === '' || h === '0.0.0.0' || h === '::' || h === 'localhost' || h.startsWith('127.'))
+    return `http://127.0.0.1:${port}`;
   if (h === '::1' || h === '[::1]') return `http://[::1]:${port}`;
   return h.includes(':') && !h.startsWith('[') ? `http://[${h}]:${port}` : `http://${h}:${port}`;
 }
@@ -65,21 +74,61 @@ interface CredentialRow {
   revoked_at: Date | string | null;
 }
 
-export function createHostedWorkers(deps: { db: Kysely<DB>; secretBox: SecretBox; enrollments: EnrollmentService; audit: AuditService; clock: Clock; log: FastifyBaseLogger; concurrency?: number; osvDbPath?: string }) {
+export function createHostedWorkers(deps: {
+  db: Kysely<DB>;
+  secretBox: SecretBox;
+  enrollments: EnrollmentService;
+  audit: AuditService;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  concurrency?: number;
+  osvDbPath?: string;
+  /** EGRESS_ALLOW's policy; the hosted worker's scans are held to it (default: no internal range). */
+  egress?: EgressPolicy;
+}) {
   const { db, secretBox, enrollments, audit, clock, log } = deps;
+  const egress = deps.egress ?? createEgressPolicy();
+
+  /**
+   * A lease's egress policy. A tenant's names may resolve anywhere, so every address is checked;
+   * a super-admin's bypass of an asset whose target is an IP address (the first run's 127.0.0.1)
+   * is the operator's decision about that one address, which this scan may then reach.
+   */
+  async function egressFor(lease: Lease): Promise<EgressPolicy> {
+    const row = await asService(db, (q) =>
+      q
+        .selectFrom('assets')
+        .select(['verification_status', 'target'])
+        .where('id', '=', lease.asset.id)
+        .executeTakeFirst(),
+    );
+    const literal = row?.verification_status === 'bypassed' ? literalAddressOf(row.target) : null;
+    return literal ? egress.withAllowed([literal]) : egress;
+  }
   const agents = new Map<string, Running>();
   /** Agents being stopped; stop() waits for them too. */
   const stopping = new Set<Promise<void>>();
   /** Workers whose revocation check a 401 already started. */
   const checking = new Set<string>();
-  let run: Required<Pick<RunOptions, 'serverUrl' | 'concurrency' | 'graceMs'>> & { port?: PortScannerSettings } | null = null;
+  let run:
+    (Required<Pick<RunOptions, 'serverUrl' | 'concurrency' | 'graceMs'>> & { port?: PortScannerSettings }) | null =
+    null;
   let timer: NodeJS.Timeout | null = null;
   let syncing: Promise<void> = Promise.resolve();
 
   /** The tenant's current signing secret, read afresh for every request so rotations need no restart. */
   async function signingSecretOf(tenantId: string): Promise<string> {
-    const row = await asService(db, (q) => q.selectFrom('tenant_webhook_secrets').select('current_sealed').where('tenant_id', '=', tenantId).executeTakeFirst());
-    if (!row) throw new Error('The tenant has no webhook signing secret yet; a tenant admin generates one under Workers → Webhook signing secret');
+    const row = await asService(db, (q) =>
+      q
+        .selectFrom('tenant_webhook_secrets')
+        .select('current_sealed')
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirst(),
+    );
+    if (!row)
+      throw new Error(
+        'The tenant has no webhook signing secret yet; a tenant admin generates one under Workers → Webhook signing secret',
+      );
     return secretBox.open(row.current_sealed);
   }
 
@@ -99,7 +148,9 @@ export function createHostedWorkers(deps: { db: Kysely<DB>; secretBox: SecretBox
   function onUnauthorized(workerId: string): void {
     if (checking.has(workerId) || !agents.has(workerId)) return;
     checking.add(workerId);
-    void asService(db, (q) => q.selectFrom('workers').select('revoked_at').where('id', '=', workerId).executeTakeFirst())
+    void asService(db, (q) =>
+      q.selectFrom('workers').select('revoked_at').where('id', '=', workerId).executeTakeFirst(),
+    )
       .then((w) => {
         if (!w || w.revoked_at) stopAgent(workerId, 0, 'revoked');
       })
@@ -114,7 +165,10 @@ export function createHostedWorkers(deps: { db: Kysely<DB>; secretBox: SecretBox
       token = secretBox.open(row.token_sealed);
     } catch (err) {
       // Sealed under another APP_ENCRYPTION_KEY: nothing this process can do but say so.
-      log.error({ err, hostedWorkerId: row.worker_id }, 'cannot open the credentials of a hosted worker; was APP_ENCRYPTION_KEY changed?');
+      log.error(
+        { err, hostedWorkerId: row.worker_id },
+        'cannot open the credentials of a hosted worker; was APP_ENCRYPTION_KEY changed?',
+      );
       return;
     }
     const workerId = row.worker_id;
@@ -132,18 +186,27 @@ export function createHostedWorkers(deps: { db: Kysely<DB>; secretBox: SecretBox
       concurrency: run.concurrency,
       log: pinoAgentLogger(log.child({ hostedWorkerId: workerId, tenantId: row.tenant_id })),
       graceMs: run.graceMs,
-      scannerSettings: { ...(run.port ? { port: run.port } : {}), ...(deps.osvDbPath ? { container: { osvDbPath: deps.osvDbPath } } : {}) },
+      egressFor,
+      scannerSettings: {
+        ...(run.port ? { port: run.port } : {}),
+        ...(deps.osvDbPath ? { container: { osvDbPath: deps.osvDbPath } } : {}),
+      },
     });
     const entry: Running = { agent, tenantId: row.tenant_id, done: Promise.resolve() };
     entry.done = agent
       .start()
-      .catch((err: unknown) => log.error({ err, hostedWorkerId: workerId }, 'embedded hosted worker stopped with an error'))
+      .catch((err: unknown) =>
+        log.error({ err, hostedWorkerId: workerId }, 'embedded hosted worker stopped with an error'),
+      )
       .finally(() => {
         // An agent that ended on its own is started again by the next sync.
         if (agents.get(workerId) === entry) agents.delete(workerId);
       });
     agents.set(workerId, entry);
-    log.info({ hostedWorkerId: workerId, tenantId: row.tenant_id, concurrency: run.concurrency }, 'embedded hosted worker started');
+    log.info(
+      { hostedWorkerId: workerId, tenantId: row.tenant_id, concurrency: run.concurrency },
+      'embedded hosted worker started',
+    );
   }
 
   async function syncOnce(): Promise<void> {
@@ -177,7 +240,18 @@ export function createHostedWorkers(deps: { db: Kysely<DB>; secretBox: SecretBox
         .selectFrom('workers as w')
         .innerJoin('organization as o', 'o.id', 'w.tenant_id')
         .leftJoin('hosted_worker_credentials as c', 'c.worker_id', 'w.id')
-        .select(['w.id', 'w.tenant_id', 'o.name as tenant_name', 'w.name', 'w.platform', 'w.version', 'w.enrolled_at', 'w.last_seen_at', 'w.revoked_at', 'c.worker_id as embedded_id'])
+        .select([
+          'w.id',
+          'w.tenant_id',
+          'o.name as tenant_name',
+          'w.name',
+          'w.platform',
+          'w.version',
+          'w.enrolled_at',
+          'w.last_seen_at',
+          'w.revoked_at',
+          'c.worker_id as embedded_id',
+        ])
         .where('w.hosted', '=', true)
         .orderBy(sql`w.revoked_at is null`, 'desc')
         .orderBy('o.name')
@@ -212,22 +286,50 @@ export function createHostedWorkers(deps: { db: Kysely<DB>; secretBox: SecretBox
       const count = await withService(db, async (tx) => {
         const org = await tx.selectFrom('organization').select('id').where('id', '=', tenantId).executeTakeFirst();
         if (!org) throw appError('tenant_not_found', 'No tenant with this id.');
-        const r = await tx.selectFrom('workers').select(sql<number>`count(*)::int`.as('n')).where('tenant_id', '=', tenantId).where('hosted', '=', true).executeTakeFirstOrThrow();
+        const r = await tx
+          .selectFrom('workers')
+          .select(sql<number>`count(*)::int`.as('n'))
+          .where('tenant_id', '=', tenantId)
+          .where('hosted', '=', true)
+          .executeTakeFirstOrThrow();
         return Number(r.n);
       });
       const enrollment = await enrollments.createHostedEnrollment(tenantId, caller);
-      const { workerId, token } = await enrollments.enroll(EMBEDDED_ADDRESS, { code: enrollment.code, name: `hosted-${count + 1}`, platform: EMBEDDED_PLATFORM, version: WORKER_VERSION });
+      const { workerId, token } = await enrollments.enroll(EMBEDDED_ADDRESS, {
+        code: enrollment.code,
+        name: `hosted-${count + 1}`,
+        platform: EMBEDDED_PLATFORM,
+        version: WORKER_VERSION,
+      });
       try {
         await withService(db, async (tx) => {
-          await tx.insertInto('hosted_worker_credentials').values({ worker_id: workerId, tenant_id: tenantId, token_sealed: secretBox.seal(token), created_at: clock.now() }).execute();
+          await tx
+            .insertInto('hosted_worker_credentials')
+            .values({
+              worker_id: workerId,
+              tenant_id: tenantId,
+              token_sealed: secretBox.seal(token),
+              created_at: clock.now(),
+            })
+            .execute();
           await audit.record(
-            { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action: 'workers.hosted_worker_created', targetType: 'worker', targetId: workerId, details: { name: `hosted-${count + 1}`, embedded: true } },
+            {
+              tenantId,
+              actorUserId: caller.userId,
+              actorEmail: caller.email,
+              action: 'workers.hosted_worker_created',
+              targetType: 'worker',
+              targetId: workerId,
+              details: { name: `hosted-${count + 1}`, embedded: true },
+            },
             tx,
           );
         });
       } catch (err) {
         // A worker whose token nobody holds can never run: revoke it rather than leave it listed as active.
-        await withService(db, (tx) => tx.updateTable('workers').set({ revoked_at: clock.now() }).where('id', '=', workerId).execute()).catch(() => undefined);
+        await withService(db, (tx) =>
+          tx.updateTable('workers').set({ revoked_at: clock.now() }).where('id', '=', workerId).execute(),
+        ).catch(() => undefined);
         throw err;
       }
       if (run) await sync();
@@ -241,7 +343,12 @@ export function createHostedWorkers(deps: { db: Kysely<DB>; secretBox: SecretBox
     /** Starts an agent per unrevoked hosted worker with stored credentials, and keeps the set in step. */
     async run(opts: RunOptions): Promise<void> {
       if (run) return;
-      run = { serverUrl: opts.serverUrl, concurrency: opts.concurrency ?? deps.concurrency ?? 2, graceMs: opts.graceMs ?? DEFAULT_GRACE_MS, ...(opts.port ? { port: opts.port } : {}) };
+      run = {
+        serverUrl: opts.serverUrl,
+        concurrency: opts.concurrency ?? deps.concurrency ?? 2,
+        graceMs: opts.graceMs ?? DEFAULT_GRACE_MS,
+        ...(opts.port ? { port: opts.port } : {}),
+      };
       timer = setInterval(() => void sync(), opts.syncEveryMs ?? DEFAULT_SYNC_MS);
       timer.unref();
       await sync();

@@ -8,26 +8,43 @@
 // the report's kind must fit the asset (a Trivy report does not describe a web application):
 // findings are keyed and closed per asset and scanner kind, so a misfiled import would close or
 // duplicate findings of the wrong kind. The uploader imports such a report for the right asset.
+// Over 500 lines on purpose: the import service and its streaming format detection belong together: the detection runs
+// on the bytes the service stores.
+import { cleanFileName } from '../lib/file-names.ts';
 import { randomUUID } from 'node:crypto';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { DB } from '../db/schema.ts';
-import { withTenantMember, type Tx } from '../db/tenant.ts';
+import { type Caller, type Tx, withTenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError, isAppError } from '../lib/errors.ts';
 import { assertAssetScannable, KINDS_FOR_ASSET, type ScanKind } from '../scans/index.ts';
 import type { StorageService } from '../storage/index.ts';
-import { DETECT_BYTES, detectFormat, SCANNER_OF_FORMAT, scannerForTool, type ReportFormat, type Scanner } from './importers/index.ts';
-import { FORMAT_LABELS, type ImportFields, type IngestionDto, type importListQuerySchema, type ReportUploadDto } from './ingestion-schemas.ts';
+import {
+  CLEAN_LABELS,
+  DETECT_BYTES,
+  describeContent,
+  type CleanKind,
+  detectFormat,
+  plausibleFormat,
+  SCANNER_OF_FORMAT,
+  scannerForTool,
+  type ReportFormat,
+  type Scanner,
+} from './importers/index.ts';
+import {
+  FORMAT_LABELS,
+  IMPORT_FORMATS,
+  type IngestionSummaryDto,
+  type ImportFields,
+  type IngestionDto,
+  type importListQuerySchema,
+  type ReportUploadDto,
+} from './ingestion-schemas.ts';
 import type { IngestionSummary } from './ingestion-service.ts';
 import type { IngestionQueue } from './ingestion-types.ts';
 import type { z } from 'zod';
-
-export interface Caller {
-  userId: string;
-  email: string;
-}
 
 export interface ImportFile {
   fileName: string;
@@ -46,14 +63,6 @@ export interface ImportsServiceDeps {
 }
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
-
-/** A file name fit for display: no path, no control characters, at most 200 characters. */
-export function cleanFileName(name: string): string | null {
-  const base = name.split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
-  const clean = base.normalize('NFC').replace(/[\u0000-\u001f\u007f-\u009f]/g, '').replace(/\s+/g, ' ').trim().slice(0, 200);
-  return clean || null;
-}
 
 /** Keeps the first `max` bytes that pass through, for format detection. */
 class HeadCapture extends Transform {
@@ -77,6 +86,54 @@ class HeadCapture extends Transform {
   }
 }
 
+const SUPPORTED_TEXT = `Supported: ${Object.values(FORMAT_LABELS).join(', ')}.`;
+
+/**
+ * The format of an upload, checked against its first bytes before anything is queued: a named
+ * format must be what the file looks like (or carry its signature), an unnamed one must be
+ * recognised. Refusals say what the file looks like and which formats are read. An empty file is
+ * a report only in nuclei's case (nuclei writes one when it finds nothing).
+ */
+export function checkFormat(
+  chosen: ReportFormat | null,
+  head: Buffer,
+  size: number,
+  fileName: string | null,
+): ReportFormat {
+  if (size === 0) {
+    if (chosen === 'nuclei') return 'nuclei';
+    throw appError(
+      'report_format_unknown',
+      `The file is empty. nuclei writes an empty file when it finds nothing: choose nuclei as the format to import it as no findings. ${SUPPORTED_TEXT}`,
+      {
+        details: { looksLike: 'an empty file', supported: IMPORT_FORMATS },
+      },
+    );
+  }
+  const detected = detectFormat(head, fileName ?? undefined);
+  const looksLike = detected ? FORMAT_LABELS[detected] : describeContent(head);
+  if (chosen && !plausibleFormat(chosen, head, fileName ?? undefined)) {
+    throw appError(
+      'report_format_mismatch',
+      `The file looks like ${looksLike}, not ${FORMAT_LABELS[chosen]}. Choose the right format, or let Rampart detect it. ${SUPPORTED_TEXT}`,
+      {
+        details: { chosen, detected, looksLike, supported: IMPORT_FORMATS },
+      },
+    );
+  }
+  const format = chosen ?? detected;
+  if (!format) {
+    throw appError(
+      'report_format_unknown',
+      `The report format could not be recognised: the file looks like ${looksLike}. ${SUPPORTED_TEXT}`,
+      {
+        details: { looksLike, supported: IMPORT_FORMATS },
+      },
+    );
+  }
+  return format;
+}
+
 /** The scanner kind a report's first bytes announce (native and SARIF name it; the rest imply it). */
 export function scannerOfHead(format: ReportFormat, head: Buffer): Scanner {
   const text = head.toString('utf8').replace(/^\uFEFF/, '');
@@ -84,7 +141,8 @@ export function scannerOfHead(format: ReportFormat, head: Buffer): Scanner {
     const first = text.split('\n', 1)[0] ?? '';
     try {
       const rec = JSON.parse(first) as { scanner?: unknown };
-      if (typeof rec.scanner === 'string' && ['port', 'template', 'webapp', 'container', 'edge'].includes(rec.scanner)) return rec.scanner as Scanner;
+      if (typeof rec.scanner === 'string' && ['port', 'template', 'webapp', 'container', 'edge'].includes(rec.scanner))
+        return rec.scanner as Scanner;
     } catch {
       /* a header over several lines: the default */
     }
@@ -126,6 +184,45 @@ type DtoRow = {
   cursor_at?: string;
 };
 
+/** A stored summary as the API shows it (summaries written by earlier versions lack the newer fields). */
+function summaryDto(s: IngestionSummary): IngestionSummaryDto {
+  const cleaned = s.cleaned
+    ? (Object.entries(s.cleaned.counts) as [CleanKind, number][])
+        .filter(([, n]) => n > 0)
+        .map(([kind, count]) => ({
+          kind,
+          label: CLEAN_LABELS[kind],
+          count,
+          where: s
+            .cleaned!.samples.filter((x) => x.kind === kind)
+            .map((x) => x.where)
+            .slice(0, 5),
+        }))
+    : [];
+  return {
+    received: s.received,
+    distinct: s.distinct,
+    created: s.created,
+    seen: s.seen,
+    reopened: s.reopened,
+    fixed: s.fixed,
+    tool: s.tool ?? null,
+    skipped: s.skipped ?? 0,
+    skipSamples: s.skipSamples ?? [],
+    records: s.records ?? s.received + (s.skipped ?? 0),
+    passed: s.passed ?? 0,
+    skipReasons: s.skipReasons ?? [],
+    cleaned,
+    coverage: s.coverage ?? null,
+    partial: s.partial ?? null,
+    closedNothing: s.closedNothing ?? false,
+    splits: s.splits ?? [],
+    unmatchedHosts: s.unmatchedHosts ?? [],
+    ...(s.outcome ? { outcome: s.outcome } : {}),
+    ...(s.outcomeReason ? { outcomeReason: s.outcomeReason } : {}),
+  };
+}
+
 export function toIngestionDto(r: DtoRow): IngestionDto {
   const size = Number(r.size);
   const bytesRead = Number(r.bytes_read);
@@ -144,9 +241,7 @@ export function toIngestionDto(r: DtoRow): IngestionDto {
     findingsRead: r.findings_read,
     skipped: r.skipped,
     percent: r.status === 'succeeded' ? 100 : size > 0 ? Math.min(99, Math.floor((bytesRead / size) * 100)) : 0,
-    summary: s
-      ? { received: s.received, distinct: s.distinct, created: s.created, seen: s.seen, reopened: s.reopened, fixed: s.fixed, tool: s.tool ?? null, skipped: s.skipped ?? 0, skipSamples: s.skipSamples ?? [] }
-      : null,
+    summary: s ? summaryDto(s) : null,
     error: r.error,
     attempts: r.attempts,
     scan: { id: r.scan_id, kind: r.scan_kind, status: r.scan_status },
@@ -196,21 +291,22 @@ const selectIngestions = (tx: Tx) =>
 export function createImportsService(deps: ImportsServiceDeps) {
   const { db, storage, ingestion, audit, clock, reportMaxBytes } = deps;
 
-  async function asMember<T>(tenantId: string, caller: Caller, fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return withTenantMember(db, { tenantId, userId: caller.userId }, async (tx, role) => {
-      if (!role) throw appError('tenant_forbidden', 'You are not a member of this tenant.');
-      return fn(tx);
-    });
-  }
+  const asMember = <T>(tenantId: string, caller: Caller, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> =>
+    withTenantAccess(db, tenantId, caller, fn);
 
   async function load(tx: Tx, tenantId: string, id: string): Promise<IngestionDto> {
-    const row = await selectIngestions(tx).where('j.tenant_id', '=', tenantId).where('j.id', '=', id).executeTakeFirst();
+    const row = await selectIngestions(tx)
+      .where('j.tenant_id', '=', tenantId)
+      .where('j.id', '=', id)
+      .executeTakeFirst();
     if (!row) throw appError('import_not_found', 'No such import in this tenant.');
     return toIngestionDto(row as DtoRow);
   }
 
   function tooLarge() {
-    return appError('payload_too_large', `Reports may be at most ${reportMaxBytes.toLocaleString('en-US')} bytes.`, { details: { maxBytes: reportMaxBytes } });
+    return appError('payload_too_large', `Reports may be at most ${reportMaxBytes.toLocaleString('en-US')} bytes.`, {
+      details: { maxBytes: reportMaxBytes },
+    });
   }
 
   return {
@@ -218,42 +314,48 @@ export function createImportsService(deps: ImportsServiceDeps) {
     async precheck(tenantId: string, caller: Caller, assetId: string): Promise<void> {
       await asMember(tenantId, caller, async (tx) => {
         // Any kind the asset takes: the report's own kind is known once its first bytes are in.
-        const asset = await tx.selectFrom('assets').select('kind').where('id', '=', assetId).where('tenant_id', '=', tenantId).executeTakeFirst();
+        const asset = await tx
+          .selectFrom('assets')
+          .select('kind')
+          .where('id', '=', assetId)
+          .where('tenant_id', '=', tenantId)
+          .executeTakeFirst();
         if (!asset) throw appError('asset_not_found', 'No such asset in this tenant.');
         const kinds = KINDS_FOR_ASSET[asset.kind as keyof typeof KINDS_FOR_ASSET] as readonly ScanKind[] | undefined;
         await assertAssetScannable(tx, tenantId, assetId, kinds?.[0] ?? 'template');
       });
     },
 
-    async importReport(tenantId: string, caller: Caller, fields: ImportFields, file: ImportFile): Promise<IngestionDto> {
+    async importReport(
+      tenantId: string,
+      caller: Caller,
+      fields: ImportFields,
+      file: ImportFile,
+    ): Promise<IngestionDto> {
       const scanId = randomUUID();
       const objectKey = `imports/${scanId}`;
-      const fileName = cleanFileName(file.fileName);
+      const fileName = cleanFileName(file.fileName) || null;
       const store = await storage.forTenant(tenantId);
       const head = new HeadCapture(DETECT_BYTES);
       file.stream.once('error', (e) => head.destroy(e));
       let put;
       try {
-        put = await store.put(objectKey, file.stream.pipe(head), { maxBytes: reportMaxBytes, contentType: 'application/octet-stream' });
+        put = await store.put(objectKey, file.stream.pipe(head), {
+          maxBytes: reportMaxBytes,
+          contentType: 'application/octet-stream',
+        });
         if (file.truncated?.()) throw tooLarge();
       } catch (e) {
         file.stream.resume();
         await store.delete(objectKey).catch(() => undefined);
         const code = (e as { code?: string }).code;
         if ((isAppError(e) && e.code === 'payload_too_large') || code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge();
-        if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET') throw appError('validation_failed', 'The upload ended before the whole file arrived.');
+        if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET')
+          throw appError('validation_failed', 'The upload ended before the whole file arrived.');
         throw e;
       }
       try {
-        if (put.size === 0) throw appError('report_format_unknown', 'The file is empty.');
-        const detected = detectFormat(head.head(), fileName ?? undefined);
-        if (fields.format && detected && detected !== fields.format)
-          throw appError('report_format_mismatch', `The file looks like ${FORMAT_LABELS[detected]}, not ${FORMAT_LABELS[fields.format]}. Choose the right format, or let Rampart detect it.`, {
-            details: { chosen: fields.format, detected },
-          });
-        const format = fields.format ?? detected;
-        if (!format)
-          throw appError('report_format_unknown', 'The report format could not be recognised. Supported: Rampart native JSON Lines, nmap XML, nuclei JSON Lines, OWASP ZAP JSON, Trivy JSON v2 and SARIF 2.1.0.');
+        const format = checkFormat(fields.format, head.head(), put.size, fileName);
         const kind = scannerOfHead(format, head.head());
         const now = clock.now();
         const id = await asMember(tenantId, caller, async (tx) => {
@@ -261,8 +363,14 @@ export function createImportsService(deps: ImportsServiceDeps) {
             await assertAssetScannable(tx, tenantId, fields.assetId, kind);
           } catch (e) {
             if (isAppError(e) && e.code === 'scan_kind_mismatch') {
-              const asset = await tx.selectFrom('assets').select('kind').where('id', '=', fields.assetId).executeTakeFirst();
-              const fits = asset ? (KINDS_FOR_ASSET[asset.kind as keyof typeof KINDS_FOR_ASSET] as readonly string[]) : [];
+              const asset = await tx
+                .selectFrom('assets')
+                .select('kind')
+                .where('id', '=', fields.assetId)
+                .executeTakeFirst();
+              const fits = asset
+                ? (KINDS_FOR_ASSET[asset.kind as keyof typeof KINDS_FOR_ASSET] as readonly string[])
+                : [];
               throw new AppError(
                 'scan_kind_mismatch',
                 `This ${FORMAT_LABELS[format]} report holds ${kind} findings, which do not apply to a ${(asset?.kind ?? 'unknown').replace('_', ' ')} asset (it takes ${fits.join(', ')}). Import it for an asset it describes.`,
@@ -310,7 +418,16 @@ export function createImportsService(deps: ImportsServiceDeps) {
               action: 'scan.imported',
               targetType: 'scan',
               targetId: scanId,
-              details: { assetId: fields.assetId, kind, format, formatDetected: fields.format === null, fileName, size: put.size, sha256: put.sha256, ingestionId },
+              details: {
+                assetId: fields.assetId,
+                kind,
+                format,
+                formatDetected: fields.format === null,
+                fileName,
+                size: put.size,
+                sha256: put.sha256,
+                ingestionId,
+              },
             },
             tx,
           );
@@ -329,7 +446,9 @@ export function createImportsService(deps: ImportsServiceDeps) {
     async list(tenantId: string, caller: Caller, q: z.output<typeof importListQuerySchema>) {
       return asMember(tenantId, caller, async (tx) => {
         let query = selectIngestions(tx)
-          .select(sql<string>`to_char(j.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'))
+          .select(
+            sql<string>`to_char(j.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
+          )
           .where('j.tenant_id', '=', tenantId)
           .where('j.source', '=', 'import')
           .orderBy('j.created_at', 'desc')
@@ -337,13 +456,17 @@ export function createImportsService(deps: ImportsServiceDeps) {
           .limit(q.limit + 1);
         if (q.before) {
           const [at, id] = q.before.split('_') as [string, string];
-          if (Number.isNaN(Date.parse(at))) throw appError('validation_failed', 'Pass nextBefore from the previous page unchanged.');
+          if (Number.isNaN(Date.parse(at)))
+            throw appError('validation_failed', 'Pass nextBefore from the previous page unchanged.');
           query = query.where(sql<boolean>`(j.created_at, j.id) < (${at}::timestamptz, ${id}::uuid)`);
         }
         const rows = (await query.execute()) as DtoRow[];
         const page = rows.slice(0, q.limit);
         const last = page.at(-1);
-        return { imports: page.map(toIngestionDto), nextBefore: rows.length > q.limit && last ? `${last.cursor_at}_${last.id}` : null };
+        return {
+          imports: page.map(toIngestionDto),
+          nextBefore: rows.length > q.limit && last ? `${last.cursor_at}_${last.id}` : null,
+        };
       });
     },
 
@@ -352,12 +475,33 @@ export function createImportsService(deps: ImportsServiceDeps) {
     },
 
     /** The scan page's "Report and ingestion": its uploads and ingestion jobs. */
-    async forScan(tenantId: string, caller: Caller, scanId: string): Promise<{ uploads: ReportUploadDto[]; ingestions: IngestionDto[] }> {
+    async forScan(
+      tenantId: string,
+      caller: Caller,
+      scanId: string,
+    ): Promise<{ uploads: ReportUploadDto[]; ingestions: IngestionDto[] }> {
       return asMember(tenantId, caller, async (tx) => {
-        const scan = await tx.selectFrom('scans').select('id').where('id', '=', scanId).where('tenant_id', '=', tenantId).executeTakeFirst();
+        const scan = await tx
+          .selectFrom('scans')
+          .select('id')
+          .where('id', '=', scanId)
+          .where('tenant_id', '=', tenantId)
+          .executeTakeFirst();
         if (!scan) throw appError('scan_not_found', 'No such scan in this tenant.');
-        const uploads = await tx.selectFrom('report_uploads').selectAll().where('tenant_id', '=', tenantId).where('scan_id', '=', scanId).orderBy('created_at', 'desc').limit(20).execute();
-        const jobs = (await selectIngestions(tx).where('j.tenant_id', '=', tenantId).where('j.scan_id', '=', scanId).orderBy('j.created_at', 'desc').limit(20).execute()) as DtoRow[];
+        const uploads = await tx
+          .selectFrom('report_uploads')
+          .selectAll()
+          .where('tenant_id', '=', tenantId)
+          .where('scan_id', '=', scanId)
+          .orderBy('created_at', 'desc')
+          .limit(20)
+          .execute();
+        const jobs = (await selectIngestions(tx)
+          .where('j.tenant_id', '=', tenantId)
+          .where('j.scan_id', '=', scanId)
+          .orderBy('j.created_at', 'desc')
+          .limit(20)
+          .execute()) as DtoRow[];
         return {
           uploads: uploads.map((u) => ({
             id: u.id,

@@ -2,17 +2,34 @@
 import { z } from 'zod';
 
 /** The report formats the importers read (src/workers/importers REPORT_FORMATS). */
-export const IMPORT_FORMATS = ['native', 'nmap', 'nuclei', 'zap', 'trivy', 'sarif'] as const;
+export const IMPORT_FORMATS = [
+  'native',
+  'nmap',
+  'nuclei',
+  'zap',
+  'trivy',
+  'sarif',
+  'nessus',
+  'openvas',
+  'burp',
+  'grype',
+  'testssl',
+] as const;
 export const importFormatSchema = z.enum(IMPORT_FORMATS);
 export type ImportFormat = z.infer<typeof importFormatSchema>;
 
 export const FORMAT_LABELS: Record<ImportFormat, string> = {
   native: 'Rampart native (JSON Lines)',
   nmap: 'nmap XML',
-  nuclei: 'nuclei JSON Lines',
-  zap: 'OWASP ZAP JSON',
-  trivy: 'Trivy JSON (v2)',
+  nuclei: 'nuclei JSON (Lines or array)',
+  zap: 'OWASP ZAP (XML or JSON)',
+  trivy: 'Trivy JSON',
   sarif: 'SARIF 2.1.0',
+  nessus: 'Nessus (.nessus v2)',
+  openvas: 'OpenVAS / Greenbone XML',
+  burp: 'Burp Suite issues XML',
+  grype: 'grype JSON',
+  testssl: 'testssl.sh JSON',
 };
 
 export const ingestionStatusSchema = z.enum(['queued', 'running', 'succeeded', 'failed']);
@@ -29,6 +46,27 @@ export const importFieldsSchema = z.object({
 });
 export type ImportFields = z.output<typeof importFieldsSchema>;
 
+const SCANNER_KINDS = ['port', 'template', 'webapp', 'container', 'edge'] as const;
+
+/** What an import says it looked at (src/workers/importers/coverage.ts). */
+export const coverageSchema = z.object({
+  tools: z.array(
+    z.object({
+      name: z.string(),
+      version: z.string().nullable(),
+      scanner: z.enum(SCANNER_KINDS),
+      key: z.string().nullable(),
+    }),
+  ),
+  classes: z.array(z.string()),
+  rules: z.object({ declared: z.boolean(), ids: z.array(z.string()) }),
+  hosts: z.array(z.object({ name: z.string(), up: z.boolean().nullable() })),
+  ports: z.array(z.object({ protocol: z.string(), ranges: z.array(z.tuple([z.number().int(), z.number().int()])) })),
+  targets: z.array(z.string()),
+  truncated: z.boolean(),
+});
+export type Coverage = z.infer<typeof coverageSchema>;
+
 export const ingestionSummarySchema = z.object({
   received: z.number().int(),
   distinct: z.number().int(),
@@ -39,7 +77,37 @@ export const ingestionSummarySchema = z.object({
   tool: z.string().nullable(),
   skipped: z.number().int(),
   skipSamples: z.array(z.object({ where: z.string(), reason: z.string() })),
+  /** What the report was worth; partial and inconclusive reports close no finding. */
+  outcome: z.enum(['complete', 'partial', 'inconclusive']).optional(),
+  outcomeReason: z.string().optional(),
+  /** Records read (results, alerts, ports, ...), and of them checks that passed (not problems). */
+  records: z.number().int(),
+  passed: z.number().int(),
+  skipReasons: z.array(z.object({ reason: z.string(), count: z.number().int(), where: z.array(z.string()) })),
+  /** Values cleaned so the rest could be kept (NUL, lone surrogates, too-deep nesting, ...). */
+  cleaned: z.array(
+    z.object({ kind: z.string(), label: z.string(), count: z.number().int(), where: z.array(z.string()) }),
+  ),
+  coverage: coverageSchema.nullable(),
+  /** Why the report counts as partial (its findings are recorded, nothing is closed). */
+  partial: z.string().nullable(),
+  closedNothing: z.boolean(),
+  /** Other assets a multi-host report was split to, each with a scan of its own. */
+  splits: z.array(
+    z.object({
+      assetId: z.string().nullable(),
+      assetName: z.string().nullable(),
+      scanId: z.string(),
+      findings: z.number().int(),
+      distinct: z.number().int(),
+      created: z.number().int(),
+      fixed: z.number().int(),
+    }),
+  ),
+  /** Hosts that match no asset of the tenant; their findings were not imported. */
+  unmatchedHosts: z.array(z.string()),
 });
+export type IngestionSummaryDto = z.infer<typeof ingestionSummarySchema>;
 
 export const ingestionDtoSchema = z.object({
   id: z.uuid(),
@@ -96,7 +164,10 @@ export const reportUploadDtoSchema = z.object({
 });
 export type ReportUploadDto = z.infer<typeof reportUploadDtoSchema>;
 
-export const scanIngestionsSchema = z.object({ uploads: z.array(reportUploadDtoSchema), ingestions: z.array(ingestionDtoSchema) });
+export const scanIngestionsSchema = z.object({
+  uploads: z.array(reportUploadDtoSchema),
+  ingestions: z.array(ingestionDtoSchema),
+});
 export type ScanIngestions = z.infer<typeof scanIngestionsSchema>;
 
 export const tenantParamsSchema = z.object({ tenantId: z.uuid() });

@@ -17,21 +17,24 @@
 //   enqueuing transaction may not have committed yet), and a poll for everything else.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Readable } from 'node:stream';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Logger } from 'pino';
-import type { DB, ReportIngestionsTable } from '../db/schema.ts';
+import type { DB, ReportIngestionsTable, ScanOutcome } from '../db/schema.ts';
 import { withService, type Tx } from '../db/tenant.ts';
-import type { BatchedFindingsIngest, IngestSummary, NormalizedFinding } from '../findings/index.ts';
+import type { BatchedFindingsIngest, IngestSummary } from '../findings/index.ts';
 import type { Clock } from '../lib/clock.ts';
-import { isAppError } from '../lib/errors.ts';
 import type { StorageService } from '../storage/index.ts';
-import { DETECT_BYTES, detectFormat, ImportError, parseReport, type ReportFormat, type ReportMeta } from './importers/index.ts';
+import type { CoverageJson, ReportFormat, ReportMetaJson, SkipReason } from './importers/index.ts';
+import { fencedBy, runJob, systemResolve, type JobContext } from './ingestion-job.ts';
 import type { EnqueueReport, IngestionQueue } from './ingestion-types.ts';
 
 export type IngestionRow = Selectable<ReportIngestionsTable>;
 
-/** What a finished job keeps in `summary`: the findings summary plus what the parser saw. */
+/**
+ * What a finished job keeps in `summary`: the findings summary of its scan, what the parser read,
+ * skipped (by reason), cleaned and saw as covered, and the assets a multi-host report was split to.
+ * Fields after `skipSamples` are absent in summaries written before they existed.
+ */
 export interface IngestionSummary extends Omit<IngestSummary, 'scanId' | 'replayed'> {
   format: ReportFormat;
   scanner: string;
@@ -39,6 +42,27 @@ export interface IngestionSummary extends Omit<IngestSummary, 'scanId' | 'replay
   skipped: number;
   skipSamples: { where: string; reason: string }[];
   replayed: boolean;
+  /** What the result was worth (the scan's outcome) and why, when not complete. */
+  outcome?: ScanOutcome;
+  outcomeReason?: string;
+  records?: number;
+  passed?: number;
+  skipReasons?: SkipReason[];
+  cleaned?: ReportMetaJson['cleaned'] | null;
+  coverage?: CoverageJson | null;
+  partial?: string | null;
+  /** Nothing was closed as fixed: a partial report, or one that said nothing of the chosen asset. */
+  closedNothing?: boolean;
+  splits?: {
+    assetId: string | null;
+    assetName: string | null;
+    scanId: string;
+    findings: number;
+    distinct: number;
+    created: number;
+    fixed: number;
+  }[];
+  unmatchedHosts?: string[];
 }
 
 export interface IngestionServiceDeps {
@@ -68,16 +92,14 @@ export interface IngestionServiceDeps {
   writers?: number;
   progressIntervalMs?: number;
   maxAttempts?: number;
+  /** Heap of the thread a report is parsed on (parse-on-thread.ts PARSE_THREAD_HEAP_MB by default). */
+  parseHeapMb?: number;
+  /** Resolves the chosen asset's name to recognise its addresses in a report (system resolver by default). */
+  resolveHost?: (name: string) => Promise<string[]>;
 }
 
 export const DEFAULT_INGEST_BATCH = 1_000;
-const RETRY_BACKOFF_SECONDS = 5;
 const ORPHANED_REPORT_SECONDS = 600;
-
-/** The claim was taken over (our lock ran out): stop without writing anything. */
-class LostClaim extends Error {}
-/** The replica is shutting down: give the job back unfinished. */
-class Released extends Error {}
 
 export function createIngestionService(deps: IngestionServiceDeps) {
   const { db, storage, findings, clock, log } = deps;
@@ -107,7 +129,11 @@ export function createIngestionService(deps: IngestionServiceDeps) {
     async enqueue(tx: Tx, input: EnqueueReport): Promise<{ ingestionId: string }> {
       if (input.uploadId) {
         // One job per upload: a repeated finalize gets the same job.
-        const prior = await tx.selectFrom('report_ingestions').select('id').where('upload_id', '=', input.uploadId).executeTakeFirst();
+        const prior = await tx
+          .selectFrom('report_ingestions')
+          .select('id')
+          .where('upload_id', '=', input.uploadId)
+          .executeTakeFirst();
         if (prior) return { ingestionId: prior.id };
       }
       const id = randomUUID();
@@ -191,195 +217,25 @@ export function createIngestionService(deps: IngestionServiceDeps) {
     return rows[0] ?? null;
   }
 
-  /** Fenced update of a running job: no row when our claim was taken over. */
-  const fenced = (tx: Tx, job: IngestionRow) => tx.updateTable('report_ingestions').where('id', '=', job.id).where('locked_by', '=', me).where('attempts', '=', job.attempts).where('status', '=', 'running');
+  const fenced = fencedBy(me);
 
-  async function run(job: IngestionRow): Promise<void> {
-    const size = Number(job.size);
-    const progress = { bytes: 0, findings: 0, skipped: 0 };
-    let written = { bytes: -1, findings: -1 };
-    let lost = false;
-    let flushing: Promise<void> | null = null;
-    const flush = async () => {
-      const now = clock.now();
-      const snapshot = { ...progress };
-      const percent = size > 0 ? Math.min(99, Math.floor((snapshot.bytes / size) * 100)) : 0;
-      const moved = snapshot.bytes !== written.bytes || snapshot.findings !== written.findings;
-      const updated = await withService(db, async (tx) => {
-        const row = await fenced(tx, job)
-          .set({ bytes_read: snapshot.bytes, findings_read: snapshot.findings, skipped: snapshot.skipped, locked_until: lockUntil(), updated_at: now })
-          .returning('id')
-          .executeTakeFirst();
-        // An imported scan shows the reading progress; a worker's scan stays where its lease left it.
-        if (row && moved && job.source === 'import')
-          await tx.updateTable('scans').set({ percent, updated_at: now }).where('id', '=', job.scan_id).where('status', '=', 'ingesting').where('percent', '<', percent).execute();
-        return row;
-      });
-      if (!updated) lost = true;
-      written = { bytes: snapshot.bytes, findings: snapshot.findings };
-    };
-    const timer = setInterval(() => {
-      if (flushing) return;
-      flushing = flush()
-        .catch((err: unknown) => log.warn({ err, ingestionId: job.id }, 'could not record ingestion progress'))
-        .finally(() => {
-          flushing = null;
-        });
-    }, progressIntervalMs);
-    timer.unref();
-    const checkpoint = () => {
-      if (lost) throw new LostClaim();
-      if (stopping) throw new Released();
-    };
-
-    let body: Readable | null = null;
-    const inflight: Promise<void>[] = [];
-    try {
-      const scan = await withService(db, (tx) => tx.selectFrom('scans').select(['id', 'status']).where('id', '=', job.scan_id).executeTakeFirst());
-      if (!scan || scan.status === 'cancelled') {
-        await finishFailed(job, 'The scan was cancelled before its report was read.', false);
-        return;
-      }
-      const session = await findings.begin(job.scan_id, { validate: false });
-      let meta: ReportMeta | null = null;
-      let format = job.format;
-      if (!session.replayed) {
-        const store = await storage.forTenant(job.tenant_id);
-        body = (await store.get(job.object_key)).body;
-        const it = (body as AsyncIterable<Buffer | string>)[Symbol.asyncIterator]();
-        const head: Buffer[] = [];
-        if (!format) {
-          let headLen = 0;
-          while (headLen < DETECT_BYTES) {
-            const r = await it.next();
-            if (r.done) break;
-            const chunk = typeof r.value === 'string' ? Buffer.from(r.value) : r.value;
-            head.push(chunk);
-            headLen += chunk.length;
-          }
-          format = detectFormat(Buffer.concat(head).subarray(0, DETECT_BYTES), job.file_name ?? undefined);
-          if (!format)
-            throw new ImportError('unknown_format', null, 'The report format could not be recognised from its first bytes; supported: native JSONL, nmap XML, nuclei JSONL, ZAP JSON, Trivy JSON v2, SARIF 2.1.0.');
-          await withService(db, (tx) => fenced(tx, job).set({ format }).execute());
-        }
-        const counted = Readable.from(
-          (async function* () {
-            for (const c of head) {
-              progress.bytes += c.length;
-              yield c;
-            }
-            for (;;) {
-              const r = await it.next();
-              if (r.done) return;
-              const chunk = typeof r.value === 'string' ? Buffer.from(r.value) : r.value;
-              progress.bytes += chunk.length;
-              yield chunk;
-            }
-          })(),
-        );
-        const report = parseReport(format, counted);
-        let batch: NormalizedFinding[] = [];
-        // One batch is written while the next is parsed: on PostgreSQL the database works while
-        // this process parses. At most two batches are held.
-        for await (const f of report) {
-          batch.push(f);
-          progress.findings += 1;
-          if (batch.length >= batchSize) {
-            checkpoint();
-            while (inflight.length >= writers) await inflight.shift();
-            const written = session.batch(batch);
-            written.catch(() => undefined);
-            inflight.push(written);
-            batch = [];
-            progress.skipped = report.meta.skipped;
-          }
-        }
-        while (inflight.length) await inflight.shift();
-        checkpoint();
-        if (batch.length) await session.batch(batch);
-        meta = report.meta;
-        progress.skipped = meta.skipped;
-      }
-      checkpoint();
-      const summary = await session.finish({ closeMissing: !meta?.partial });
-      await finishSucceeded(job, summary, meta, format, size, progress);
-    } catch (e) {
-      // A batch still being written finishes (or fails) before the outcome is recorded.
-      await Promise.allSettled(inflight);
-      if (e instanceof LostClaim) {
-        log.warn({ ingestionId: job.id }, 'ingestion claim was taken over by another replica; stopped');
-      } else if (e instanceof Released) {
-        await withService(db, (tx) =>
-          fenced(tx, job)
-            .set({ status: 'queued', attempts: job.attempts - 1, locked_by: null, locked_until: null, updated_at: clock.now() })
-            .execute(),
-        ).catch((err: unknown) => log.warn({ err, ingestionId: job.id }, 'could not release the ingestion job'));
-      } else if (e instanceof ImportError) {
-        await finishFailed(job, `The report could not be read: ${e.message}`, false);
-      } else if (isAppError(e) && e.code === 'object_not_found') {
-        await finishFailed(job, 'The stored report is missing; upload it again.', false);
-      } else {
-        log.error({ err: e, ingestionId: job.id, attempt: job.attempts }, 'report ingestion failed');
-        await finishFailed(job, `Reading the report failed unexpectedly (attempt ${job.attempts} of ${maxAttempts}).`, job.attempts < maxAttempts);
-      }
-    } finally {
-      clearInterval(timer);
-      body?.destroy();
-      await flushing;
-    }
-  }
-
-  async function finishSucceeded(job: IngestionRow, summary: IngestSummary, meta: ReportMeta | null, format: ReportFormat | null, size: number, progress: { findings: number; skipped: number }) {
-    const now = clock.now();
-    const prior = (job.summary ?? null) as IngestionSummary | null;
-    const { scanId: _scanId, ...rest } = summary;
-    const out: IngestionSummary = {
-      ...rest,
-      format: meta?.format ?? format ?? prior?.format ?? 'native',
-      scanner: meta?.scanner ?? prior?.scanner ?? '',
-      tool: meta?.tool ?? prior?.tool ?? null,
-      skipped: meta?.skipped ?? prior?.skipped ?? 0,
-      skipSamples: meta?.skipSamples ?? prior?.skipSamples ?? [],
-    };
-    await withService(db, async (tx) => {
-      const done = await fenced(tx, job)
-        .set({
-          status: 'succeeded',
-          summary: JSON.stringify(out),
-          ...(meta ? { bytes_read: size, findings_read: progress.findings, skipped: progress.skipped } : {}),
-          error: null,
-          locked_by: null,
-          locked_until: null,
-          finished_at: now,
-          updated_at: now,
-        })
-        .returning('id')
-        .executeTakeFirst();
-      if (!done) return;
-      // A chunk's parent follows through the aggregation trigger.
-      await tx
-        .updateTable('scans')
-        .set({ status: 'succeeded', percent: 100, error: null, finished_at: now, updated_at: now, started_at: sql`coalesce(started_at, ${now})` })
-        .where('id', '=', job.scan_id)
-        .where('status', '=', 'ingesting')
-        .execute();
-    });
-  }
-
-  async function finishFailed(job: IngestionRow, message: string, retry: boolean) {
-    const now = clock.now();
-    await withService(db, async (tx) => {
-      if (retry) {
-        await fenced(tx, job)
-          .set({ status: 'queued', error: message, locked_by: null, locked_until: new Date(now.getTime() + job.attempts * RETRY_BACKOFF_SECONDS * 1000), updated_at: now })
-          .execute();
-        return;
-      }
-      const done = await fenced(tx, job).set({ status: 'failed', error: message, locked_by: null, locked_until: null, finished_at: now, updated_at: now }).returning('id').executeTakeFirst();
-      if (!done) return;
-      await tx.updateTable('scans').set({ status: 'failed', error: message, finished_at: now, updated_at: now }).where('id', '=', job.scan_id).where('status', '=', 'ingesting').execute();
-    }).catch((err: unknown) => log.error({ err, ingestionId: job.id }, 'could not record the ingestion outcome'));
-  }
+  const ctx: JobContext = {
+    db,
+    storage,
+    findings,
+    clock,
+    log,
+    batchSize,
+    writers,
+    progressIntervalMs,
+    maxAttempts,
+    parseHeapMb: deps.parseHeapMb,
+    resolveHost: deps.resolveHost ?? systemResolve,
+    fenced,
+    lockUntil,
+    stopping: () => stopping,
+  };
+  const run = (job: IngestionRow) => runJob(ctx, job);
 
   /** Claims and runs one job; its id, or null when none was runnable. */
   async function runOnce(): Promise<string | null> {

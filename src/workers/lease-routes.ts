@@ -56,14 +56,27 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
 
     r.post(
       `${WORKER_BASE}/lease`,
-      { schema: { tags, summary: 'Long poll (≤ 25 s) for a scan to run; null when none came', body: leaseBodySchema, response: { 200: leaseResponseSchema } } },
+      {
+        schema: {
+          tags,
+          summary: 'Long poll (≤ 25 s) for a scan to run; null when none came',
+          body: leaseBodySchema,
+          response: { 200: leaseResponseSchema },
+        },
+      },
       async (req) => {
         // A caller that hangs up stops the wait, so no lease is handed to a closed connection.
         const gone = new AbortController();
         const onClose = () => gone.abort();
         req.raw.socket.once('close', onClose);
         try {
-          return { lease: await leases.lease(who(req), { kinds: req.body.kinds, waitSeconds: req.body.waitSeconds }, gone.signal) };
+          return {
+            lease: await leases.lease(
+              who(req),
+              { kinds: req.body.kinds, waitSeconds: req.body.waitSeconds },
+              gone.signal,
+            ),
+          };
         } finally {
           req.raw.socket.off('close', onClose);
         }
@@ -75,7 +88,8 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
       {
         schema: {
           tags,
-          summary: 'Signed liveness report: records last seen and version, extends held leases, tells which were cancelled or lost',
+          summary:
+            'Signed liveness report: records last seen and version, extends held leases, tells which were cancelled or lost',
           body: heartbeatLeasesBodySchema,
           response: { 200: heartbeatLeasesResponseSchema },
         },
@@ -90,7 +104,15 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
 
     r.post(
       `${WORKER_BASE}/scans/:scanId/progress`,
-      { schema: { tags, summary: 'Progress under a lease (extends it)', params: scanIdParamsSchema, body: progressBodySchema, response: { 200: progressResponseSchema } } },
+      {
+        schema: {
+          tags,
+          summary: 'Progress under a lease (extends it)',
+          params: scanIdParamsSchema,
+          body: progressBodySchema,
+          response: { 200: progressResponseSchema },
+        },
+      },
       async (req) => ({ ok: true as const, ...(await leases.progress(who(req), req.params.scanId, req.body)) }),
     );
 
@@ -99,7 +121,8 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
       {
         schema: {
           tags,
-          summary: 'The uploaded image archive a leased container scan reads (bytes; X-Rampart-Sha256 names their digest)',
+          summary:
+            'The uploaded image archive a leased container scan reads (bytes; X-Rampart-Sha256 names their digest)',
           params: scanIdParamsSchema,
           body: archiveBodySchema,
         },
@@ -117,7 +140,15 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
 
     r.post(
       `${WORKER_BASE}/scans/:scanId/release`,
-      { schema: { tags, summary: 'Give a lease back unfinished; the scan is queued again', params: scanIdParamsSchema, body: releaseBodySchema, response: { 200: okResponseSchema } } },
+      {
+        schema: {
+          tags,
+          summary: 'Give a lease back unfinished; the scan is queued again',
+          params: scanIdParamsSchema,
+          body: releaseBodySchema,
+          response: { 200: okResponseSchema },
+        },
+      },
       async (req) => {
         await leases.release(who(req), req.params.scanId, req.body.leaseToken);
         return { ok: true as const };
@@ -126,19 +157,41 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
 
     r.post(
       `${WORKER_BASE}/scans/:scanId/fail`,
-      { schema: { tags, summary: 'Report that the scanner could not run', params: scanIdParamsSchema, body: failBodySchema, response: { 200: failResponseSchema } } },
+      {
+        schema: {
+          tags,
+          summary: 'Report that the scanner could not run',
+          params: scanIdParamsSchema,
+          body: failBodySchema,
+          response: { 200: failResponseSchema },
+        },
+      },
       async (req) => ({ ok: true as const, status: await leases.fail(who(req), req.params.scanId, req.body) }),
     );
 
     r.post(
       `${WORKER_BASE}/report/init`,
-      { schema: { tags, summary: 'Start a two-phase report upload; answers a signed PUT URL (≤ 15 min)', body: reportInitBodySchema, response: { 201: reportInitResponseSchema } } },
+      {
+        schema: {
+          tags,
+          summary: 'Start a two-phase report upload; answers a signed PUT URL (≤ 15 min)',
+          body: reportInitBodySchema,
+          response: { 201: reportInitResponseSchema },
+        },
+      },
       async (req, reply) => reply.code(201).send(await uploads.init(who(req), req.body)),
     );
 
     r.post(
       `${WORKER_BASE}/report/finalize`,
-      { schema: { tags, summary: 'Complete an upload: verifies size and SHA-256, queues ingestion (idempotent)', body: reportFinalizeBodySchema, response: { 200: reportFinalizedSchema } } },
+      {
+        schema: {
+          tags,
+          summary: 'Complete an upload: verifies size and SHA-256, queues ingestion (idempotent)',
+          body: reportFinalizeBodySchema,
+          response: { 200: reportFinalizedSchema },
+        },
+      },
       async (req) => uploads.finalize(who(req), req.body),
     );
   });
@@ -148,15 +201,20 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
     app,
     deps.workerAuth,
     (scope) => {
-      scope
-        .withTypeProvider<ZodTypeProvider>()
-        .post(
-          `${WORKER_BASE}/report`,
-          { schema: { tags, summary: 'Legacy single-shot report upload (report text inside the signed JSON body)', body: legacyReportBodySchema, response: { 200: reportFinalizedSchema } } },
-          async (req) => uploads.legacy(who(req), req.body),
-        );
+      scope.withTypeProvider<ZodTypeProvider>().post(
+        `${WORKER_BASE}/report`,
+        {
+          schema: {
+            tags,
+            summary: 'Legacy single-shot report upload (report text inside the signed JSON body)',
+            body: legacyReportBodySchema,
+            response: { 200: reportFinalizedSchema },
+          },
+        },
+        async (req) => uploads.legacy(who(req), req.body),
+      );
     },
-    { bodyLimit: deps.legacyReportMaxBytes },
+    { bodyLimit: deps.legacyReportMaxBytes, fileFields: ['report'] },
   );
 
   // Built-in storage PUT: the URL's signature is the credential; bytes stream straight to storage.
@@ -172,16 +230,37 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
         return await fn();
       } catch (e) {
         // The rest of a refused upload may still be arriving: answer and close.
-        if (isAppError(e) && (e.code === 'payload_too_large' || e.code === 'upload_mismatch' || e.code.startsWith('upload_url'))) void reply.header('connection', 'close');
+        if (
+          isAppError(e) &&
+          (e.code === 'payload_too_large' || e.code === 'upload_mismatch' || e.code.startsWith('upload_url'))
+        )
+          void reply.header('connection', 'close');
         throw e;
       }
     };
     scope.withTypeProvider<ZodTypeProvider>().put(
       `${WORKER_BASE}/uploads/:uploadId`,
-      { schema: { tags, summary: 'Upload target of report/init on built-in storage (HMAC-signed URL)', params: uploadParamsSchema, querystring: uploadQuerySchema, response: { 200: uploadPutResponseSchema } } },
+      {
+        schema: {
+          tags,
+          summary: 'Upload target of report/init on built-in storage (HMAC-signed URL)',
+          params: uploadParamsSchema,
+          querystring: uploadQuerySchema,
+          response: { 200: uploadPutResponseSchema },
+        },
+      },
       async (req, reply) => {
-        const body = req.body instanceof Readable ? req.body : Readable.from(Buffer.isBuffer(req.body) ? [req.body] : []);
-        return refuse(reply, () => uploads.put({ uploadId: req.params.uploadId, expires: req.query.expires, signature: req.query.signature, contentLength: declared(req), body }));
+        const body =
+          req.body instanceof Readable ? req.body : Readable.from(Buffer.isBuffer(req.body) ? [req.body] : []);
+        return refuse(reply, () =>
+          uploads.put({
+            uploadId: req.params.uploadId,
+            expires: req.query.expires,
+            signature: req.query.signature,
+            contentLength: declared(req),
+            body,
+          }),
+        );
       },
     );
   });

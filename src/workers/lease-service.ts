@@ -1,6 +1,6 @@
-// Leasing (DESIGN §5.3, research/workers.md §(a)): workers take queued scans (standalone scans and
-// chunks alike). A lease attempt is one statement, the database function lease_scan() (migration
-// 0012): one round trip and its own short transaction, which is what lets one replica hand out
+// Leasing (docs/worker-protocol.md): workers take queued scans (standalone scans and
+// chunks alike). A lease attempt is one statement, the database function lease_scan() (migrations
+// 0012, 0027): one round trip and its own short transaction, which is what lets one replica hand out
 // hundreds of leases a second.
 //
 // - Candidates are read FOR UPDATE SKIP LOCKED, so two replicas never look at the same row at
@@ -20,13 +20,23 @@ import type { DB } from '../db/schema.ts';
 import { asService, withService, type Tx } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { appError } from '../lib/errors.ts';
-import { DEFAULT_DAILY_SCAN_QUOTA, DEFAULT_PER_ASSET_CONCURRENT_SCANS, KIND_FITS_JSON, refusalMessage, SEVERITIES, utcDay, type AdmissionRefusal, type ScanKind } from '../scans/index.ts';
+import {
+  DEFAULT_DAILY_SCAN_QUOTA,
+  DEFAULT_PER_ASSET_CONCURRENT_SCANS,
+  KIND_FITS_JSON,
+  refusalMessage,
+  SEVERITIES,
+  utcDay,
+  type AdmissionRefusal,
+  type ScanKind,
+} from '../scans/index.ts';
 import { templatesForLease } from '../templates/index.ts';
 
 export const LEASE_SECONDS = 90;
 export const HEARTBEAT_SECONDS = 30;
 /** Heartbeats come at least three times per lease, so one lost heartbeat never expires a lease. */
-export const heartbeatSecondsFor = (leaseSeconds: number): number => Math.max(1, Math.min(HEARTBEAT_SECONDS, Math.floor(leaseSeconds / 3)));
+export const heartbeatSecondsFor = (leaseSeconds: number): number =>
+  Math.max(1, Math.min(HEARTBEAT_SECONDS, Math.floor(leaseSeconds / 3)));
 export const MAX_WAIT_SECONDS = 25;
 /** How old a proof may be before a lease re-checks it by DNS (also in the assets module). */
 export const PROOF_FRESH_MS = 60 * 60 * 1000;
@@ -64,6 +74,8 @@ export interface LeaseServiceDeps {
   leaseSeconds?: number;
   /** Poll interval of a waiting lease (ms); a local wake-up answers sooner. */
   pollMs?: number;
+  /** Out-of-band settings a template lease carries (options.oob), when the server receives callbacks. */
+  oobLeaseOptions?(q: Kysely<DB> | Tx, scanId: string): Promise<Record<string, unknown> | undefined>;
 }
 
 interface LeaseRow {
@@ -85,18 +97,26 @@ interface LeaseRow {
 
 /** Lease times are the database's clock, one clock for every replica (and for tests' data). */
 const iso = (d: Date | string) => new Date(d).toISOString();
-const strings = (v: unknown): string[] | undefined => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : undefined);
+const strings = (v: unknown): string[] | undefined =>
+  Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : undefined;
 
 /**
  * A template scan carries the tenant's own templates (options.customTemplates: [{id, yaml}]): those
  * the scan (or its chunk) names by id, or all, of its severities. One more statement, for template
  * leases only; the total is bounded by TENANT_TEMPLATE_TOTAL_BYTES (templates module).
  */
-async function templateOptions(db: Kysely<DB>, tenantId: string, options: Record<string, unknown>, spec: Record<string, unknown> | null): Promise<Record<string, unknown>> {
+async function templateOptions(
+  deps: LeaseServiceDeps,
+  scanId: string,
+  tenantId: string,
+  options: Record<string, unknown>,
+  spec: Record<string, unknown> | null,
+): Promise<Record<string, unknown>> {
   const templateIds = strings(spec?.templateIds) ?? strings(options.templateIds) ?? [];
   const severities = strings(spec?.severities) ?? strings(options.severities) ?? [...SEVERITIES];
-  const customTemplates = await asService(db, (q) => templatesForLease(q, tenantId, { templateIds, severities }));
-  return { ...options, customTemplates };
+  const customTemplates = await asService(deps.db, (q) => templatesForLease(q, tenantId, { templateIds, severities }));
+  const oob = deps.oobLeaseOptions ? await asService(deps.db, (q) => deps.oobLeaseOptions!(q, scanId)) : undefined;
+  return { ...options, customTemplates, ...(oob ? { oob } : {}) };
 }
 
 export function createLeaseService(deps: LeaseServiceDeps) {
@@ -123,7 +143,10 @@ export function createLeaseService(deps: LeaseServiceDeps) {
    * the lease, or the assets whose proofs need a DNS re-check first. Candidates whose asset can no
    * longer be scanned fail with the reason rather than waiting forever.
    */
-  async function tryLease(w: LeaseWorker, kinds: readonly ScanKind[]): Promise<{ lease: LeaseDto | null; stale: string[] }> {
+  async function tryLease(
+    w: LeaseWorker,
+    kinds: readonly ScanKind[],
+  ): Promise<{ lease: LeaseDto | null; stale: string[] }> {
     const now = clock.now();
     const day = utcDay(now);
     const token = randomUUID();
@@ -135,15 +158,33 @@ export function createLeaseService(deps: LeaseServiceDeps) {
     );
     const refused = rows.filter((r) => r.outcome === 'refused');
     for (const r of refused) {
-      const message = refusalMessage({ verdict: r.reason as AdmissionRefusal, used: 0, daily_quota: 0, active: 0, per_asset: 0, asset_kind: r.asset_kind }, { kind: r.kind as ScanKind, phase: 'lease', quotaDay: day });
+      const message = refusalMessage(
+        {
+          verdict: r.reason as AdmissionRefusal,
+          used: 0,
+          daily_quota: 0,
+          active: 0,
+          per_asset: 0,
+          asset_kind: r.asset_kind,
+        },
+        { kind: r.kind as ScanKind, phase: 'lease', quotaDay: day },
+      );
       await asService(db, (q) =>
-        q.updateTable('scans').set({ status: 'failed', error: message, finished_at: now, updated_at: now }).where('id', '=', r.scan_id).where('status', '=', 'queued').execute(),
+        q
+          .updateTable('scans')
+          .set({ status: 'failed', error: message, finished_at: now, updated_at: now })
+          .where('id', '=', r.scan_id)
+          .where('status', '=', 'queued')
+          .execute(),
       );
     }
     const l = rows.find((r) => r.outcome === 'leased');
     const stale = rows.filter((r) => r.outcome === 'stale').map((r) => r.asset_id);
     if (!l) return { lease: null, stale };
-    const options = l.kind === 'template' ? await templateOptions(db, w.tenantId, l.options ?? {}, l.chunk_spec) : (l.options ?? {});
+    const options =
+      l.kind === 'template'
+        ? await templateOptions(deps, l.scan_id, w.tenantId, l.options ?? {}, l.chunk_spec)
+        : (l.options ?? {});
     return {
       lease: {
         scanId: l.scan_id,
@@ -155,7 +196,8 @@ export function createLeaseService(deps: LeaseServiceDeps) {
         maxAttempts,
         kind: l.kind as ScanKind,
         options,
-        chunk: l.chunk_index === null ? null : { index: l.chunk_index, count: l.chunk_count ?? 0, spec: l.chunk_spec ?? {} },
+        chunk:
+          l.chunk_index === null ? null : { index: l.chunk_index, count: l.chunk_count ?? 0, spec: l.chunk_spec ?? {} },
         asset: { id: l.asset_id, kind: l.asset_kind!, target: l.target!, name: l.asset_name! },
       },
       stale,
@@ -182,7 +224,11 @@ export function createLeaseService(deps: LeaseServiceDeps) {
     signalWork,
 
     /** Long poll: a lease as soon as one may be had, else null after waitSeconds (or an abort). */
-    async lease(w: LeaseWorker, input: { kinds: readonly ScanKind[]; waitSeconds: number }, signal?: AbortSignal): Promise<LeaseDto | null> {
+    async lease(
+      w: LeaseWorker,
+      input: { kinds: readonly ScanKind[]; waitSeconds: number },
+      signal?: AbortSignal,
+    ): Promise<LeaseDto | null> {
       const deadline = Date.now() + Math.min(input.waitSeconds, MAX_WAIT_SECONDS) * 1000;
       const rechecked = new Set<string>();
       for (;;) {
@@ -203,7 +249,10 @@ export function createLeaseService(deps: LeaseServiceDeps) {
     },
 
     /** Extends the named leases held by this worker; tells which were cancelled or lost. */
-    async heartbeat(w: LeaseWorker, leases: readonly { scanId: string; leaseToken: string }[]): Promise<{ scanId: string; state: LeaseState; leaseExpiresAt: string | null }[]> {
+    async heartbeat(
+      w: LeaseWorker,
+      leases: readonly { scanId: string; leaseToken: string }[],
+    ): Promise<{ scanId: string; state: LeaseState; leaseExpiresAt: string | null }[]> {
       if (leases.length === 0) return [];
       const now = clock.now();
       const json = JSON.stringify(leases.map((l) => ({ id: l.scanId, token: l.leaseToken })));
@@ -229,12 +278,21 @@ export function createLeaseService(deps: LeaseServiceDeps) {
     },
 
     /** Progress under the lease; the first one moves the scan to running. Extends the lease. */
-    async progress(w: LeaseWorker, scanId: string, input: { leaseToken: string; percent: number }): Promise<{ leaseExpiresAt: string }> {
+    async progress(
+      w: LeaseWorker,
+      scanId: string,
+      input: { leaseToken: string; percent: number },
+    ): Promise<{ leaseExpiresAt: string }> {
       const now = clock.now();
       return withService(db, async (tx) => {
         const row = await tx
           .updateTable('scans')
-          .set({ status: 'running', percent: Math.min(99, Math.max(0, Math.round(input.percent))), lease_expires_at: LEASE_EXPIRY, updated_at: now })
+          .set({
+            status: 'running',
+            percent: Math.min(99, Math.max(0, Math.round(input.percent))),
+            lease_expires_at: LEASE_EXPIRY,
+            updated_at: now,
+          })
           .where('id', '=', scanId)
           .where('tenant_id', '=', w.tenantId)
           .where('lease_token', '=', input.leaseToken)
@@ -253,7 +311,15 @@ export function createLeaseService(deps: LeaseServiceDeps) {
       await withService(db, async (tx) => {
         const row = await tx
           .updateTable('scans')
-          .set((eb) => ({ status: 'queued', percent: 0, lease_token: null, leased_by: null, lease_expires_at: null, attempts: eb('attempts', '-', 1), updated_at: now }))
+          .set((eb) => ({
+            status: 'queued',
+            percent: 0,
+            lease_token: null,
+            leased_by: null,
+            lease_expires_at: null,
+            attempts: eb('attempts', '-', 1),
+            updated_at: now,
+          }))
           .where('id', '=', scanId)
           .where('tenant_id', '=', w.tenantId)
           .where('lease_token', '=', leaseToken)
@@ -267,7 +333,11 @@ export function createLeaseService(deps: LeaseServiceDeps) {
     },
 
     /** The scanner could not run: re-queued with back-off while attempts remain (retryable), else failed. */
-    async fail(w: LeaseWorker, scanId: string, input: { leaseToken: string; error: string; retryable: boolean }): Promise<'queued' | 'failed'> {
+    async fail(
+      w: LeaseWorker,
+      scanId: string,
+      input: { leaseToken: string; error: string; retryable: boolean },
+    ): Promise<'queued' | 'failed'> {
       const now = clock.now();
       const status = await withService(db, async (tx) => {
         const row = await tx
@@ -287,8 +357,24 @@ export function createLeaseService(deps: LeaseServiceDeps) {
           .updateTable('scans')
           .set(
             requeue
-              ? { status: 'queued', percent: 0, lease_token: null, leased_by: null, lease_expires_at: null, error, not_before: sql<Date>`now() + make_interval(secs => ${row.attempts * BACKOFF_SECONDS})`, updated_at: now }
-              : { status: 'failed', error, lease_token: null, lease_expires_at: null, finished_at: now, updated_at: now },
+              ? {
+                  status: 'queued',
+                  percent: 0,
+                  lease_token: null,
+                  leased_by: null,
+                  lease_expires_at: null,
+                  error,
+                  not_before: sql<Date>`now() + make_interval(secs => ${row.attempts * BACKOFF_SECONDS})`,
+                  updated_at: now,
+                }
+              : {
+                  status: 'failed',
+                  error,
+                  lease_token: null,
+                  lease_expires_at: null,
+                  finished_at: now,
+                  updated_at: now,
+                },
           )
           .where('id', '=', scanId)
           .execute();
@@ -299,7 +385,12 @@ export function createLeaseService(deps: LeaseServiceDeps) {
     },
 
     /** Checks the fence inside the caller's transaction, locking the scan row; throws lease_lost / scan_cancelled. */
-    async assertHolds(tx: Tx, w: LeaseWorker, scanId: string, leaseToken: string): Promise<{ assetId: string; kind: ScanKind }> {
+    async assertHolds(
+      tx: Tx,
+      w: LeaseWorker,
+      scanId: string,
+      leaseToken: string,
+    ): Promise<{ assetId: string; kind: ScanKind }> {
       const row = await tx
         .selectFrom('scans')
         .select(['asset_id', 'kind'])
@@ -316,7 +407,11 @@ export function createLeaseService(deps: LeaseServiceDeps) {
 
     /** Ends a lease because its report is in: the scan is ingesting until its findings are. */
     async endForIngestion(tx: Tx, scanId: string, now: Date): Promise<void> {
-      await tx.updateTable('scans').set({ status: 'ingesting', percent: 99, lease_token: null, lease_expires_at: null, updated_at: now }).where('id', '=', scanId).execute();
+      await tx
+        .updateTable('scans')
+        .set({ status: 'ingesting', percent: 99, lease_token: null, lease_expires_at: null, updated_at: now })
+        .where('id', '=', scanId)
+        .execute();
     },
 
     reapExpired,
@@ -351,10 +446,19 @@ export function createLeaseService(deps: LeaseServiceDeps) {
 
 /** Why a fenced write found nothing: the scan was cancelled, or the lease is not this one. */
 async function fenceError(tx: Tx, w: LeaseWorker, scanId: string) {
-  const s = await tx.selectFrom('scans').select(['status']).where('id', '=', scanId).where('tenant_id', '=', w.tenantId).executeTakeFirst();
-  if (!s) return appError('scan_not_found', 'No such scan for this worker\'s tenant.');
-  if (s.status === 'cancelled') return appError('scan_cancelled', 'This scan was cancelled; stop it and drop its results.');
-  return appError('lease_lost', 'This lease is no longer held (it expired, was released, or the token is stale); stop the scan and drop its results.');
+  const s = await tx
+    .selectFrom('scans')
+    .select(['status'])
+    .where('id', '=', scanId)
+    .where('tenant_id', '=', w.tenantId)
+    .executeTakeFirst();
+  if (!s) return appError('scan_not_found', "No such scan for this worker's tenant.");
+  if (s.status === 'cancelled')
+    return appError('scan_cancelled', 'This scan was cancelled; stop it and drop its results.');
+  return appError(
+    'lease_lost',
+    'This lease is no longer held (it expired, was released, or the token is stale); stop the scan and drop its results.',
+  );
 }
 
 export type LeaseService = ReturnType<typeof createLeaseService>;

@@ -1,4 +1,4 @@
-// Report uploads (DESIGN §5.3, research/workers.md §4): init → PUT → finalize, and the legacy
+// Report uploads (docs/worker-protocol.md): init → PUT → finalize, and the legacy
 // single shot.
 //
 // - init checks the lease and the declared size, records a pending upload, and answers a URL
@@ -74,37 +74,60 @@ const objectKeyOf = (scanId: string, uploadId: string) => `reports/${scanId}/${u
 
 export function createUploadService(deps: UploadServiceDeps) {
   const { db, clock, storage, leases } = deps;
-  const urlKeyOf = (k: Buffer) => Buffer.from(hkdfSync('sha256', k, Buffer.alloc(0), 'rampart worker upload url v1', 32));
+  const urlKeyOf = (k: Buffer) =>
+    Buffer.from(hkdfSync('sha256', k, Buffer.alloc(0), 'rampart worker upload url v1', 32));
   const urlKey = urlKeyOf(deps.encryptionKey);
   const previousUrlKeys = (deps.previousEncryptionKeys ?? []).map(urlKeyOf);
-  const urlSignatureWith = (k: Buffer, uploadId: string, expires: number) => createHmac('sha256', k).update(`PUT\n${uploadId}\n${expires}`).digest('hex');
+  const urlSignatureWith = (k: Buffer, uploadId: string, expires: number) =>
+    createHmac('sha256', k).update(`PUT\n${uploadId}\n${expires}`).digest('hex');
   const urlSignature = (uploadId: string, expires: number) => urlSignatureWith(urlKey, uploadId, expires);
   const urlSignatureValid = (uploadId: string, expires: number, signature: string) =>
     [urlKey, ...previousUrlKeys].some((k) => safeEqual(urlSignatureWith(k, uploadId, expires), signature));
 
   // Where an upload's bytes are: the tenant's part of built-in storage, or its bucket (forTenant,
   // whose reads fall back to built-in storage if the bucket was switched off meanwhile).
-  const storeFor = async (tenantId: string, kind: 'builtin' | 's3'): Promise<ObjectStore> => (kind === 'builtin' ? storage.builtinFor(tenantId) : storage.forTenant(tenantId));
+  const storeFor = async (tenantId: string, kind: 'builtin' | 's3'): Promise<ObjectStore> =>
+    kind === 'builtin' ? storage.builtinFor(tenantId) : storage.forTenant(tenantId);
 
   function checkSize(size: number): void {
     if (size > deps.reportMaxBytes)
-      throw appError('payload_too_large', `Reports are limited to ${deps.reportMaxBytes} bytes; this one declares ${size}.`, { details: { maxBytes: deps.reportMaxBytes } });
+      throw appError(
+        'payload_too_large',
+        `Reports are limited to ${deps.reportMaxBytes} bytes; this one declares ${size}.`,
+        { details: { maxBytes: deps.reportMaxBytes } },
+      );
   }
 
   /** The finalized answer for an upload already finalized by this worker (idempotent repeats). */
   async function priorFinal(w: LeaseWorker, uploadId: string): Promise<FinalizeResult | null> {
     const row = await withService(db, (tx) =>
-      tx.selectFrom('report_uploads').select(['id', 'scan_id', 'status', 'ingestion_id', 'worker_id']).where('id', '=', uploadId).where('tenant_id', '=', w.tenantId).executeTakeFirst(),
+      tx
+        .selectFrom('report_uploads')
+        .select(['id', 'scan_id', 'status', 'ingestion_id', 'worker_id'])
+        .where('id', '=', uploadId)
+        .where('tenant_id', '=', w.tenantId)
+        .executeTakeFirst(),
     );
-    if (!row) throw appError('upload_not_found', 'No such upload for this worker\'s tenant.');
-    if (row.status === 'finalized' && row.worker_id === w.workerId && row.ingestion_id) return { uploadId: row.id, scanId: row.scan_id, status: 'finalized', ingestionId: row.ingestion_id };
+    if (!row) throw appError('upload_not_found', "No such upload for this worker's tenant.");
+    if (row.status === 'finalized' && row.worker_id === w.workerId && row.ingestion_id)
+      return { uploadId: row.id, scanId: row.scan_id, status: 'finalized', ingestionId: row.ingestion_id };
     return null;
   }
 
   /** Marks the upload final, ends the lease and queues the ingestion: one transaction. */
   async function complete(
     w: LeaseWorker,
-    u: { id: string; scanId: string; leaseToken: string; storage: 'builtin' | 's3'; objectKey: string; size: number; sha256: string; format: ReportFormat | null; fileName: string | null },
+    u: {
+      id: string;
+      scanId: string;
+      leaseToken: string;
+      storage: 'builtin' | 's3';
+      objectKey: string;
+      size: number;
+      sha256: string;
+      format: ReportFormat | null;
+      fileName: string | null;
+    },
     insert: boolean,
   ): Promise<FinalizeResult> {
     const now = clock.now();
@@ -168,14 +191,23 @@ export function createUploadService(deps: UploadServiceDeps) {
       const expiresAt = new Date(now.getTime() + UPLOAD_URL_SECONDS * 1000);
       let target: { url: string; headers: Record<string, string>; storage: 'builtin' | 's3' };
       if (store.kind === 's3' && store.presignPut) {
-        const p = await store.presignPut(objectKey, { size: input.size, sha256: input.sha256, expiresInSeconds: UPLOAD_URL_SECONDS, ...(input.contentType ? { contentType: input.contentType } : {}) });
+        const p = await store.presignPut(objectKey, {
+          size: input.size,
+          sha256: input.sha256,
+          expiresInSeconds: UPLOAD_URL_SECONDS,
+          ...(input.contentType ? { contentType: input.contentType } : {}),
+        });
         target = { url: p.url, headers: p.headers, storage: 's3' };
       } else {
         const expires = Math.floor(expiresAt.getTime() / 1000);
         const url = new URL(`${WORKER_BASE}/uploads/${uploadId}`, deps.publicBaseUrl);
         url.searchParams.set('expires', String(expires));
         url.searchParams.set('signature', urlSignature(uploadId, expires));
-        target = { url: url.toString(), headers: { 'content-length': String(input.size), 'content-type': 'application/octet-stream' }, storage: 'builtin' };
+        target = {
+          url: url.toString(),
+          headers: { 'content-length': String(input.size), 'content-type': 'application/octet-stream' },
+          storage: 'builtin',
+        };
       }
       await withService(db, (tx) =>
         tx
@@ -198,47 +230,102 @@ export function createUploadService(deps: UploadServiceDeps) {
           })
           .execute(),
       );
-      return { uploadId, method: 'PUT', url: target.url, headers: target.headers, expiresAt: expiresAt.toISOString(), storage: target.storage };
+      return {
+        uploadId,
+        method: 'PUT',
+        url: target.url,
+        headers: target.headers,
+        expiresAt: expiresAt.toISOString(),
+        storage: target.storage,
+      };
     },
 
     /** The built-in storage PUT: signature and expiry from the URL, bytes streamed with limits. */
-    async put(input: { uploadId: string; expires: number; signature: string; contentLength: number | null; body: Readable }): Promise<{ uploadId: string; size: number; sha256: string }> {
+    async put(input: {
+      uploadId: string;
+      expires: number;
+      signature: string;
+      contentLength: number | null;
+      body: Readable;
+    }): Promise<{ uploadId: string; size: number; sha256: string }> {
       const nowSec = Math.floor(clock.now().getTime() / 1000);
-      if (!urlSignatureValid(input.uploadId, input.expires, input.signature.toLowerCase())) throw appError('upload_url_invalid', 'This upload URL is not valid; ask for a new one with report/init.');
-      if (input.expires < nowSec) throw appError('upload_url_expired', 'This upload URL has expired; ask for a new one with report/init.');
-      const row = await withService(db, (tx) => tx.selectFrom('report_uploads').select(['tenant_id', 'object_key', 'size', 'sha256', 'status', 'storage']).where('id', '=', input.uploadId).executeTakeFirst());
+      if (!urlSignatureValid(input.uploadId, input.expires, input.signature.toLowerCase()))
+        throw appError('upload_url_invalid', 'This upload URL is not valid; ask for a new one with report/init.');
+      if (input.expires < nowSec)
+        throw appError('upload_url_expired', 'This upload URL has expired; ask for a new one with report/init.');
+      const row = await withService(db, (tx) =>
+        tx
+          .selectFrom('report_uploads')
+          .select(['tenant_id', 'object_key', 'size', 'sha256', 'status', 'storage'])
+          .where('id', '=', input.uploadId)
+          .executeTakeFirst(),
+      );
       if (!row || row.storage !== 'builtin') throw appError('upload_not_found', 'No such pending upload.');
       if (row.status !== 'pending') throw appError('conflict', 'This upload was already finalized.');
       const size = Number(row.size);
       if (input.contentLength !== null && input.contentLength > size) {
         input.body.resume();
-        throw appError('payload_too_large', `This upload was declared as ${size} bytes; the request carries ${input.contentLength}.`, { details: { maxBytes: size } });
+        throw appError(
+          'payload_too_large',
+          `This upload was declared as ${size} bytes; the request carries ${input.contentLength}.`,
+          { details: { maxBytes: size } },
+        );
       }
       const store = await storeFor(row.tenant_id, 'builtin');
-      const put = await store.put(row.object_key, input.body, { maxBytes: size, contentType: 'application/octet-stream', expected: { size, sha256: row.sha256 } });
+      const put = await store.put(row.object_key, input.body, {
+        maxBytes: size,
+        contentType: 'application/octet-stream',
+        expected: { size, sha256: row.sha256 },
+      });
       return { uploadId: input.uploadId, size: put.size, sha256: put.sha256 };
     },
 
     async finalize(w: LeaseWorker, input: { uploadId: string; leaseToken: string }): Promise<FinalizeResult> {
       const prior = await priorFinal(w, input.uploadId);
       if (prior) return prior;
-      const row = await withService(db, (tx) => tx.selectFrom('report_uploads').selectAll().where('id', '=', input.uploadId).where('tenant_id', '=', w.tenantId).executeTakeFirstOrThrow());
-      if (row.lease_token !== input.leaseToken || row.worker_id !== w.workerId) throw appError('lease_lost', 'This upload belongs to another lease.');
+      const row = await withService(db, (tx) =>
+        tx
+          .selectFrom('report_uploads')
+          .selectAll()
+          .where('id', '=', input.uploadId)
+          .where('tenant_id', '=', w.tenantId)
+          .executeTakeFirstOrThrow(),
+      );
+      if (row.lease_token !== input.leaseToken || row.worker_id !== w.workerId)
+        throw appError('lease_lost', 'This upload belongs to another lease.');
       const store = await storeFor(w.tenantId, row.storage);
       const size = Number(row.size);
       const info = await store.head(row.object_key);
-      if (!info) throw appError('upload_incomplete', 'Nothing has been uploaded to this upload\'s URL yet; PUT the report first.');
+      if (!info)
+        throw appError(
+          'upload_incomplete',
+          "Nothing has been uploaded to this upload's URL yet; PUT the report first.",
+        );
       const actual = await hashObject(store, row.object_key);
       if (actual.size !== size || actual.sha256 !== row.sha256) {
         await store.delete(row.object_key);
-        throw appError('upload_mismatch', `The stored report (${actual.size} bytes) does not match the declared size ${size} and SHA-256; upload it again.`, {
-          details: { declared: { size, sha256: row.sha256 }, stored: actual },
-        });
+        throw appError(
+          'upload_mismatch',
+          `The stored report (${actual.size} bytes) does not match the declared size ${size} and SHA-256; upload it again.`,
+          {
+            details: { declared: { size, sha256: row.sha256 }, stored: actual },
+          },
+        );
       }
       try {
         return await complete(
           w,
-          { id: row.id, scanId: row.scan_id, leaseToken: input.leaseToken, storage: row.storage, objectKey: row.object_key, size, sha256: row.sha256, format: row.format, fileName: row.file_name },
+          {
+            id: row.id,
+            scanId: row.scan_id,
+            leaseToken: input.leaseToken,
+            storage: row.storage,
+            objectKey: row.object_key,
+            size,
+            sha256: row.sha256,
+            format: row.format,
+            fileName: row.file_name,
+          },
           false,
         );
       } catch (e) {
@@ -252,16 +339,36 @@ export function createUploadService(deps: UploadServiceDeps) {
     },
 
     /** Legacy single shot: the report travels inside the signed body. */
-    async legacy(w: LeaseWorker, input: { scanId: string; leaseToken: string; format?: ReportFormat | undefined; report: string }): Promise<FinalizeResult> {
+    async legacy(
+      w: LeaseWorker,
+      input: { scanId: string; leaseToken: string; format?: ReportFormat | undefined; report: string },
+    ): Promise<FinalizeResult> {
       const bytes = Buffer.from(input.report, 'utf8');
       checkSize(bytes.length);
       await withService(db, (tx) => leases.assertHolds(tx, w, input.scanId, input.leaseToken));
       const store = await storage.forTenant(w.tenantId);
       const id = randomUUID();
       const objectKey = objectKeyOf(input.scanId, id);
-      const put = await store.put(objectKey, Readable.from([bytes]), { maxBytes: deps.reportMaxBytes, contentType: 'application/octet-stream' });
+      const put = await store.put(objectKey, Readable.from([bytes]), {
+        maxBytes: deps.reportMaxBytes,
+        contentType: 'application/octet-stream',
+      });
       try {
-        return await complete(w, { id, scanId: input.scanId, leaseToken: input.leaseToken, storage: store.kind, objectKey, size: put.size, sha256: put.sha256, format: input.format ?? null, fileName: null }, true);
+        return await complete(
+          w,
+          {
+            id,
+            scanId: input.scanId,
+            leaseToken: input.leaseToken,
+            storage: store.kind,
+            objectKey,
+            size: put.size,
+            sha256: put.sha256,
+            format: input.format ?? null,
+            fileName: null,
+          },
+          true,
+        );
       } catch (e) {
         await store.delete(objectKey).catch(() => undefined);
         throw e;
@@ -285,7 +392,14 @@ export function createUploadService(deps: UploadServiceDeps) {
       for (const r of rows) {
         const store = await storeFor(r.tenant_id, r.storage);
         await store.delete(r.object_key);
-        const gone = await withService(db, (tx) => tx.deleteFrom('report_uploads').where('id', '=', r.id).where('status', '=', 'pending').returning('id').executeTakeFirst());
+        const gone = await withService(db, (tx) =>
+          tx
+            .deleteFrom('report_uploads')
+            .where('id', '=', r.id)
+            .where('status', '=', 'pending')
+            .returning('id')
+            .executeTakeFirst(),
+        );
         if (gone) reaped += 1;
       }
       return reaped;

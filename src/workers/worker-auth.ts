@@ -1,4 +1,4 @@
-// Authentication of worker requests (DESIGN §5.3), in this order, before the body is validated:
+// Authentication of worker requests (docs/worker-protocol.md), in this order, before the body is validated:
 //   1. Authorization: Bearer <worker token> → an enrolled, unrevoked worker → its tenant;
 //   2. X-Rampart-Signature: sha256=<hex>, HMAC-SHA256 over the exact body bytes with the
 //      tenant's current signing secret, or the previous one within its grace period;
@@ -16,6 +16,7 @@ import type { DB } from '../db/schema.ts';
 import { asService } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { safeEqual, type SecretBox } from '../lib/crypto.ts';
+import { assertCleanInput } from '../lib/input-hygiene.ts';
 import { appError } from '../lib/errors.ts';
 import { hashWorkerToken } from './enrollment-service.ts';
 import { NONCE_TTL_MS, SENT_AT_WINDOW_MS } from './workers-schemas.ts';
@@ -35,7 +36,8 @@ const LAST_SEEN_EVERY_MS = 5_000;
 export const SIGNATURE_HEADER = 'x-rampart-signature';
 
 /** What a worker sends: `sha256=` + lowercase hex HMAC-SHA256 of the body bytes. */
-export const signBody = (secret: string, body: string | Uint8Array): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+export const signBody = (secret: string, body: string | Uint8Array): string =>
+  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 /** How long a replica reuses a worker's row and its tenant's opened secrets (see authenticate). */
 export const WORKER_CACHE_MS = 5_000;
@@ -70,7 +72,16 @@ export function createWorkerAuth(deps: { db: Kysely<DB>; secretBox: SecretBox; c
       q
         .selectFrom('workers as w')
         .leftJoin('tenant_webhook_secrets as s', 's.tenant_id', 'w.tenant_id')
-        .select(['w.id', 'w.tenant_id', 'w.name', 'w.hosted', 'w.revoked_at', 's.current_sealed', 's.previous_sealed', 's.previous_valid_until'])
+        .select([
+          'w.id',
+          'w.tenant_id',
+          'w.name',
+          'w.hosted',
+          'w.revoked_at',
+          's.current_sealed',
+          's.previous_sealed',
+          's.previous_valid_until',
+        ])
         .where('w.token_hash', '=', tokenHash)
         .executeTakeFirst(),
     );
@@ -87,7 +98,10 @@ export function createWorkerAuth(deps: { db: Kysely<DB>; secretBox: SecretBox; c
       revoked: w.revoked_at !== null,
       stamp: w.current_sealed ?? null,
       current: w.current_sealed ? secretBox.open(w.current_sealed) : null,
-      previous: w.previous_sealed && w.previous_valid_until ? { secret: secretBox.open(w.previous_sealed), until: new Date(w.previous_valid_until).getTime() } : null,
+      previous:
+        w.previous_sealed && w.previous_valid_until
+          ? { secret: secretBox.open(w.previous_sealed), until: new Date(w.previous_valid_until).getTime() }
+          : null,
     };
     if (cache.size >= WORKER_CACHE_MAX) cache.clear();
     cache.set(tokenHash, entry);
@@ -107,7 +121,11 @@ export function createWorkerAuth(deps: { db: Kysely<DB>; secretBox: SecretBox; c
    * than the sentAt window is refused by that check already, so remembering each for
    * NONCE_TTL_MS is enough; the reaper (reapNonces) forgets older ones.
    */
-  async function rememberNonce(w: CachedWorker, nonce: string, now: Date): Promise<{ active: boolean; fresh: boolean }> {
+  async function rememberNonce(
+    w: CachedWorker,
+    nonce: string,
+    now: Date,
+  ): Promise<{ active: boolean; fresh: boolean }> {
     const { rows } = await asService(db, (q) =>
       sql<{ active: boolean; fresh: boolean }>`
         with ok as (
@@ -127,27 +145,48 @@ export function createWorkerAuth(deps: { db: Kysely<DB>; secretBox: SecretBox; c
     return { active: rows[0]?.active === true, fresh: rows[0]?.fresh === true };
   }
 
-  async function authenticate(input: { authorization: string | undefined; signature: string | string[] | undefined; raw: Buffer }): Promise<WorkerContext> {
+  /**
+   * `fileFields`: top-level fields that carry a report file's text rather than text a person typed
+   * (the legacy report); the input rule leaves them to the importers, which clean what they read.
+   */
+  async function authenticate(input: {
+    authorization: string | undefined;
+    signature: string | string[] | undefined;
+    raw: Buffer;
+    fileFields?: readonly string[];
+  }): Promise<WorkerContext> {
     const auth = input.authorization;
-    if (!auth?.startsWith('Bearer ') || auth.length < 12) throw appError('worker_unauthorized', 'Send Authorization: Bearer <worker token>.');
+    if (!auth?.startsWith('Bearer ') || auth.length < 12)
+      throw appError('worker_unauthorized', 'Send Authorization: Bearer <worker token>.');
     const tokenHash = hashWorkerToken(auth.slice(7).trim());
     const hit = cache.get(tokenHash);
     const cached = hit && Date.now() - hit.at < WORKER_CACHE_MS ? hit : undefined;
     let w = cached ?? (await load(tokenHash));
-    if (!w || w.revoked) throw appError('worker_unauthorized', 'This worker token is unknown or was revoked; enroll the worker again.');
+    if (!w || w.revoked)
+      throw appError('worker_unauthorized', 'This worker token is unknown or was revoked; enroll the worker again.');
 
     const now = clock.now();
     const sig = typeof input.signature === 'string' ? input.signature.trim().toLowerCase() : '';
-    if (!/^sha256=[0-9a-f]{64}$/.test(sig)) throw appError('worker_signature_invalid', 'Send X-Rampart-Signature: sha256=<hex HMAC-SHA256 of the body>.');
+    if (!/^sha256=[0-9a-f]{64}$/.test(sig))
+      throw appError('worker_signature_invalid', 'Send X-Rampart-Signature: sha256=<hex HMAC-SHA256 of the body>.');
     let ok = w.current !== null && signatureMatches(w, input.raw, sig, now);
     if (!ok && cached) {
       // The tenant may have rotated its secret since we cached it: ask the database once.
       w = await load(tokenHash);
-      if (!w || w.revoked) throw appError('worker_unauthorized', 'This worker token is unknown or was revoked; enroll the worker again.');
+      if (!w || w.revoked)
+        throw appError('worker_unauthorized', 'This worker token is unknown or was revoked; enroll the worker again.');
       ok = w.current !== null && signatureMatches(w, input.raw, sig, now);
     }
-    if (w.current === null) throw appError('worker_signature_invalid', 'This tenant has no webhook signing secret yet; generate one in Settings.');
-    if (!ok) throw appError('worker_signature_invalid', 'The signature does not match the body under the tenant\'s signing secret.');
+    if (w.current === null)
+      throw appError(
+        'worker_signature_invalid',
+        'This tenant has no webhook signing secret yet; generate one in Settings.',
+      );
+    if (!ok)
+      throw appError(
+        'worker_signature_invalid',
+        "The signature does not match the body under the tenant's signing secret.",
+      );
 
     let body: unknown;
     try {
@@ -155,25 +194,46 @@ export function createWorkerAuth(deps: { db: Kysely<DB>; secretBox: SecretBox; c
     } catch {
       throw appError('invalid_json', 'The body is not valid JSON.');
     }
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw appError('validation_failed', 'The body must be a JSON object.', { details: [{ path: 'body', message: 'Expected an object' }] });
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      throw appError('validation_failed', 'The body must be a JSON object.', {
+        details: [{ path: 'body', message: 'Expected an object' }],
+      });
+    assertCleanInput(
+      input.fileFields?.length
+        ? Object.fromEntries(Object.entries(body).filter(([k]) => !input.fileFields!.includes(k)))
+        : body,
+    );
     const b = body as Record<string, unknown>;
     const sentAt = typeof b.sentAt === 'string' ? Date.parse(b.sentAt) : NaN;
     if (!Number.isFinite(sentAt) || Math.abs(now.getTime() - sentAt) > SENT_AT_WINDOW_MS)
-      throw appError('worker_request_expired', 'sentAt is missing or more than 5 minutes from the server\'s time.');
+      throw appError('worker_request_expired', "sentAt is missing or more than 5 minutes from the server's time.");
     const nonce = b.nonce;
     if (typeof nonce !== 'string' || !/^[A-Za-z0-9_-]{16,128}$/.test(nonce))
-      throw appError('validation_failed', 'The body needs a nonce of 16 to 128 URL-safe characters.', { details: [{ path: 'body.nonce', message: 'Use 16 to 128 URL-safe characters.' }] });
+      throw appError('validation_failed', 'The body needs a nonce of 16 to 128 URL-safe characters.', {
+        details: [{ path: 'body.nonce', message: 'Use 16 to 128 URL-safe characters.' }],
+      });
 
     // The nonce, remembered only while the worker and the cached secret still hold.
     for (let attempt = 0; ; attempt++) {
       const r = await rememberNonce(w, nonce, now);
       if (r.fresh) break;
-      if (r.active) throw appError('worker_replay', 'This nonce was already used; send every request with a new nonce.');
+      if (r.active)
+        throw appError('worker_replay', 'This nonce was already used; send every request with a new nonce.');
       // Revoked, or the tenant's secret changed since we cached it: read again and re-check.
       w = await load(tokenHash);
-      if (!w || w.revoked) throw appError('worker_unauthorized', 'This worker token is unknown or was revoked; enroll the worker again.');
-      if (w.current === null || !signatureMatches(w, input.raw, sig, now)) throw appError('worker_signature_invalid', 'The signature does not match the body under the tenant\'s signing secret.');
-      if (attempt > 0) throw appError('service_unavailable', 'The worker\'s credentials changed while the request was checked; retry.', { headers: { 'retry-after': '1' } });
+      if (!w || w.revoked)
+        throw appError('worker_unauthorized', 'This worker token is unknown or was revoked; enroll the worker again.');
+      if (w.current === null || !signatureMatches(w, input.raw, sig, now))
+        throw appError(
+          'worker_signature_invalid',
+          "The signature does not match the body under the tenant's signing secret.",
+        );
+      if (attempt > 0)
+        throw appError(
+          'service_unavailable',
+          "The worker's credentials changed while the request was checked; retry.",
+          { headers: { 'retry-after': '1' } },
+        );
     }
     return { workerId: w.id, tenantId: w.tenantId, name: w.name, hosted: w.hosted, body: b };
   }
@@ -181,7 +241,9 @@ export function createWorkerAuth(deps: { db: Kysely<DB>; secretBox: SecretBox; c
   /** Forgets nonces older than NONCE_TTL_MS (any replica; a plain delete). */
   async function reapNonces(): Promise<number> {
     const cutoff = new Date(clock.now().getTime() - NONCE_TTL_MS);
-    const r = await asService(db, (q) => q.deleteFrom('worker_nonces').where('seen_at', '<', cutoff).executeTakeFirst());
+    const r = await asService(db, (q) =>
+      q.deleteFrom('worker_nonces').where('seen_at', '<', cutoff).executeTakeFirst(),
+    );
     return Number(r.numDeletedRows);
   }
 
@@ -205,13 +267,27 @@ export function workerOf(req: FastifyRequest): WorkerContext {
  * preValidation hook authenticates the request and then swaps in the parsed body, so the route's
  * schema validates it and an unauthenticated caller learns nothing about the body rules.
  */
-export function registerWorkerRoutes(app: FastifyInstance, auth: WorkerAuth, routes: (scope: FastifyInstance) => void, opts: { bodyLimit?: number } = {}): void {
+export function registerWorkerRoutes(
+  app: FastifyInstance,
+  auth: WorkerAuth,
+  routes: (scope: FastifyInstance) => void,
+  opts: { bodyLimit?: number; fileFields?: readonly string[] } = {},
+): void {
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('application/json', { parseAs: 'buffer', ...(opts.bodyLimit ? { bodyLimit: opts.bodyLimit } : {}) }, (_req, body, done) => done(null, body));
+    scope.addContentTypeParser(
+      'application/json',
+      { parseAs: 'buffer', ...(opts.bodyLimit ? { bodyLimit: opts.bodyLimit } : {}) },
+      (_req, body, done) => done(null, body),
+    );
     scope.addHook('preValidation', async (req) => {
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const ctx = await auth.authenticate({ authorization: req.headers.authorization, signature: req.headers[SIGNATURE_HEADER], raw });
+      const ctx = await auth.authenticate({
+        authorization: req.headers.authorization,
+        signature: req.headers[SIGNATURE_HEADER],
+        raw,
+        ...(opts.fileFields ? { fileFields: opts.fileFields } : {}),
+      });
       (req as WithWorker)[kWorker] = ctx;
       req.body = ctx.body;
     });

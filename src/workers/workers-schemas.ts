@@ -2,7 +2,7 @@
 // routes), shared with the web app (type-only imports).
 import { z } from 'zod';
 
-/** Crockford base32 without I, L, O, U (DESIGN §5.3). */
+/** Crockford base32 without I, L, O, U (docs/worker-protocol.md). */
 export const CODE_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 export const CODE_LENGTH = 8;
 export const ENROLLMENT_TTL_MS = 15 * 60 * 1000;
@@ -71,10 +71,14 @@ export const enrollBodySchema = z.object({
 });
 export const enrollResponseSchema = z.object({ workerId: z.uuid(), tenantId: z.uuid(), token: z.string() });
 
-/** Every signed worker body carries these two (DESIGN §5.3). */
+/** Every signed worker body carries these two (docs/worker-protocol.md). */
 export const signedEnvelopeSchema = z.object({
   sentAt: z.string().max(64),
-  nonce: z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/, 'Use 16 to 128 URL-safe characters.'),
+  nonce: z
+    .string()
+    .min(16)
+    .max(128)
+    .regex(/^[A-Za-z0-9_-]+$/, 'Use 16 to 128 URL-safe characters.'),
 });
 export const heartbeatBodySchema = signedEnvelopeSchema.extend({
   version: text(64).optional(),
@@ -112,10 +116,19 @@ export const leaseSchema = z.object({
 export const leaseResponseSchema = z.object({ lease: leaseSchema.nullable() });
 
 export const heartbeatLeasesBodySchema = heartbeatBodySchema.extend({
-  leases: z.array(z.object({ scanId: z.uuid(), leaseToken: leaseTokenSchema })).max(64).default([]),
+  leases: z
+    .array(z.object({ scanId: z.uuid(), leaseToken: leaseTokenSchema }))
+    .max(64)
+    .default([]),
 });
 export const heartbeatLeasesResponseSchema = heartbeatResponseSchema.extend({
-  leases: z.array(z.object({ scanId: z.uuid(), state: z.enum(['active', 'cancelled', 'lost']), leaseExpiresAt: z.string().nullable() })),
+  leases: z.array(
+    z.object({
+      scanId: z.uuid(),
+      state: z.enum(['active', 'cancelled', 'lost']),
+      leaseExpiresAt: z.string().nullable(),
+    }),
+  ),
 });
 
 export const scanIdParamsSchema = z.object({ scanId: z.uuid() });
@@ -125,10 +138,17 @@ export const progressBodySchema = signedEnvelopeSchema.extend({
   message: z.string().max(500).optional(),
 });
 export const progressResponseSchema = z.object({ ok: z.literal(true), leaseExpiresAt: z.string() });
-export const releaseBodySchema = signedEnvelopeSchema.extend({ leaseToken: leaseTokenSchema, reason: z.string().max(500).optional() });
+export const releaseBodySchema = signedEnvelopeSchema.extend({
+  leaseToken: leaseTokenSchema,
+  reason: z.string().max(500).optional(),
+});
 export const okResponseSchema = z.object({ ok: z.literal(true) });
 export const archiveBodySchema = signedEnvelopeSchema.extend({ leaseToken: leaseTokenSchema });
-export const failBodySchema = signedEnvelopeSchema.extend({ leaseToken: leaseTokenSchema, error: z.string().trim().min(1).max(2000), retryable: z.boolean().default(false) });
+export const failBodySchema = signedEnvelopeSchema.extend({
+  leaseToken: leaseTokenSchema,
+  error: z.string().trim().min(1).max(2000),
+  retryable: z.boolean().default(false),
+});
 export const failResponseSchema = z.object({ ok: z.literal(true), status: z.enum(['queued', 'failed']) });
 
 export const reportInitBodySchema = signedEnvelopeSchema.extend({
@@ -148,8 +168,16 @@ export const reportInitResponseSchema = z.object({
   expiresAt: z.string(),
   storage: z.enum(['builtin', 's3']),
 });
-export const reportFinalizeBodySchema = signedEnvelopeSchema.extend({ uploadId: z.uuid(), leaseToken: leaseTokenSchema });
-export const reportFinalizedSchema = z.object({ uploadId: z.uuid(), scanId: z.uuid(), status: z.literal('finalized'), ingestionId: z.uuid() });
+export const reportFinalizeBodySchema = signedEnvelopeSchema.extend({
+  uploadId: z.uuid(),
+  leaseToken: leaseTokenSchema,
+});
+export const reportFinalizedSchema = z.object({
+  uploadId: z.uuid(),
+  scanId: z.uuid(),
+  status: z.literal('finalized'),
+  ingestionId: z.uuid(),
+});
 export const legacyReportBodySchema = signedEnvelopeSchema.extend({
   scanId: z.uuid(),
   leaseToken: leaseTokenSchema,
@@ -157,5 +185,8 @@ export const legacyReportBodySchema = signedEnvelopeSchema.extend({
   report: z.string(),
 });
 export const uploadParamsSchema = z.object({ uploadId: z.uuid() });
-export const uploadQuerySchema = z.object({ expires: z.coerce.number().int().min(0), signature: z.string().regex(/^[0-9a-fA-F]{64}$/) });
+export const uploadQuerySchema = z.object({
+  expires: z.coerce.number().int().min(0),
+  signature: z.string().regex(/^[0-9a-fA-F]{64}$/),
+});
 export const uploadPutResponseSchema = z.object({ uploadId: z.uuid(), size: z.number(), sha256: z.string() });

@@ -25,13 +25,20 @@ describeBrowser('accessibility', () => {
   });
 
   it('has no serious violations on the signed-in pages, on a laptop and a phone', async () => {
-    await signUpInBrowser(page, { name: 'Ally Bright', email: uniqueEmail('a11y'), password: 'correct horse battery staple' });
+    await signUpInBrowser(page, {
+      name: 'Ally Bright',
+      email: uniqueEmail('a11y'),
+      password: 'correct horse battery staple',
+    });
     await page.getByLabel('Tenant name', { exact: true }).waitFor();
     expect(await scanA11y(page), 'first tenant').toEqual([]);
     await page.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Access Co'));
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.url()).toMatch(/\/assets$/);
-    for (const viewport of [{ width: 1280, height: 800 }, { width: 375, height: 740 }]) {
+    for (const viewport of [
+      { width: 1280, height: 800 },
+      { width: 375, height: 740 },
+    ]) {
       await page.setViewportSize(viewport);
       for (const path of ['/assets', '/settings/members', '/settings/tenant', '/settings/audit-log', '/account']) {
         await page.goto(path);

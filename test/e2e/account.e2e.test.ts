@@ -79,7 +79,11 @@ describeBrowser('account security in the browser', () => {
     await page.getByRole('button', { name: 'Set password' }).click();
     await expect.poll(() => page.url()).toContain('/sign-in');
     await signIn(PASSWORD);
-    await page.getByRole('alert').filter({ hasText: /invalid|incorrect/i }).first().waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /invalid|incorrect/i })
+      .first()
+      .waitFor();
     await signIn(NEW_PASSWORD);
     await page.getByLabel('Authentication code', { exact: true }).fill(totp(secret));
     await page.getByRole('button', { name: 'Verify' }).click();

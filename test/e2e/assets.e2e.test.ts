@@ -6,14 +6,23 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { STAFF_DOMAIN, uniqueEmail } from '../helpers/app.ts';
-import { createAndSignIn, describeBrowser, type E2e, openE2e, scanA11y, signUpInBrowser, uniqueTenantName } from './harness.ts';
+import {
+  createAndSignIn,
+  describeBrowser,
+  type E2e,
+  openE2e,
+  scanA11y,
+  signUpInBrowser,
+  uniqueTenantName,
+} from './harness.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const RUN = Math.random().toString(36).slice(2, 8);
 const DOMAIN = `shop-${RUN}.example.com`;
 const IP = '203.0.113.10';
 
-const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+const overflow = (page: Page) =>
+  page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
 /** Opens "Add asset", fills the form and submits it; returns the dialog. */
 async function addAsset(page: Page, v: { kind?: string; target: string; name?: string; tags?: string }) {
@@ -91,12 +100,21 @@ describeBrowser('assets in the browser', () => {
     await owner.getByRole('button', { name: 'Check now' }).click();
     // No resolver is configured here: the record is either not found (pending) or the lookup
     // cannot complete (failed). Either way the page says so, with the detail.
-    const outcome = owner.getByRole('status').filter({ hasText: 'Record not found yet' }).or(owner.getByRole('alert').filter({ hasText: 'Check failed' }));
+    const outcome = owner
+      .getByRole('status')
+      .filter({ hasText: 'Record not found yet' })
+      .or(owner.getByRole('alert').filter({ hasText: 'Check failed' }));
     await outcome.first().waitFor({ timeout: 25_000 });
     const history = owner.getByRole('region', { name: 'Verification history' });
-    await history.getByText(/Record not found|Check failed/).first().waitFor();
+    await history
+      .getByText(/Record not found|Check failed/)
+      .first()
+      .waitFor();
     await history.getByText('Added', { exact: true }).waitFor();
-    await owner.getByText(/Last checked|Record not found yet|Check failed/).first().waitFor();
+    await owner
+      .getByText(/Last checked|Record not found yet|Check failed/)
+      .first()
+      .waitFor();
   }, 40_000);
 
   it('refuses a duplicate at the Target field, with a link to the existing asset', async () => {
@@ -117,7 +135,7 @@ describeBrowser('assets in the browser', () => {
     await owner.getByRole('heading', { level: 1, name: IP }).waitFor();
     await owner.getByText('Pending', { exact: true }).first().waitFor();
     await owner.getByText(/An IP address cannot be proven with DNS/).waitFor();
-    await owner.getByText(/super-admin can bypass verification/).waitFor();
+    await owner.getByText(/super-admin of this installation can bypass verification/).waitFor();
     expect(await owner.getByRole('button', { name: 'Check now' }).count()).toBe(0);
   });
 
@@ -163,9 +181,16 @@ describeBrowser('assets in the browser', () => {
   });
 
   it('has no serious accessibility violations and no sideways scrolling, on a laptop and a phone', async () => {
-    for (const viewport of [{ width: 1280, height: 800 }, { width: 375, height: 740 }]) {
+    for (const viewport of [
+      { width: 1280, height: 800 },
+      { width: 375, height: 740 },
+    ]) {
       await owner.setViewportSize(viewport);
-      for (const [path, heading] of [['/assets', 'Assets'], [domainUrl, 'Shop'], [hostUrl, IP]] as const) {
+      for (const [path, heading] of [
+        ['/assets', 'Assets'],
+        [domainUrl, 'Shop'],
+        [hostUrl, IP],
+      ] as const) {
         await owner.goto(path);
         await owner.getByRole('heading', { level: 1, name: heading }).waitFor();
         await owner.waitForLoadState('networkidle');

@@ -33,14 +33,23 @@ describeBrowser('compliance in the browser', () => {
     await page.waitForURL(/\/assets$/);
     // The only tenant of this user, once its creation has gone through (the URL may already read
     // /assets before it has).
-    const firstTenant = () => page.evaluate(async () => ((await (await fetch('/api/v1/me')).json()) as { tenants: { id: string }[] }).tenants[0]?.id ?? '');
+    const firstTenant = () =>
+      page.evaluate(
+        async () => ((await (await fetch('/api/v1/me')).json()) as { tenants: { id: string }[] }).tenants[0]?.id ?? '',
+      );
     await expect.poll(firstTenant, { timeout: 10_000 }).not.toBe('');
     tenantId = await firstTenant();
 
     await page.goto('/compliance');
     await page.getByRole('heading', { level: 1, name: 'Compliance' }).waitFor();
     const frameworks = page.getByRole('list', { name: 'Frameworks' });
-    for (const [name, count] of [['SOC 2', '61 criteria'], ['GDPR', '37 articles'], ['ISO 27001', '93 controls'], ['NIST CSF 2.0', '106 subcategories'], ['CIS v8', '153 safeguards']] as const) {
+    for (const [name, count] of [
+      ['SOC 2', '61 criteria'],
+      ['GDPR', '37 articles'],
+      ['ISO 27001', '93 controls'],
+      ['NIST CSF 2.0', '106 subcategories'],
+      ['CIS v8', '153 safeguards'],
+    ] as const) {
       const card = frameworks.getByRole('listitem').filter({ has: page.getByRole('heading', { name, exact: true }) });
       await card.getByText(count, { exact: true }).waitFor();
     }
@@ -49,10 +58,16 @@ describeBrowser('compliance in the browser', () => {
   it('lists a framework’s controls, with search, a status filter and failing controls from open findings', async () => {
     // An open finding as a scan would leave it: cleartext login on a web app (CWE-319).
     const db = e2e.server.database.db;
-    const { rows } = await sql<{ id: string }>`insert into assets (tenant_id, kind, target, dns_name, name, verification_token)
-      values (${tenantId}, 'webapp', 'https://shop.audit.test', 'shop.audit.test', 'Shop', 'token') returning id`.execute(db);
+    const { rows } = await sql<{
+      id: string;
+    }>`insert into assets (tenant_id, kind, target, dns_name, name, verification_token)
+      values (${tenantId}, 'webapp', 'https://shop.audit.test', 'shop.audit.test', 'Shop', 'token') returning id`.execute(
+      db,
+    );
     await sql`insert into findings (tenant_id, asset_id, scanner, rule_id, title, severity, cwe_ids, location_text, fingerprint, scope_key, first_seen_at, last_seen_at)
-      values (${tenantId}, ${rows[0]!.id}, 'webapp', 'http.cleartext-login', 'Login form served over HTTP', 'high', '{319}', 'https://shop.audit.test/login', ${randomBytes(8).toString('hex')}, 'full', now(), now())`.execute(db);
+      values (${tenantId}, ${rows[0]!.id}, 'webapp', 'http.cleartext-login', 'Login form served over HTTP', 'high', '{319}', 'https://shop.audit.test/login', ${randomBytes(8).toString('hex')}, 'full', now(), now())`.execute(
+      db,
+    );
 
     await page.getByRole('link', { name: 'Open ISO 27001 controls' }).click();
     await page.waitForURL(/\/compliance\/iso27001$/);
@@ -73,7 +88,10 @@ describeBrowser('compliance in the browser', () => {
     // The URL changes before the filtered list replaces the full one: wait for the list itself.
     await row('A.5.1').waitFor({ state: 'detached' });
     expect(await page.locator('tr[data-control]').count()).toBeGreaterThan(0);
-    for (const status of await page.locator('tr[data-control] [data-status]').evaluateAll((els) => els.map((e) => e.getAttribute('data-status')))) expect(status).toBe('failing');
+    for (const status of await page
+      .locator('tr[data-control] [data-status]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-status'))))
+      expect(status).toBe('failing');
 
     // Switching frameworks keeps the page and drops the filters.
     await page.locator('.mantine-SegmentedControl-label', { hasText: /^NIST CSF$/ }).click();
@@ -88,6 +106,7 @@ describeBrowser('compliance in the browser', () => {
     const findings = page.getByRole('region', { name: 'Mapped findings' });
     await findings.getByText('Login form served over HTTP').waitFor();
     await findings.getByRole('link', { name: 'Shop' }).waitFor();
+    await findings.getByText('https://shop.audit.test/login').waitFor();
     await page.getByText('No evidence yet. Upload the first file below.').waitFor();
 
     const form = page.locator('form[aria-labelledby="upload-heading"]');
@@ -96,7 +115,9 @@ describeBrowser('compliance in the browser', () => {
     await form.getByText('Give the evidence a title').waitFor();
 
     const content = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(3000)]);
-    await form.locator('input[type="file"]').setInputFiles({ name: 'crypto-standard.pdf', mimeType: 'application/pdf', buffer: content });
+    await form
+      .locator('input[type="file"]')
+      .setInputFiles({ name: 'crypto-standard.pdf', mimeType: 'application/pdf', buffer: content });
     await form.getByLabel('Title').fill('Cryptography standard');
     await form.getByLabel('Effective date').fill('2025-01-01');
     await form.getByLabel('Expires').fill('2024-06-01');
@@ -111,7 +132,10 @@ describeBrowser('compliance in the browser', () => {
     // Still failing: evidence does not outweigh an open finding.
     await page.getByRole('group', { name: 'Status' }).getByText('Failing', { exact: true }).waitFor();
 
-    const [download] = await Promise.all([page.waitForEvent('download'), evidence.getByRole('link', { name: 'Download crypto-standard.pdf' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      evidence.getByRole('link', { name: 'Download crypto-standard.pdf' }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe('crypto-standard.pdf');
     const saved = await download.path();
     expect(Buffer.compare(await readFile(saved), content)).toBe(0);
@@ -130,7 +154,11 @@ describeBrowser('compliance in the browser', () => {
     await page.getByRole('heading', { level: 1, name: 'A.5.1 Policies for information security' }).waitFor();
     await page.getByRole('group', { name: 'Status' }).getByText('No evidence', { exact: true }).waitFor();
     const form = page.locator('form[aria-labelledby="upload-heading"]');
-    await form.locator('input[type="file"]').setInputFiles({ name: 'policy.md', mimeType: 'text/markdown', buffer: Buffer.from('# Information security policy\nApproved.\n') });
+    await form.locator('input[type="file"]').setInputFiles({
+      name: 'policy.md',
+      mimeType: 'text/markdown',
+      buffer: Buffer.from('# Information security policy\nApproved.\n'),
+    });
     await form.getByLabel('Title').fill('Information security policy');
     await form.getByLabel('Effective date').fill('2025-01-01');
     await form.getByRole('button', { name: 'Upload evidence' }).click();

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { withTenant } from '../../src/db/tenant.ts';
 import type { NormalizedFindingInput } from '../../src/findings/index.ts';
 import { uniqueEmail } from '../helpers/app.ts';
+import { ingestFindings } from '../helpers/findings.ts';
 import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e, uniqueTenantName } from './harness.ts';
 
 const PASSWORD = 'correct horse battery staple';
@@ -16,7 +17,8 @@ const HOST = `web-${RUN}.example.com`;
 
 /** Page updates wait on the server; on a busy machine that can take more than poll's default second. */
 const POLL = { timeout: 10_000 };
-const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+const overflow = (page: Page) =>
+  page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
 const FINDINGS: NormalizedFindingInput[] = [
   {
@@ -31,9 +33,26 @@ const FINDINGS: NormalizedFindingInput[] = [
     remediation: 'Bind Redis to localhost and require a password.',
     references: ['https://redis.io/docs/latest/operate/oss_and_stack/management/security/'],
   },
-  { ruleId: 'sqli', title: 'SQL injection in search', severity: 'high', cwe: [89], location: { url: `https://${HOST}/search?q=1`, param: 'q' }, evidence: { request: 'GET /search?q=1%27 HTTP/1.1' } },
-  { ruleId: 'missing-hsts', title: 'Strict-Transport-Security header missing', severity: 'medium', location: { url: `https://${HOST}/` } },
-  { ruleId: 'cookie-no-secure', title: 'Session cookie without Secure flag', severity: 'low', location: { url: `https://${HOST}/login` } },
+  {
+    ruleId: 'sqli',
+    title: 'SQL injection in search',
+    severity: 'high',
+    cwe: [89],
+    location: { url: `https://${HOST}/search?q=1`, param: 'q' },
+    evidence: { request: 'GET /search?q=1%27 HTTP/1.1' },
+  },
+  {
+    ruleId: 'missing-hsts',
+    title: 'Strict-Transport-Security header missing',
+    severity: 'medium',
+    location: { url: `https://${HOST}/` },
+  },
+  {
+    ruleId: 'cookie-no-secure',
+    title: 'Session cookie without Secure flag',
+    severity: 'low',
+    location: { url: `https://${HOST}/login` },
+  },
   { ruleId: 'open-port', title: 'Open port 443/tcp', severity: 'info', location: { host: HOST, port: 443 } },
 ];
 
@@ -56,13 +75,29 @@ describeBrowser('findings in the browser', () => {
     await owner.getByText('No open findings').waitFor();
 
     // A scan of a registered asset reports five findings (the scans API is another module's).
-    const me = (await (await owner.request.get('/api/v1/me')).json()) as { user: { id: string; email: string }; activeTenantId: string };
+    const me = (await (await owner.request.get('/api/v1/me')).json()) as {
+      user: { id: string; email: string };
+      activeTenantId: string;
+    };
     const tenantId = me.activeTenantId;
-    const { asset } = await e2e.server.app.services.assets.create(tenantId, { userId: me.user.id, email: me.user.email }, { kind: 'host', target: HOST, name: 'Web server' });
-    const scanId = await withTenant(e2e.server.database.db, { tenantId }, async (tx) =>
-      (await tx.insertInto('scans').values({ tenant_id: tenantId, asset_id: asset.id, kind: 'template', status: 'succeeded' }).returning('id').executeTakeFirstOrThrow()).id,
+    const { asset } = await e2e.server.app.services.assets.create(
+      tenantId,
+      { userId: me.user.id, email: me.user.email },
+      { kind: 'host', target: HOST, name: 'Web server' },
     );
-    await e2e.server.app.services.ingestScanFindings({ scanId, findings: FINDINGS });
+    const scanId = await withTenant(
+      e2e.server.database.db,
+      { tenantId },
+      async (tx) =>
+        (
+          await tx
+            .insertInto('scans')
+            .values({ tenant_id: tenantId, asset_id: asset.id, kind: 'template', status: 'succeeded' })
+            .returning('id')
+            .executeTakeFirstOrThrow()
+        ).id,
+    );
+    await ingestFindings(e2e.server.app.services.findingsIngest, { scanId, findings: FINDINGS });
 
     await owner.reload();
     const table = owner.getByRole('region', { name: 'Findings', exact: true });
@@ -70,7 +105,8 @@ describeBrowser('findings in the browser', () => {
     const titles = await table.locator('tbody tr a[href^="/findings/"]').allTextContents();
     expect(titles).toEqual(FINDINGS.map((f) => f.title));
     const severity = owner.getByRole('group', { name: 'Severity' });
-    for (const label of ['Critical · 1', 'High · 1', 'Medium · 1', 'Low · 1', 'Info · 1']) await severity.getByText(label).waitFor();
+    for (const label of ['Critical · 1', 'High · 1', 'Medium · 1', 'Low · 1', 'Info · 1'])
+      await severity.getByText(label).waitFor();
     await owner.getByText('5 of 5 findings shown.').waitFor();
   });
 
@@ -96,10 +132,14 @@ describeBrowser('findings in the browser', () => {
     await owner.getByRole('button', { name: /^SLA due/ }).click();
     await expect.poll(() => new URL(owner.url()).searchParams.get('sort'), POLL).toBe('sla_due');
     await expect.poll(() => owner.locator('th[aria-sort="ascending"]').textContent(), POLL).toMatch(/SLA due/);
-    await expect.poll(async () => (await table.locator('tbody tr a[href^="/findings/"]').allTextContents()).at(-1), POLL).toBe('Open port 443/tcp');
+    await expect
+      .poll(async () => (await table.locator('tbody tr a[href^="/findings/"]').allTextContents()).at(-1), POLL)
+      .toBe('Open port 443/tcp');
     await owner.getByRole('button', { name: /^SLA due/ }).click();
     await expect.poll(() => owner.locator('th[aria-sort="descending"]').textContent(), POLL).toMatch(/SLA due/);
-    await expect.poll(async () => (await table.locator('tbody tr a[href^="/findings/"]').allTextContents())[0], POLL).toBe('Open port 443/tcp');
+    await expect
+      .poll(async () => (await table.locator('tbody tr a[href^="/findings/"]').allTextContents())[0], POLL)
+      .toBe('Open port 443/tcp');
   });
 
   it('shows a finding with evidence, links and history, and marks it a false positive', async () => {
@@ -107,7 +147,9 @@ describeBrowser('findings in the browser', () => {
     await owner.getByRole('link', { name: 'Unauthenticated Redis reachable' }).click();
     await owner.getByRole('heading', { level: 1, name: 'Unauthenticated Redis reachable' }).waitFor();
     await owner.getByText(`tcp://${HOST}:6379`).first().waitFor();
-    expect(await owner.getByRole('link', { name: 'CWE-306' }).getAttribute('href')).toBe('https://cwe.mitre.org/data/definitions/306.html');
+    expect(await owner.getByRole('link', { name: 'CWE-306' }).getAttribute('href')).toBe(
+      'https://cwe.mitre.org/data/definitions/306.html',
+    );
     expect(await owner.getByRole('link', { name: 'CVE-2022-0543' }).getAttribute('href')).toContain('CVE-2022-0543');
     await owner.getByText('PING answered +PONG without AUTH').waitFor();
     await owner.getByText('Bind Redis to localhost and require a password.').waitFor();
@@ -144,7 +186,10 @@ describeBrowser('findings in the browser', () => {
     await owner.getByText('2 of 2 findings shown.').waitFor();
     await owner.getByLabel('Status', { exact: true }).selectOption({ label: 'Accepted risk' });
     await owner.getByText('2 of 2 findings shown.').waitFor();
-    await table.getByText(/^until /).first().waitFor();
+    await table
+      .getByText(/^until /)
+      .first()
+      .waitFor();
     await owner.getByLabel('Status', { exact: true }).selectOption({ label: 'Any status' });
     await owner.getByText('5 of 5 findings shown.').waitFor();
   });
@@ -167,13 +212,24 @@ describeBrowser('findings in the browser', () => {
 
   it('sets the SLA days per severity in tenant settings', async () => {
     await owner.goto('/settings/tenant');
-    const critical = owner.getByRole('group', { name: 'Finding SLA (days to fix)' }).getByLabel('Critical', { exact: true });
+    const critical = owner
+      .getByRole('group', { name: 'Finding SLA (days to fix)' })
+      .getByLabel('Critical', { exact: true });
     await expect.poll(() => critical.inputValue(), POLL).toBe('7 days');
     await critical.fill('3');
     await owner.getByRole('button', { name: 'Save settings' }).click();
     await owner.getByText('Settings saved.').waitFor();
     await owner.reload();
-    await expect.poll(() => owner.getByRole('group', { name: 'Finding SLA (days to fix)' }).getByLabel('Critical', { exact: true }).inputValue(), POLL).toBe('3 days');
+    await expect
+      .poll(
+        () =>
+          owner
+            .getByRole('group', { name: 'Finding SLA (days to fix)' })
+            .getByLabel('Critical', { exact: true })
+            .inputValue(),
+        POLL,
+      )
+      .toBe('3 days');
   });
 
   it('passes axe checks without horizontal scrolling on a laptop and a phone', async () => {
@@ -186,11 +242,18 @@ describeBrowser('findings in the browser', () => {
       await owner.getByText('5 of 5 findings shown.').waitFor();
       expect(await scanA11y(owner), `list at ${viewport.width}px`).toEqual([]);
       expect(await overflow(owner), `list at ${viewport.width}px`).toBeLessThanOrEqual(0);
-      await owner.getByRole('region', { name: 'Findings', exact: true }).getByRole('checkbox', { name: 'Select Open port 443/tcp' }).check();
+      await owner
+        .getByRole('region', { name: 'Findings', exact: true })
+        .getByRole('checkbox', { name: 'Select Open port 443/tcp' })
+        .check();
       await owner.getByRole('button', { name: 'Change status…' }).click();
       await owner.getByRole('dialog', { name: 'Change status' }).waitFor();
       // Scan once the opening transition is over: mid-fade colours are not what users read.
-      await owner.waitForFunction(() => [...document.querySelectorAll('.mantine-Modal-content, .mantine-Modal-overlay')].every((e) => getComputedStyle(e).opacity === '1'));
+      await owner.waitForFunction(() =>
+        [...document.querySelectorAll('.mantine-Modal-content, .mantine-Modal-overlay')].every(
+          (e) => getComputedStyle(e).opacity === '1',
+        ),
+      );
       expect(await scanA11y(owner), `status dialog at ${viewport.width}px`).toEqual([]);
       await owner.getByRole('button', { name: 'Cancel' }).click();
       await owner.getByRole('link', { name: 'SQL injection in search' }).click();

@@ -10,7 +10,7 @@ import { ensureWebBuilt } from '../../scripts/build-web.ts';
 import { loadConfig } from '../../src/lib/config.ts';
 import { buildApp, type App } from '../../src/server/app.ts';
 import { runAdmin } from '../../src/ops/admin-cli.ts';
-import { openTestDatabase, STAFF_DOMAIN, TEST_AUTH_SECRET, testDeps } from '../helpers/app.ts';
+import { openTestDatabase, STAFF_DOMAIN, TEST_AUTH_SECRET, TEST_EGRESS_ALLOW, testDeps } from '../helpers/app.ts';
 import { createMemoryMailer, type MemoryMailer } from '../helpers/mailer.ts';
 import { freePort } from '../../bench/lib.ts';
 
@@ -24,9 +24,11 @@ export function describeBrowser(name: string, fn: () => void): void {
     return;
   }
   if (process.env.CI === 'true') {
-    describe(name, () => it('needs Chromium', () => {
-      throw new Error(`Chromium not found at ${CHROMIUM}; CI installs it with apt-get install chromium`);
-    }));
+    describe(name, () =>
+      it('needs Chromium', () => {
+        throw new Error(`Chromium not found at ${CHROMIUM}; CI installs it with apt-get install chromium`);
+      }),
+    );
     return;
   }
   console.warn(`notice: browser tests "${name}" skipped: no Chromium at ${CHROMIUM} (apt-get install chromium)`);
@@ -42,17 +44,30 @@ export interface E2eServer {
   close(): Promise<void>;
 }
 
-export async function startE2eServer(): Promise<E2eServer> {
+export async function startE2eServer(env: Record<string, string> = {}): Promise<E2eServer> {
   await ensureWebBuilt({});
   const db = await openTestDatabase();
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const config = loadConfig({ DATA_DIR: db.dataDir, PUBLIC_BASE_URL: baseUrl, STAFF_EMAIL_DOMAINS: STAFF_DOMAIN, LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    DATA_DIR: db.dataDir,
+    PUBLIC_BASE_URL: baseUrl,
+    STAFF_EMAIL_DOMAINS: STAFF_DOMAIN,
+    LOG_LEVEL: 'silent',
+    TENANT_HOSTED_WORKER: 'off',
+    EGRESS_ALLOW: TEST_EGRESS_ALLOW,
+    ...env,
+  });
   const mailer = createMemoryMailer();
   // Every simulated user signs up from 127.0.0.1, and on a shared PostgreSQL database (where the
   // limits are stored) the suites running side by side would share one sign-up and one sign-in
   // budget. Throttling itself is tested in test/integration/auth.test.ts.
-  const app = await buildApp({ ...testDeps(config, db.database, mailer), signUpPerMinute: 1_000, signInPerMinute: 1_000, webDir: join(import.meta.dirname, '../../dist/web') });
+  const app = await buildApp({
+    ...testDeps(config, db.database, mailer),
+    signUpPerMinute: 1_000,
+    signInPerMinute: 1_000,
+    webDir: join(import.meta.dirname, '../../dist/web'),
+  });
   await app.listen({ port, host: '127.0.0.1' });
   return {
     baseUrl,
@@ -72,7 +87,16 @@ export function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM,
     headless: true,
     // Closed network here: no background or component traffic.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
   });
 }
 
@@ -105,7 +129,10 @@ export async function openE2e(): Promise<E2e> {
 }
 
 /** Signs up through the sign-up page; resolves on the first-tenant screen. */
-export async function signUpInBrowser(page: Page, user: { name: string; email: string; password: string }): Promise<void> {
+export async function signUpInBrowser(
+  page: Page,
+  user: { name: string; email: string; password: string },
+): Promise<void> {
   await page.goto('/sign-up');
   await page.getByLabel('Name', { exact: true }).fill(user.name);
   await page.getByLabel('Email', { exact: true }).fill(user.email);
@@ -133,12 +160,19 @@ export async function scanA11y(page: Page): Promise<string[]> {
     const settling = document
       .getAnimations()
       .filter((a) => a.playState === 'running' && a.effect?.getTiming().iterations !== Infinity)
-      .map((a) => a.finished.then(() => undefined, () => undefined));
+      .map((a) =>
+        a.finished.then(
+          () => undefined,
+          () => undefined,
+        ),
+      );
     await Promise.race([Promise.all(settling), new Promise((resolve) => setTimeout(resolve, 3_000))]);
   });
   await page.addScriptTag({ path: AXE_PATH });
   const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: AxeViolation[] }> } }).axe;
+    const axe = (
+      window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: AxeViolation[] }> } }
+    ).axe;
     return axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
   });
   return result.violations
@@ -165,12 +199,15 @@ export async function createAndSignIn(
   user: { email: string; role: 'staff' | 'super_admin'; name?: string; password?: string },
 ): Promise<void> {
   const out: string[] = [];
-  const code = await runAdmin(['create', '--email', user.email, '--role', user.role, ...(user.name ? ['--name', user.name] : [])], {
-    config: server.config,
-    database: server.database,
-    authSecret: TEST_AUTH_SECRET,
-    io: { out: (l) => out.push(l), err: () => {} },
-  });
+  const code = await runAdmin(
+    ['create', '--email', user.email, '--role', user.role, ...(user.name ? ['--name', user.name] : [])],
+    {
+      config: server.config,
+      database: server.database,
+      authSecret: TEST_AUTH_SECRET,
+      io: { out: (l) => out.push(l), err: () => {} },
+    },
+  );
   expect(code).toBe(0);
   const link = /(http\S+reset-password\S+)/.exec(out.join('\n'))![1]!;
   const password = user.password ?? STAFF_PASSWORD;

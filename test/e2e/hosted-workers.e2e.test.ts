@@ -17,7 +17,10 @@ describeBrowser('staff hosted workers in the browser', () => {
   beforeAll(async () => {
     e2e = await openE2e();
     // The tenant itself is not what this page is about: a row is enough.
-    await e2e.server.database.db.insertInto('organization').values({ name: TENANT, slug: `hosted-co-${RUN}`, logo: null, createdAt: new Date(), metadata: null }).execute();
+    await e2e.server.database.db
+      .insertInto('organization')
+      .values({ name: TENANT, slug: `hosted-co-${RUN}`, logo: null, createdAt: new Date(), metadata: null })
+      .execute();
   }, 120_000);
   afterAll(async () => {
     await e2e?.close();
@@ -43,6 +46,24 @@ describeBrowser('staff hosted workers in the browser', () => {
     expect(await scanA11y(staff), 'hosted workers page').toEqual([]);
   });
 
+  // On a shared PostgreSQL database other files' mesh records show up as peers: PGlite only.
+  it.skipIf(Boolean(process.env.DATABASE_URL))(
+    'mesh health of an installation without peers says so, without empty tables or a "0 of 0" sweep',
+    async () => {
+      await staff.goto('/settings/mesh-health');
+      await staff.getByRole('heading', { level: 1, name: 'Mesh health' }).waitFor();
+      await staff.getByRole('note').getByText('No peers configured', { exact: true }).waitFor();
+      expect(await staff.getByRole('table').count()).toBe(0);
+      await staff.getByRole('button', { name: 'Run health sweep' }).click();
+      await staff.getByText('No peers configured: there was nothing to ping.').waitFor();
+      expect(await staff.getByText(/0 of 0/).count()).toBe(0);
+      await staff.mouse.move(0, 0);
+      expect(await scanA11y(staff), 'mesh health without peers').toEqual([]);
+      await staff.goto('/settings/staff/workers');
+      await staff.getByRole('heading', { level: 1, name: 'Hosted workers' }).waitFor();
+    },
+  );
+
   it('asks for a tenant, then starts a hosted worker for it', async () => {
     await staff.getByRole('button', { name: 'Start hosted worker' }).click();
     await staff.getByText('Pick a tenant.').first().waitFor();
@@ -55,7 +76,9 @@ describeBrowser('staff hosted workers in the browser', () => {
     await row.getByText('Never').waitFor();
     // The tenant's worker list has it, marked hosted.
     const res = await e2e.server.app.services.hostedWorkers.list();
-    expect(res.workers.filter((w) => w.tenantName === TENANT)).toMatchObject([{ name: 'hosted-1', embedded: true, running: false, status: 'active' }]);
+    expect(res.workers.filter((w) => w.tenantName === TENANT)).toMatchObject([
+      { name: 'hosted-1', embedded: true, running: false, status: 'active' },
+    ]);
   });
 
   it('creates a hosted enrollment code, shown once with the CLI command', async () => {

@@ -1,6 +1,7 @@
 // "Import results" in the browser: pick an asset and a report file, upload it with automatic
 // format detection, follow the import until its findings are in, see it in the history and on
-// the scan page's "Report and ingestion" panel; a file that is not a report is refused clearly.
+// the scan page's "Report and ingestion" panel and on the import's result page (what was read,
+// skipped and why, coverage); a file that is not a report is refused, saying what it looks like.
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import type { Page } from 'playwright-core';
@@ -27,7 +28,11 @@ describeBrowser('import results in the browser', () => {
   });
 
   it('imports a nuclei report for an asset and shows its progress and outcome', async () => {
-    await signUpInBrowser(page, { name: 'Ivy Importer', email: uniqueEmail('imports-e2e'), password: 'correct horse battery staple' });
+    await signUpInBrowser(page, {
+      name: 'Ivy Importer',
+      email: uniqueEmail('imports-e2e'),
+      password: 'correct horse battery staple',
+    });
     await page.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Import Co'));
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.url()).toMatch(/\/assets$/);
@@ -39,7 +44,11 @@ describeBrowser('import results in the browser', () => {
     await add.getByLabel('Target', { exact: true }).fill(HOST);
     await add.getByRole('button', { name: 'Add asset', exact: true }).click();
     await expect.poll(() => page.url()).toMatch(/\/assets\/[0-9a-f-]{36}$/);
-    await withService(e2e.server.database.db, (tx) => sql`update assets set verification_status = 'verified', verified_via = 'txt', verified_at = now() where target = ${HOST}`.execute(tx));
+    await withService(e2e.server.database.db, (tx) =>
+      sql`update assets set verification_status = 'verified', verified_via = 'txt', verified_at = now() where target = ${HOST}`.execute(
+        tx,
+      ),
+    );
 
     await page.getByRole('link', { name: 'Import results', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Import results' }).waitFor();
@@ -55,18 +64,37 @@ describeBrowser('import results in the browser', () => {
 
     await page.getByLabel('Asset', { exact: true }).selectOption({ label: HOST });
     expect(await page.getByLabel('Format', { exact: true }).inputValue()).toBe('auto');
-    await page.locator('input[type="file"]').setInputFiles({ name: 'nuclei-results.jsonl', mimeType: 'application/x-ndjson', buffer: readFileSync(fixturePath('nuclei-results.jsonl')) });
+    // The fixture's hosts, as if nuclei had been pointed at this asset.
+    const report = readFileSync(fixturePath('nuclei-results.jsonl'), 'utf8')
+      .replaceAll('shop.example.com', HOST)
+      .replaceAll('legacy.example.com', HOST);
+    await page
+      .locator('input[type="file"]')
+      .setInputFiles({ name: 'nuclei-results.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from(report) });
     await page.getByRole('button', { name: 'Import', exact: true }).click();
 
     const current = page.getByRole('region', { name: 'Importing nuclei-results.jsonl' });
     await current.getByText(/^Done: \d+ findings, \d+ new/).waitFor({ timeout: 30_000 });
     const row = page.getByRole('row', { name: /nuclei-results\.jsonl/ });
     await row.getByText('Imported').waitFor();
-    await row.getByText('nuclei JSON Lines', { exact: false }).waitFor();
+    await row.getByText('nuclei JSON (Lines or array)', { exact: false }).waitFor();
     await page.mouse.move(0, 0);
     expect(await scanA11y(page), 'import page, after an import').toEqual([]);
 
-    await current.getByRole('link', { name: 'Open the scan' }).click();
+    // The result page: what was read, the skipped line and its reason, what the report covered.
+    await row.getByRole('link', { name: 'nuclei-results.jsonl', exact: true }).click();
+    await expect.poll(() => page.url()).toMatch(/\/imports\/[0-9a-f-]{36}$/);
+    await page.getByRole('heading', { level: 1, name: 'nuclei-results.jsonl' }).waitFor();
+    const skipped = page.getByRole('region', { name: 'Skipped records' });
+    await skipped.getByRole('row', { name: /no template-id 1 line 7/ }).waitFor();
+    const coverage = page.getByRole('region', { name: 'What the report covered' });
+    await coverage.getByText(/http-missing-security-headers/).waitFor();
+    await page.getByText('Records read').waitFor();
+    await page.mouse.move(0, 0);
+    await page.waitForLoadState('networkidle');
+    expect(await scanA11y(page), 'import result page').toEqual([]);
+
+    await page.getByRole('link', { name: 'Open the scan' }).click();
     await expect.poll(() => page.url()).toMatch(/\/scans\/[0-9a-f-]{36}$/);
     const panel = page.getByRole('region', { name: 'Report and ingestion' });
     await panel.getByText(/Imported file nuclei-results\.jsonl/).waitFor();
@@ -77,9 +105,36 @@ describeBrowser('import results in the browser', () => {
     await page.getByRole('link', { name: 'Import results', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Import results' }).waitFor();
     await page.getByLabel('Asset', { exact: true }).selectOption({ label: HOST });
-    await page.locator('input[type="file"]').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('meeting notes, not a scan report\n') });
+    await page.locator('input[type="file"]').setInputFiles({
+      name: 'notes.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from('meeting notes, not a scan report\n'),
+    });
     await page.getByRole('button', { name: 'Import', exact: true }).click();
     await page.getByText('The report was not imported').waitFor();
-    await page.getByText(/The report format could not be recognised/).waitFor();
+    await page
+      .getByText(/The report format could not be recognised: the file looks like text starting with "meeting notes/)
+      .waitFor();
+  });
+
+  it('shows an import whose every result was unreadable as inconclusive, with the reason', async () => {
+    await page.getByRole('link', { name: 'Import results', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Import results' }).waitFor();
+    await page.getByLabel('Asset', { exact: true }).selectOption({ label: HOST });
+    const sarif = JSON.stringify({
+      version: '2.1.0',
+      runs: [{ tool: { driver: { name: 'gitleaks', semanticVersion: 'v8.18.2' } }, results: [{ locations: [] }] }],
+    });
+    await page
+      .locator('input[type="file"]')
+      .setInputFiles({ name: 'gitleaks.sarif', mimeType: 'application/json', buffer: Buffer.from(sarif) });
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const row = page.getByRole('row', { name: /gitleaks\.sarif/ });
+    await row.getByRole('link', { name: 'gitleaks.sarif', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'gitleaks.sarif' }).waitFor();
+    const alert = page.getByRole('alert').filter({ hasText: 'Inconclusive: nothing was closed' });
+    await alert
+      .getByText(/all 1 result was skipped \(no ruleId and no message\).*Findings stay as they were\./)
+      .waitFor({ timeout: 30_000 });
   });
 });

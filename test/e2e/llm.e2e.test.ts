@@ -16,7 +16,7 @@ import { ensureWebBuilt } from '../../scripts/build-web.ts';
 import { loadConfig } from '../../src/lib/config.ts';
 import { buildApp, type App } from '../../src/server/app.ts';
 import { fixturePath } from '../../src/workers/importers/test-helpers.ts';
-import { openTestDatabase, STAFF_DOMAIN, testDeps, uniqueEmail } from '../helpers/app.ts';
+import { openTestDatabase, STAFF_DOMAIN, TEST_EGRESS_ALLOW, testDeps, uniqueEmail } from '../helpers/app.ts';
 import { createMemoryMailer } from '../helpers/mailer.ts';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server.ts';
 import { makeImagePdf, makeTextPdf } from '../helpers/llm-server.ts';
@@ -36,8 +36,21 @@ describeBrowser('language-model helpers in the browser', () => {
     const db = await openTestDatabase();
     const port = await freePort();
     const baseUrl = `http://127.0.0.1:${port}`;
-    const config = loadConfig({ DATA_DIR: db.dataDir, PUBLIC_BASE_URL: baseUrl, STAFF_EMAIL_DOMAINS: STAFF_DOMAIN, LOG_LEVEL: 'silent', LLM_BASE_URL: llm.url, LLM_API_KEY: 'sk-e2e', LLM_MODEL: 'e2e-model' });
-    app = await buildApp({ ...testDeps(config, db.database, createMemoryMailer()), signUpPerMinute: 1_000, webDir: join(import.meta.dirname, '../../dist/web') });
+    const config = loadConfig({
+      DATA_DIR: db.dataDir,
+      PUBLIC_BASE_URL: baseUrl,
+      STAFF_EMAIL_DOMAINS: STAFF_DOMAIN,
+      LOG_LEVEL: 'silent',
+      EGRESS_ALLOW: TEST_EGRESS_ALLOW,
+      LLM_BASE_URL: llm.url,
+      LLM_API_KEY: 'sk-e2e',
+      LLM_MODEL: 'e2e-model',
+    });
+    app = await buildApp({
+      ...testDeps(config, db.database, createMemoryMailer()),
+      signUpPerMinute: 1_000,
+      webDir: join(import.meta.dirname, '../../dist/web'),
+    });
     await app.listen({ port, host: '127.0.0.1' });
     cleanup = db.cleanup;
     database = db.database;
@@ -54,7 +67,11 @@ describeBrowser('language-model helpers in the browser', () => {
   });
 
   it('streams an explanation, stops it, and keeps a complete one in the private history', async () => {
-    await signUpInBrowser(page, { name: 'Lena Reader', email: uniqueEmail('llm-e2e'), password: 'correct horse battery staple' });
+    await signUpInBrowser(page, {
+      name: 'Lena Reader',
+      email: uniqueEmail('llm-e2e'),
+      password: 'correct horse battery staple',
+    });
     // A unique name (and slug): a PostgreSQL test database keeps the tenants of earlier runs.
     await page.getByLabel('Tenant name', { exact: true }).fill(`Explain Co ${Math.random().toString(36).slice(2, 8)}`);
     await page.getByRole('button', { name: 'Create tenant' }).click();
@@ -71,10 +88,17 @@ describeBrowser('language-model helpers in the browser', () => {
     // An answer still being written: six words, then nothing until the connection closes.
     const first = llm.requests.length;
     llm.enqueue({ kind: 'stream', chunks: Array.from({ length: 200 }, (_, i) => `word${i} `), holdAfter: 6 });
-    await page.locator('input[type="file"]').setInputFiles({ name: 'trivy-image.json', mimeType: 'application/json', buffer: readFileSync(fixturePath('trivy-image.json')) });
+    await page.locator('input[type="file"]').setInputFiles({
+      name: 'trivy-image.json',
+      mimeType: 'application/json',
+      buffer: readFileSync(fixturePath('trivy-image.json')),
+    });
     await page.getByRole('button', { name: 'Explain', exact: true }).click();
     // Text arrives before the answer is complete, with the Stop button.
-    await page.getByTestId('streamed-answer').getByText(/word3 /).waitFor();
+    await page
+      .getByTestId('streamed-answer')
+      .getByText(/word3 /)
+      .waitFor();
     await page.getByText('Answering…').waitFor();
     // That a model answers, never which one.
     await expect.poll(() => page.getByTestId('answer-source').textContent()).toBe('model answer');
@@ -101,8 +125,14 @@ describeBrowser('language-model helpers in the browser', () => {
     expect(await page.content()).not.toContain('e2e-model');
     // The uploaded file is kept with it: shown as text, and downloadable as the same bytes.
     await dialog.getByRole('button', { name: 'Show the result file' }).click();
-    await dialog.getByTestId('saved-result-file').getByText(/"SchemaVersion": 2/).waitFor();
-    const [download] = await Promise.all([page.waitForEvent('download'), dialog.getByRole('link', { name: 'Download the result file' }).click()]);
+    await dialog
+      .getByTestId('saved-result-file')
+      .getByText(/"SchemaVersion": 2/)
+      .waitFor();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      dialog.getByRole('link', { name: 'Download the result file' }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe('trivy-image.json');
     const saved = await download.path();
     expect(readFileSync(saved).equals(readFileSync(fixturePath('trivy-image.json')))).toBe(true);
@@ -128,7 +158,12 @@ describeBrowser('language-model helpers in the browser', () => {
   it('shows exhausted credits as a friendly message, with the offline analysis and no retry', async () => {
     llm.enqueue({ kind: 'status', status: 402 });
     await page.getByRole('button', { name: 'Explain', exact: true }).click();
-    await page.getByRole('alert').getByText(/The language model account has run out of credits\. Ask an operator to top it up; the offline analysis still works meanwhile\./).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(
+        /The language model account has run out of credits\. Ask an operator to top it up; the offline analysis still works meanwhile\./,
+      )
+      .waitFor();
     await page.getByText('Answer complete.').waitFor();
     await expect.poll(() => page.getByTestId('answer-source').textContent()).toBe('offline analysis');
     expect(await page.getByRole('button', { name: 'Try again' }).count()).toBe(0);
@@ -153,21 +188,36 @@ describeBrowser('language-model helpers in the browser', () => {
     await page.getByRole('link', { name: 'CMMC', exact: true }).click();
     await page.getByRole('tab', { name: 'Evidence review' }).click();
     const files = page.locator('input[type="file"]');
-    await files.setInputFiles([{ name: 'policy.docx', mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', buffer: Buffer.from('PK\u0003\u0004word/') }]);
+    await files.setInputFiles([
+      {
+        name: 'policy.docx',
+        mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+        buffer: Buffer.from('PK\u0003\u0004word/'),
+      },
+    ]);
     await page.getByRole('button', { name: 'Review documents' }).click();
     await page.getByText('"policy.docx" is a Word document. Save it as PDF first').waitFor();
     // The model answers prose instead of the verdicts: the offline analysis stands in, labelled.
     llm.enqueue({ kind: 'json', content: 'Everything looks compliant to me.' });
     await files.setInputFiles([
-      { name: 'access.pdf', mimeType: 'application/pdf', buffer: await makeTextPdf(['Access control policy: authorized users only, user accounts reviewed, offboarding removes access.']) },
+      {
+        name: 'access.pdf',
+        mimeType: 'application/pdf',
+        buffer: await makeTextPdf([
+          'Access control policy: authorized users only, user accounts reviewed, offboarding removes access.',
+        ]),
+      },
       { name: 'scan.pdf', mimeType: 'application/pdf', buffer: await makeImagePdf(1) },
     ]);
     await page.getByRole('button', { name: 'Review documents' }).click();
     await page.getByText('Review complete.').waitFor();
     await expect.poll(() => page.getByTestId('review-source').textContent()).toBe('offline analysis');
     await page.getByText(/The model's answer was not used/).waitFor();
-    const row = page.getByRole('row').filter({ hasText: 'AC.L1-b.1.i' }).filter({ hasText: 'Authorized Access Control' });
-    await expect.poll(() => row.getByText('Covered').count()).toBe(1);
+    const row = page
+      .getByRole('row')
+      .filter({ hasText: 'AC.L1-b.1.i' })
+      .filter({ hasText: 'Authorized Access Control' });
+    await expect.poll(() => row.getByText('Partial').count()).toBe(1);
     await row.getByText('access.pdf (p. 1)').waitFor();
     await page.getByText(/scan\.pdf: No extractable text/).waitFor();
 
@@ -177,7 +227,9 @@ describeBrowser('language-model helpers in the browser', () => {
     llm.enqueue({ kind: 'json', content: '{}', delayMs: 60_000 });
     await page.getByRole('button', { name: 'Review documents' }).click();
     await page.getByRole('heading', { name: 'Preliminary review' }).waitFor();
-    await page.getByText('The language model is reviewing the documents; the offline analysis is shown meanwhile…').waitFor();
+    await page
+      .getByText('The language model is reviewing the documents; the offline analysis is shown meanwhile…')
+      .waitFor();
     await expect.poll(() => llm.requests.length).toBe(slow + 1);
     await page.getByRole('button', { name: 'Stop' }).click();
     await page.getByText('Stopped. Nothing was reviewed.').waitFor();
@@ -187,18 +239,31 @@ describeBrowser('language-model helpers in the browser', () => {
   });
 
   it('explains device checks on the CMMC page, streamed, with Stop', async () => {
-    const tenantId = await page.evaluate(async () => ((await (await fetch('/api/v1/me')).json()) as { tenants: { id: string }[] }).tenants[0]!.id);
+    const tenantId = await page.evaluate(
+      async () => ((await (await fetch('/api/v1/me')).json()) as { tenants: { id: string }[] }).tenants[0]!.id,
+    );
     const profile = await sql<{ id: string }>`
       insert into compliance_profiles (tenant_id, cage_code, company_name, mail_platform, affirming_official_name, affirming_official_title, affirming_official_email)
-      values (${tenantId}::uuid, '1AB2C', 'Explain Co', 'm365', 'Lena', 'President', 'lena@explain.test') returning id`.execute(database.db);
+      values (${tenantId}::uuid, '1AB2C', 'Explain Co', 'm365', 'Lena', 'President', 'lena@explain.test') returning id`.execute(
+      database.db,
+    );
     await sql`insert into endpoint_audit_runs (tenant_id, profile_id, hostname, os, os_version, results, details, script_version)
-      values (${tenantId}::uuid, ${profile.rows[0]!.id}::uuid, 'FRONT-DESK', 'windows', 'Windows 11', '{"win.firewall_enabled": "fail", "win.av_enabled": "pass"}'::jsonb, '{}'::jsonb, '1.0.0')`.execute(database.db);
+      values (${tenantId}::uuid, ${profile.rows[0]!.id}::uuid, 'FRONT-DESK', 'windows', 'Windows 11', '{"win.firewall_enabled": "fail", "win.av_enabled": "pass"}'::jsonb, '{}'::jsonb, '1.0.0')`.execute(
+      database.db,
+    );
     await page.reload();
     await page.getByRole('tab', { name: 'Device check' }).click();
     const n = llm.requests.length;
-    llm.enqueue({ kind: 'stream', chunks: ['Turn on the firewall on FRONT-DESK [C1]. ', ...Array.from({ length: 100 }, (_, i) => `step${i} `)], delayMs: 100 });
+    llm.enqueue({
+      kind: 'stream',
+      chunks: ['Turn on the firewall on FRONT-DESK [C1]. ', ...Array.from({ length: 100 }, (_, i) => `step${i} `)],
+      delayMs: 100,
+    });
     await page.getByRole('button', { name: 'Explain results' }).click();
-    await page.getByTestId('streamed-answer').getByText(/Turn on the firewall on FRONT-DESK \[C1\]/).waitFor();
+    await page
+      .getByTestId('streamed-answer')
+      .getByText(/Turn on the firewall on FRONT-DESK \[C1\]/)
+      .waitFor();
     await page.getByRole('button', { name: 'Stop', exact: true }).click();
     await page.getByText('Stopped. The answer above is incomplete and was not saved.').waitFor();
     await llm.closed(n);

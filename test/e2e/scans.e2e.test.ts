@@ -14,19 +14,23 @@ const RUN = Math.random().toString(36).slice(2, 8);
 const HOST = `scanme-${RUN}.example.com`;
 
 /** The page may take a moment on a busy machine: poll for up to 15 s. */
-const poll = <T,>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 15_000 });
+const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 15_000 });
 
-const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+const overflow = (page: Page) =>
+  page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
 describeBrowser('scans and schedules in the browser', () => {
   let e2e: E2e;
   let page: Page;
   let scanUrl = '';
   let scheduleUrl = '';
+  let inconclusiveUrl = '';
   const db = () => e2e.server.database.db;
   /** What a worker's reports do to a scan row (the aggregation trigger does the rest). */
   const work = (where: string, status: string, percent: number) =>
-    withService(db(), (tx) => sql`update scans set status = ${status}, percent = ${percent}, attempts = 1 where ${sql.raw(where)}`.execute(tx));
+    withService(db(), (tx) =>
+      sql`update scans set status = ${status}, percent = ${percent}, attempts = 1 where ${sql.raw(where)}`.execute(tx),
+    );
 
   beforeAll(async () => {
     e2e = await openE2e();
@@ -49,7 +53,11 @@ describeBrowser('scans and schedules in the browser', () => {
     await add.getByLabel('Target', { exact: true }).fill(HOST);
     await add.getByRole('button', { name: 'Add asset', exact: true }).click();
     await poll(() => page.url()).toMatch(/\/assets\/[0-9a-f-]{36}$/);
-    await withService(db(), (tx) => sql`update assets set verification_status = 'verified', verified_via = 'txt', verified_at = now() where target = ${HOST}`.execute(tx));
+    await withService(db(), (tx) =>
+      sql`update assets set verification_status = 'verified', verified_via = 'txt', verified_at = now() where target = ${HOST}`.execute(
+        tx,
+      ),
+    );
 
     await page.getByRole('link', { name: 'Scans', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Scans' }).waitFor();
@@ -68,7 +76,8 @@ describeBrowser('scans and schedules in the browser', () => {
     await page.getByRole('heading', { level: 1, name: `Port scan of ${HOST}` }).waitFor();
     await page.getByText('Queued (chunked)').waitFor();
     const chunks = page.getByRole('region', { name: 'Chunks' });
-    for (const range of ['Ports 1–10000', 'Ports 10001–20000', 'Ports 20001–30000', 'Ports 30001–40000']) await chunks.getByText(range).waitFor();
+    for (const range of ['Ports 1–10000', 'Ports 10001–20000', 'Ports 20001–30000', 'Ports 30001–40000'])
+      await chunks.getByText(range).waitFor();
   });
 
   it('follows the chunks live: per-chunk bars and the combined progress', async () => {
@@ -76,12 +85,23 @@ describeBrowser('scans and schedules in the browser', () => {
     await work(`parent_id = '${id}' and chunk_index = 0`, 'running', 60);
     await work(`parent_id = '${id}' and chunk_index = 1`, 'running', 20);
     await page.getByText('Running (chunked)').waitFor();
-    await poll(() => page.getByRole('progressbar', { name: 'Overall progress' }).getAttribute('aria-valuenow')).toBe('20');
-    await poll(() => page.getByRole('progressbar', { name: 'Progress of chunk 1' }).getAttribute('aria-valuenow')).toBe('60');
+    await poll(() => page.getByRole('progressbar', { name: 'Overall progress' }).getAttribute('aria-valuenow')).toBe(
+      '20',
+    );
+    await poll(() => page.getByRole('progressbar', { name: 'Progress of chunk 1' }).getAttribute('aria-valuenow')).toBe(
+      '60',
+    );
     await work(`parent_id = '${id}'`, 'succeeded', 100);
     await page.getByText('Succeeded').first().waitFor();
-    await poll(() => page.getByRole('progressbar', { name: 'Overall progress' }).getAttribute('aria-valuenow')).toBe('100');
+    await poll(() => page.getByRole('progressbar', { name: 'Overall progress' }).getAttribute('aria-valuenow')).toBe(
+      '100',
+    );
     await poll(() => page.getByRole('button', { name: 'Cancel scan' }).count()).toBe(0);
+    // The finished scan links to its own findings (no reload happened since it was queued).
+    await page.getByRole('link', { name: 'Findings of this scan', exact: true }).click();
+    await poll(() => new URL(page.url()).searchParams.get('scanId')).toBe(id);
+    await page.getByText('Only findings reported by').waitFor();
+    await page.getByRole('link', { name: 'this scan', exact: true }).waitFor();
   });
 
   it('shows the per-asset limit at the Asset field, and cancels a scan after asking', async () => {
@@ -105,7 +125,9 @@ describeBrowser('scans and schedules in the browser', () => {
     await dialog.getByLabel('Scanner', { exact: true }).selectOption({ label: 'Template scan' });
     await dialog.getByLabel('Requests per second', { exact: true }).fill('5000');
     await dialog.getByRole('button', { name: 'Queue scan' }).click();
-    await poll(() => dialog.getByLabel('Requests per second', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    await poll(() => dialog.getByLabel('Requests per second', { exact: true }).getAttribute('aria-invalid')).toBe(
+      'true',
+    );
     await page.keyboard.press('Escape');
 
     await page.goto(edgeUrl);
@@ -135,11 +157,19 @@ describeBrowser('scans and schedules in the browser', () => {
     // An autocomplete: its accessible name is not exactly the label text.
     await dialog.getByLabel('Time zone').fill('America/New_York');
     await dialog.getByRole('button', { name: 'Create schedule' }).click();
-    await dialog.getByText(/five fields/i).first().waitFor();
+    await dialog
+      .getByText(/five fields/i)
+      .first()
+      .waitFor();
     // The hint names five fields before submitting too: wait for the field itself to be marked.
-    await poll(() => dialog.getByLabel('When (cron expression)', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    await poll(() => dialog.getByLabel('When (cron expression)', { exact: true }).getAttribute('aria-invalid')).toBe(
+      'true',
+    );
     await dialog.getByLabel('When (cron expression)', { exact: true }).fill('0 9 * * *');
-    await dialog.getByText(/09:00 E[SD]T/).first().waitFor();
+    await dialog
+      .getByText(/09:00 E[SD]T/)
+      .first()
+      .waitFor();
     await dialog.getByRole('button', { name: 'Create schedule' }).click();
     await poll(() => page.url()).toMatch(/\/schedules\/[0-9a-f-]{36}$/);
     scheduleUrl = new URL(page.url()).pathname;
@@ -153,10 +183,47 @@ describeBrowser('scans and schedules in the browser', () => {
     await page.getByRole('region', { name: 'Scan schedules' }).getByText('Disabled').waitFor();
   });
 
+  it('shows a scan whose target did not answer as inconclusive, with the reason and what it covered', async () => {
+    const reason = `no port of ${HOST} (192.0.2.10) answered: all 1000 probes timed out or found the host unreachable (the host is down, or a firewall drops everything)`;
+    const coverage = {
+      hosts: [HOST, '192.0.2.10'],
+      ports: [[1, 1000]],
+      rules: ['port.open.tcp.*', 'service.exposed.*'],
+    };
+    const { rows } = await withService(db(), (tx) =>
+      sql<{
+        id: string;
+      }>`insert into scans (tenant_id, asset_id, kind, options, status, percent, attempts, outcome, outcome_reason, coverage, started_at, finished_at)
+        select tenant_id, id, 'port', '{"topPorts":1000}', 'succeeded', 100, 1, 'inconclusive', ${reason}, ${JSON.stringify(coverage)}::jsonb, now(), now()
+        from assets where target = ${HOST} returning id`.execute(tx),
+    );
+    inconclusiveUrl = `/scans/${rows[0]!.id}`;
+    await page.goto(inconclusiveUrl);
+    await page.getByRole('heading', { level: 1, name: `Port scan of ${HOST}` }).waitFor();
+    const progress = page.getByRole('region', { name: 'Progress' });
+    await progress.getByText('Inconclusive', { exact: true }).waitFor();
+    const alert = progress.getByRole('alert');
+    await alert.getByText('Inconclusive: nothing was looked at').waitFor();
+    await alert.getByText(reason).waitFor();
+    await alert.getByText(/No finding was closed/).waitFor();
+    await progress.getByText('1,000 TCP ports: 1–1000').waitFor();
+    await page.goto('/scans');
+    await page.getByRole('region', { name: 'Scans' }).getByText('Inconclusive', { exact: true }).waitFor();
+  });
+
   it('has no serious accessibility violations and no sideways scrolling, on a laptop and a phone', async () => {
-    for (const viewport of [{ width: 1280, height: 800 }, { width: 375, height: 740 }]) {
+    for (const viewport of [
+      { width: 1280, height: 800 },
+      { width: 375, height: 740 },
+    ]) {
       await page.setViewportSize(viewport);
-      for (const [path, heading] of [['/scans', 'Scans'], [scanUrl, `Port scan of ${HOST}`], ['/schedules', 'Scan schedules'], [scheduleUrl, 'Morning edge check']] as const) {
+      for (const [path, heading] of [
+        ['/scans', 'Scans'],
+        [scanUrl, `Port scan of ${HOST}`],
+        [inconclusiveUrl, `Port scan of ${HOST}`],
+        ['/schedules', 'Scan schedules'],
+        [scheduleUrl, 'Morning edge check'],
+      ] as const) {
         await page.goto(path);
         await page.getByRole('heading', { level: 1, name: heading }).waitFor();
         await page.waitForLoadState('networkidle');

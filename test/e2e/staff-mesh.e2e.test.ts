@@ -37,23 +37,99 @@ describeBrowser('staff mesh records in the browser', () => {
       await tx
         .insertInto('svc_inbound_events')
         .values([
-          { received_at: new Date(base), caller: PEER, flow: 'ping', status: 200, error_code: null, duration_ms: 3.2, request_id: `in-${RUN}-1`, verified: true, replayed: false },
-          { received_at: new Date(base + 1000), caller: PEER, flow: null, status: 401, error_code: 'bad_signature', duration_ms: 1.1, request_id: `in-${RUN}-2`, verified: false, replayed: false },
-          { received_at: new Date(base + 2000), caller: PEER, flow: 'event_report', status: 200, error_code: null, duration_ms: 12, request_id: `in-${RUN}-3`, verified: true, replayed: true },
+          {
+            received_at: new Date(base),
+            caller: PEER,
+            flow: 'ping',
+            status: 200,
+            error_code: null,
+            duration_ms: 3.2,
+            request_id: `in-${RUN}-1`,
+            verified: true,
+            replayed: false,
+          },
+          {
+            received_at: new Date(base + 1000),
+            caller: PEER,
+            flow: null,
+            status: 401,
+            error_code: 'bad_signature',
+            duration_ms: 1.1,
+            request_id: `in-${RUN}-2`,
+            verified: false,
+            replayed: false,
+          },
+          {
+            received_at: new Date(base + 2000),
+            caller: PEER,
+            flow: 'event_report',
+            status: 200,
+            error_code: null,
+            duration_ms: 12,
+            request_id: `in-${RUN}-3`,
+            verified: true,
+            replayed: true,
+          },
         ])
         .execute();
       await tx
         .insertInto('svc_outbound_events')
         .values([
-          { peer: PEER, flow: 'event_report', event_type: 'finding.critical', severity: 'critical', ok: false, http_status: 503, request_id: `out-${RUN}`, attempt: 1, error: 'http_503', response: JSON.stringify({ error: 'unavailable' }), duration_ms: 40, url: 'http://peer.test/api/public/svc/dispatch' },
-          { peer: PEER, flow: 'event_report', event_type: 'finding.critical', severity: 'critical', ok: true, http_status: 200, request_id: `out-${RUN}`, attempt: 2, error: null, response: JSON.stringify({ accepted: true, eventId: `evt-${RUN}` }), duration_ms: 35, url: 'http://peer.test/api/public/svc/dispatch' },
+          {
+            peer: PEER,
+            flow: 'event_report',
+            event_type: 'finding.critical',
+            severity: 'critical',
+            ok: false,
+            http_status: 503,
+            request_id: `out-${RUN}`,
+            attempt: 1,
+            error: 'http_503',
+            response: JSON.stringify({ error: 'unavailable' }),
+            duration_ms: 40,
+            url: 'http://peer.test/api/public/svc/dispatch',
+          },
+          {
+            peer: PEER,
+            flow: 'event_report',
+            event_type: 'finding.critical',
+            severity: 'critical',
+            ok: true,
+            http_status: 200,
+            request_id: `out-${RUN}`,
+            attempt: 2,
+            error: null,
+            response: JSON.stringify({ accepted: true, eventId: `evt-${RUN}` }),
+            duration_ms: 35,
+            url: 'http://peer.test/api/public/svc/dispatch',
+          },
         ])
         .execute();
       await tx
         .insertInto('svc_outbox')
         .values([
-          { peer: PEER, flow: 'event_report', payload: JSON.stringify({ title: `payload-${RUN}` }), event_type: 'finding.critical', severity: 'critical', request_id: `box-${RUN}-1`, status: 'delivered', attempts: 2, delivered_at: new Date() },
-          { peer: PEER, flow: 'event_report', payload: JSON.stringify({ title: `payload-${RUN}` }), event_type: 'mesh.delivery_failed', severity: 'high', request_id: `box-${RUN}-2`, status: 'failed', attempts: 8, last_error: 'network_error' },
+          {
+            peer: PEER,
+            flow: 'event_report',
+            payload: JSON.stringify({ title: `payload-${RUN}` }),
+            event_type: 'finding.critical',
+            severity: 'critical',
+            request_id: `box-${RUN}-1`,
+            status: 'delivered',
+            attempts: 2,
+            delivered_at: new Date(),
+          },
+          {
+            peer: PEER,
+            flow: 'event_report',
+            payload: JSON.stringify({ title: `payload-${RUN}` }),
+            event_type: 'mesh.delivery_failed',
+            severity: 'high',
+            request_id: `box-${RUN}-2`,
+            status: 'failed',
+            attempts: 8,
+            last_error: 'network_error',
+          },
         ])
         .execute();
     });
@@ -62,7 +138,11 @@ describeBrowser('staff mesh records in the browser', () => {
 
   it('is closed to non-staff', async () => {
     const page = await e2e.newPage();
-    await signUpInBrowser(page, { name: 'Plain User', email: uniqueEmail('meshplain'), password: 'correct horse battery staple' });
+    await signUpInBrowser(page, {
+      name: 'Plain User',
+      email: uniqueEmail('meshplain'),
+      password: 'correct horse battery staple',
+    });
     await page.getByLabel('Tenant name', { exact: true }).fill('Plain Co');
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.url()).toMatch(/\/assets$/);
@@ -101,7 +181,10 @@ describeBrowser('staff mesh records in the browser', () => {
     await staff.getByText('60 received events shown, newest first. No older received events.').waitFor();
     expect(await table.getByText('Event number 0', { exact: true }).count()).toBe(1);
 
-    await staff.getByRole('button', { name: /^Details of finding\.critical from .* at / }).first().click();
+    await staff
+      .getByRole('button', { name: /^Details of finding\.critical from .* at / })
+      .first()
+      .click();
     const dialog = staff.getByRole('dialog', { name: 'Received event' });
     await dialog.getByText(`data-${RUN}-59`).waitFor();
     await dialog.getByText('The newest event').waitFor();
@@ -173,7 +256,10 @@ describeBrowser('staff mesh records in the browser', () => {
   });
 
   it('has no serious accessibility violations and no sideways scrolling, on a laptop and a phone', async () => {
-    for (const viewport of [{ width: 1280, height: 800 }, { width: 375, height: 740 }]) {
+    for (const viewport of [
+      { width: 1280, height: 800 },
+      { width: 375, height: 740 },
+    ]) {
       await staff.setViewportSize(viewport);
       for (const tab of ['received', 'inbound', 'outbound', 'outbox']) {
         await staff.goto(`/settings/staff/mesh?tab=${tab}`);
@@ -181,10 +267,15 @@ describeBrowser('staff mesh records in the browser', () => {
         await staff.getByRole('button', { name: 'Details', exact: false }).first().waitFor();
         await staff.waitForLoadState('networkidle');
         expect(await scanA11y(staff), `${tab} at ${viewport.width}px`).toEqual([]);
-        const overflow = await staff.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        const overflow = await staff.evaluate(
+          () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        );
         expect(overflow, `${tab} at ${viewport.width}px`).toBeLessThanOrEqual(0);
       }
-      await staff.getByRole('button', { name: /^Details of outbox entry/ }).first().click();
+      await staff
+        .getByRole('button', { name: /^Details of outbox entry/ })
+        .first()
+        .click();
       const dialog = staff.getByRole('dialog', { name: 'Outbox entry' });
       await dialog.waitFor();
       // Scanned once its opening transition is over (half-faded text has too little contrast).

@@ -32,7 +32,11 @@ describeBrowser('storage settings in the browser', () => {
   const fill = async (label: string, value: string) => page.getByLabel(label, { exact: true }).fill(value);
 
   it('connects a bucket after a failed test, and never shows the secret again', async () => {
-    await signUpInBrowser(page, { name: 'Sam Storage', email: uniqueEmail('storage-e2e'), password: 'correct horse battery staple' });
+    await signUpInBrowser(page, {
+      name: 'Sam Storage',
+      email: uniqueEmail('storage-e2e'),
+      password: 'correct horse battery staple',
+    });
     await page.getByLabel('Tenant name', { exact: true }).fill('Bucket Co');
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.url()).toMatch(/\/assets$/);

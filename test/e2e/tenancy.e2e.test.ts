@@ -51,7 +51,9 @@ describeBrowser('tenancy in the browser', () => {
     await member.getByRole('button', { name: 'Create account' }).click();
     // Back on the invitation, which asks for the address to be confirmed first.
     await member.getByRole('heading', { name: 'Confirm your e-mail address first' }).waitFor();
-    await expect.poll(() => server.mailer.sent.some((m) => m.to === memberEmail && /verify/i.test(m.subject))).toBe(true);
+    await expect
+      .poll(() => server.mailer.sent.some((m) => m.to === memberEmail && /verify/i.test(m.subject)))
+      .toBe(true);
     await member.goto(server.mailer.lastLink(memberEmail, /verify/i).replace(server.baseUrl, ''));
     await member.goto(link.replace(server.baseUrl, ''));
     await member.getByRole('button', { name: 'Accept invitation' }).click();
@@ -69,12 +71,15 @@ describeBrowser('tenancy in the browser', () => {
     await owner.getByRole('button', { name: 'Save settings' }).click();
     // Reload until the stored value shows (each reload waits for the form to be filled again).
     await expect
-      .poll(async () => {
-        await owner.reload();
-        const field = owner.getByLabel('Daily scan quota', { exact: true });
-        await expect.poll(() => field.inputValue(), { timeout: 10_000 }).not.toBe('');
-        return field.inputValue();
-      }, { timeout: 30_000 })
+      .poll(
+        async () => {
+          await owner.reload();
+          const field = owner.getByLabel('Daily scan quota', { exact: true });
+          await expect.poll(() => field.inputValue(), { timeout: 10_000 }).not.toBe('');
+          return field.inputValue();
+        },
+        { timeout: 30_000 },
+      )
       .toBe('150');
 
     await member.goto('/settings/tenant');
@@ -114,7 +119,9 @@ describeBrowser('tenancy in the browser', () => {
     await owner.getByRole('button', { name: 'Open navigation' }).click();
     await owner.getByRole('link', { name: 'Tenant settings' }).click();
     await owner.getByLabel('Daily scan quota', { exact: true }).waitFor();
-    const overflow = await owner.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await owner.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
     expect(overflow).toBeLessThanOrEqual(0);
   });
 });

@@ -22,10 +22,18 @@ describeBrowser('workers in the browser', () => {
   });
 
   const post = (path: string, raw: string, headers: Record<string, string> = {}) =>
-    fetch(`${e2e.server.baseUrl}${path}`, { method: 'POST', body: raw, headers: { 'content-type': 'application/json', ...headers } });
+    fetch(`${e2e.server.baseUrl}${path}`, {
+      method: 'POST',
+      body: raw,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
 
   it('enrolls a worker with a one-time code', async () => {
-    await signUpInBrowser(page, { name: 'Wendy Worker', email: uniqueEmail('workers-e2e'), password: 'correct horse battery staple' });
+    await signUpInBrowser(page, {
+      name: 'Wendy Worker',
+      email: uniqueEmail('workers-e2e'),
+      password: 'correct horse battery staple',
+    });
     await page.getByLabel('Tenant name', { exact: true }).fill('Worker Co');
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.url()).toMatch(/\/assets$/);
@@ -45,7 +53,10 @@ describeBrowser('workers in the browser', () => {
     await dialog.getByText(/Expires in 1[45]:\d\d/).waitFor();
     expect(await scanA11y(page), 'enroll dialog').toEqual([]);
 
-    const res = await post('/api/public/worker/v1/enroll', JSON.stringify({ code, name: 'build-box', platform: 'linux/amd64', version: '2.0.0' }));
+    const res = await post(
+      '/api/public/worker/v1/enroll',
+      JSON.stringify({ code, name: 'build-box', platform: 'linux/amd64', version: '2.0.0' }),
+    );
     expect(res.status).toBe(201);
     token = ((await res.json()) as { token: string }).token;
     await dialog.getByRole('button', { name: 'Done' }).click();
@@ -59,8 +70,15 @@ describeBrowser('workers in the browser', () => {
     await page.getByRole('button', { name: 'Generate secret' }).click();
     const secret = (await page.getByTestId('webhook-secret').textContent())!.trim();
     expect(secret).toMatch(/^whsec_/);
-    const raw = JSON.stringify({ sentAt: new Date().toISOString(), nonce: randomBytes(16).toString('base64url'), version: '2.0.1' });
-    const beat = await post('/api/public/worker/v1/heartbeat', raw, { authorization: `Bearer ${token}`, 'x-rampart-signature': signBody(secret, raw) });
+    const raw = JSON.stringify({
+      sentAt: new Date().toISOString(),
+      nonce: randomBytes(16).toString('base64url'),
+      version: '2.0.1',
+    });
+    const beat = await post('/api/public/worker/v1/heartbeat', raw, {
+      authorization: `Bearer ${token}`,
+      'x-rampart-signature': signBody(secret, raw),
+    });
     expect(beat.status).toBe(200);
     await page.reload();
     await page.getByText('Configured', { exact: true }).waitFor();
@@ -76,9 +94,15 @@ describeBrowser('workers in the browser', () => {
     await page.getByRole('button', { name: 'Revoke build-box' }).click();
     const confirm = page.getByRole('dialog', { name: 'Revoke this worker?' });
     await confirm.getByRole('button', { name: 'Revoke' }).click();
-    await page.getByRole('row', { name: /build-box/ }).getByText('Revoked').waitFor();
+    await page
+      .getByRole('row', { name: /build-box/ })
+      .getByText('Revoked')
+      .waitFor();
     const raw = JSON.stringify({ sentAt: new Date().toISOString(), nonce: randomBytes(16).toString('base64url') });
-    const beat = await post('/api/public/worker/v1/heartbeat', raw, { authorization: `Bearer ${token}`, 'x-rampart-signature': 'sha256=' + '0'.repeat(64) });
+    const beat = await post('/api/public/worker/v1/heartbeat', raw, {
+      authorization: `Bearer ${token}`,
+      'x-rampart-signature': 'sha256=' + '0'.repeat(64),
+    });
     expect(beat.status).toBe(401);
   });
 });

@@ -11,6 +11,12 @@ import { createMemoryMailer, type MemoryMailer } from './mailer.ts';
 
 export const TEST_BASE_URL = 'http://rampart.test';
 export const STAFF_DOMAIN = 'staff.rampart.test';
+/**
+ * Tests run their S3, language-model, mesh and scan targets on loopback, which the egress policy
+ * refuses by default; test apps allow loopback explicitly (test/integration/egress.test.ts runs
+ * with the list empty).
+ */
+export const TEST_EGRESS_ALLOW = '127.0.0.0/8,::1';
 
 export interface TestApp {
   app: App;
@@ -43,7 +49,9 @@ export function testDeps(config: Config, database: Database, mailer: MemoryMaile
   return { config, database, mailer, authSecret: TEST_AUTH_SECRET, encryptionKey: Buffer.alloc(32, 7), webDir: null };
 }
 
-export async function createTestApp(opts: { env?: Record<string, string>; deps?: Partial<AppDeps>; database?: Database } = {}): Promise<TestApp> {
+export async function createTestApp(
+  opts: { env?: Record<string, string>; deps?: Partial<AppDeps>; database?: Database } = {},
+): Promise<TestApp> {
   const owned = opts.database ? null : await openTestDatabase();
   const database = opts.database ?? owned!.database;
   const config = loadConfig({
@@ -51,6 +59,9 @@ export async function createTestApp(opts: { env?: Record<string, string>; deps?:
     PUBLIC_BASE_URL: TEST_BASE_URL,
     STAFF_EMAIL_DOMAINS: STAFF_DOMAIN,
     LOG_LEVEL: 'silent',
+    // Tenants made by tests get no worker of their own unless a test asks for one.
+    TENANT_HOSTED_WORKER: 'off',
+    EGRESS_ALLOW: TEST_EGRESS_ALLOW,
     ...opts.env,
   });
   const mailer = createMemoryMailer();

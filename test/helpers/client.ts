@@ -20,7 +20,12 @@ export class Client {
     this.ip = ip;
   }
 
-  async request(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  async request(
+    method: string,
+    url: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<LightMyRequestResponse> {
     const h: Record<string, string> = { origin: TEST_BASE_URL, ...headers };
     if (this.cookies.size) h.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     if (method !== 'GET' && this.csrf && !('x-csrf-token' in headers)) h['x-csrf-token'] = this.csrf;
@@ -40,7 +45,8 @@ export class Client {
   }
 
   get = (url: string, headers?: Record<string, string>) => this.request('GET', url, undefined, headers);
-  post = (url: string, body: unknown = {}, headers?: Record<string, string>) => this.request('POST', url, body, headers);
+  post = (url: string, body: unknown = {}, headers?: Record<string, string>) =>
+    this.request('POST', url, body, headers);
   put = (url: string, body: unknown, headers?: Record<string, string>) => this.request('PUT', url, body, headers);
   delete = (url: string, headers?: Record<string, string>) => this.request('DELETE', url, undefined, headers);
 

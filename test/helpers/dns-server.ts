@@ -1,9 +1,10 @@
 // A real DNS server on loopback (UDP) for ownership-proof tests. Each name answers as configured:
-// TXT records (a record may be split into several character-strings), no data, NXDOMAIN,
-// SERVFAIL, or silence (a timeout).
+// TXT records (a record may be split into several character-strings), addresses (A and AAAA, for
+// the egress policy's tests), no data, NXDOMAIN, SERVFAIL, or silence (a timeout).
 import dns2 from 'dns2';
 
-export type ZoneEntry = { txt: (string | string[])[] } | 'nodata' | 'nxdomain' | 'servfail' | 'timeout';
+export type ZoneEntry =
+  { txt: (string | string[])[] } | { a?: string[]; aaaa?: string[] } | 'nodata' | 'nxdomain' | 'servfail' | 'timeout';
 
 export interface TestDnsServer {
   address: string; // "127.0.0.1:<port>" for DNS_RESOLVERS
@@ -27,8 +28,17 @@ export async function startDnsServer(): Promise<TestDnsServer> {
       if (entry === 'timeout') return; // never answer
       if (entry === 'servfail') response.header.rcode = 2;
       else if (entry === 'nxdomain') response.header.rcode = 3;
-      else if (entry !== 'nodata') {
-        for (const data of entry.txt) response.answers.push({ name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data } as never);
+      else if (entry !== 'nodata' && !('txt' in entry)) {
+        const type = question?.type;
+        if (type === Packet.TYPE.A)
+          for (const address of entry.a ?? [])
+            response.answers.push({ name, type, class: Packet.CLASS.IN, ttl: 1, address } as never);
+        if (type === Packet.TYPE.AAAA)
+          for (const address of entry.aaaa ?? [])
+            response.answers.push({ name, type, class: Packet.CLASS.IN, ttl: 1, address } as never);
+      } else if (entry !== 'nodata') {
+        for (const data of entry.txt)
+          response.answers.push({ name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data } as never);
       }
       send(response);
     },

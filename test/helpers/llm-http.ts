@@ -12,7 +12,11 @@ export function multipart(parts: Part[]): { payload: Buffer; headers: Record<str
   const chunks: Buffer[] = [];
   for (const p of parts) {
     const disp = `form-data; name="${p.name}"${p.fileName !== undefined ? `; filename="${p.fileName}"` : ''}`;
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disp}\r\n${p.fileName !== undefined ? `Content-Type: ${p.type ?? 'application/octet-stream'}\r\n` : ''}\r\n`));
+    chunks.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: ${disp}\r\n${p.fileName !== undefined ? `Content-Type: ${p.type ?? 'application/octet-stream'}\r\n` : ''}\r\n`,
+      ),
+    );
     chunks.push(typeof p.value === 'string' ? Buffer.from(p.value) : p.value);
     chunks.push(Buffer.from('\r\n'));
   }

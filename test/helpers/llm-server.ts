@@ -43,7 +43,10 @@ export interface RecordedRequest {
     model?: string;
     stream?: boolean;
     messages?: { role: string; content: string }[];
-    response_format?: { type: string; json_schema?: { name?: string; strict?: boolean; schema?: Record<string, unknown> } };
+    response_format?: {
+      type: string;
+      json_schema?: { name?: string; strict?: boolean; schema?: Record<string, unknown> };
+    };
     [k: string]: unknown;
   };
   raw: string;
@@ -74,7 +77,9 @@ function chunk(content: string | null, finish: string | null): string {
   return `data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'test-model', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 }
 
-export async function startLlmServer(opts: { fallback?: (req: RecordedRequest) => LlmScript } = {}): Promise<LlmServer> {
+export async function startLlmServer(
+  opts: { fallback?: (req: RecordedRequest) => LlmScript } = {},
+): Promise<LlmServer> {
   const queue: LlmScript[] = [];
   const requests: RecordedRequest[] = [];
   const closeWaiters = new Map<number, { promise: Promise<void>; resolve: () => void }>();
@@ -100,7 +105,15 @@ export async function startLlmServer(opts: { fallback?: (req: RecordedRequest) =
     } catch {
       // recorded as is
     }
-    const rec: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, raw, closedEarly: false, written: 0 };
+    const rec: RecordedRequest = {
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      body,
+      raw,
+      closedEarly: false,
+      written: 0,
+    };
     const index = requests.push(rec) - 1;
     let ended = false;
     res.on('close', () => {
@@ -111,7 +124,9 @@ export async function startLlmServer(opts: { fallback?: (req: RecordedRequest) =
     const alive = () => !res.destroyed && !rec.closedEarly;
     if (!/\/chat\/completions$/.test(rec.url)) {
       ended = true;
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: 'not found' } }));
       return;
     }
     // A structured-output script is a JSON answer once the request asked for the schema.
@@ -129,12 +144,23 @@ export async function startLlmServer(opts: { fallback?: (req: RecordedRequest) =
         ended = true;
         const headers: Record<string, string> = { 'content-type': 'application/json', ...effective.headers };
         if (effective.retryAfter !== undefined) headers['retry-after'] = effective.retryAfter;
-        res.writeHead(effective.status, headers).end(JSON.stringify({ error: { message: effective.message ?? `status ${effective.status}`, type: 'test_error', code: String(effective.status) } }));
+        res.writeHead(effective.status, headers).end(
+          JSON.stringify({
+            error: {
+              message: effective.message ?? `status ${effective.status}`,
+              type: 'test_error',
+              code: String(effective.status),
+            },
+          }),
+        );
         return;
       }
       case 'malformed': {
         ended = true;
-        if (body.stream) res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: {"this is": not json\n\ndata: [DONE]\n\n');
+        if (body.stream)
+          res
+            .writeHead(200, { 'content-type': 'text/event-stream' })
+            .end('data: {"this is": not json\n\ndata: [DONE]\n\n');
         else res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices": "not an array"');
         return;
       }
@@ -210,7 +236,12 @@ export async function startLlmServer(opts: { fallback?: (req: RecordedRequest) =
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     enqueue: (...s) => void queue.push(...s),
-    fallback: opts.fallback ?? ((r) => (r.body.stream ? { kind: 'stream', chunks: ['Hello ', 'from ', 'the ', 'test ', 'model.'] } : { kind: 'json', content: 'Hello from the test model.' })),
+    fallback:
+      opts.fallback ??
+      ((r) =>
+        r.body.stream
+          ? { kind: 'stream', chunks: ['Hello ', 'from ', 'the ', 'test ', 'model.'] }
+          : { kind: 'json', content: 'Hello from the test model.' }),
     closed: (i) => waiter(i).promise,
     async close() {
       for (const res of hanging) res.destroy();
@@ -223,11 +254,12 @@ export async function startLlmServer(opts: { fallback?: (req: RecordedRequest) =
 
 /** The text of all messages of a recorded request (system and user). */
 export function promptText(r: RecordedRequest): string {
-  return (r.body.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
+  return (r.body.messages ?? [])
+    .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)))
+    .join('\n');
 }
 
 // ---- generated documents for the evidence-review tests -----------------------------------------
-
 
 /** A text PDF: one page per entry, the text wrapped at ~90 characters (ASCII only: WinAnsi font). */
 export async function makeTextPdf(pages: string[]): Promise<Buffer> {
@@ -274,12 +306,18 @@ export function encodeGreyscalePng(width: number, height: number, rows: Buffer, 
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
   ihdr[9] = 0; // greyscale
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunkOf('IHDR', ihdr), chunkOf('IDAT', deflateSync(rows, { level })), chunkOf('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunkOf('IHDR', ihdr),
+    chunkOf('IDAT', deflateSync(rows, { level })),
+    chunkOf('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 function png(width: number, height: number): Buffer {
   const rows = Buffer.alloc((width + 1) * height);
-  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) rows[y * (width + 1) + 1 + x] = (x * 7 + y * 13) & 0xff;
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) rows[y * (width + 1) + 1 + x] = (x * 7 + y * 13) & 0xff;
   return encodeGreyscalePng(width, height, rows);
 }
 

@@ -28,7 +28,8 @@ export type Send = (r: SendRequest) => Promise<Reply>;
 
 export const injectSend =
   (app: App): Send =>
-  async (r) => app.inject(r);
+  async (r) =>
+    app.inject(r);
 
 /**
  * Requests over a real TCP connection to a listening server: the path production traffic takes

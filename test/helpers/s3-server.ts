@@ -64,7 +64,11 @@ export async function startS3Server(opts: { buckets?: string[] } = {}): Promise<
       const suffix = '._S3rver_object';
       return (readdirSync(root, { recursive: true }) as string[])
         .filter((f) => f.endsWith(suffix))
-        .map((f) => relative(root, join(root, f.slice(0, -suffix.length))).split(sep).join('/'))
+        .map((f) =>
+          relative(root, join(root, f.slice(0, -suffix.length)))
+            .split(sep)
+            .join('/'),
+        )
         .sort();
     },
     async close() {

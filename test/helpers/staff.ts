@@ -6,10 +6,18 @@ import { Client } from './client.ts';
 
 export const STAFF_PASSWORD = 'staff passphrase 123';
 
-export async function runAdminCli(t: Pick<TestApp, 'config' | 'database'>, argv: string[]): Promise<{ code: number; out: string; err: string }> {
+export async function runAdminCli(
+  t: Pick<TestApp, 'config' | 'database'>,
+  argv: string[],
+): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runAdmin(argv, { config: t.config, database: t.database, authSecret: TEST_AUTH_SECRET, io: { out: (l) => out.push(l), err: (l) => err.push(l) } });
+  const code = await runAdmin(argv, {
+    config: t.config,
+    database: t.database,
+    authSecret: TEST_AUTH_SECRET,
+    io: { out: (l) => out.push(l), err: (l) => err.push(l) },
+  });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
@@ -20,7 +28,8 @@ export async function bootstrapStaff(t: TestApp, email: string, role: 'staff' | 
   const c = new Client(t.app);
   const landing = await c.get(link.replace(TEST_BASE_URL, ''));
   const token = new URL(String(landing.headers.location), TEST_BASE_URL).searchParams.get('token')!;
-  if ((await c.post('/api/auth/reset-password', { newPassword: STAFF_PASSWORD, token })).statusCode !== 200) throw new Error('could not set the password');
+  if ((await c.post('/api/auth/reset-password', { newPassword: STAFF_PASSWORD, token })).statusCode !== 200)
+    throw new Error('could not set the password');
   if ((await c.signIn(email, STAFF_PASSWORD)).statusCode !== 200) throw new Error('could not sign in');
   await c.me();
   return c;

@@ -19,7 +19,10 @@ export async function tenantCast(t: TestApp, label: string): Promise<TenantCast>
   await owner.me();
   const member = new Client(t.app);
   const m = await member.signUp(uniqueEmail(`${label}-member`));
-  await t.database.db.insertInto('member').values({ organizationId: tenant, userId: m.user.id, role: 'member', createdAt: new Date() }).execute();
+  await t.database.db
+    .insertInto('member')
+    .values({ organizationId: tenant, userId: m.user.id, role: 'member', createdAt: new Date() })
+    .execute();
   await member.me();
   const other = new Client(t.app);
   await other.signUp(uniqueEmail(`${label}-other`));

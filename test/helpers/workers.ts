@@ -27,19 +27,42 @@ export async function signingSecret(owner: Client, tenantId: string): Promise<st
   return res.json().secret;
 }
 
-export async function enrollWorker(t: TestApp, owner: Client, tenantId: string, opts: { name?: string; secret: string; now?: () => Date }): Promise<TestWorker> {
+export async function enrollWorker(
+  t: TestApp,
+  owner: Client,
+  tenantId: string,
+  opts: { name?: string; secret: string; now?: () => Date },
+): Promise<TestWorker> {
   const code = (await owner.post(`/api/v1/tenants/${tenantId}/worker-enrollments`)).json().code;
-  const res = await new Client(t.app).post(`${WORKER_BASE}/enroll`, { code, name: opts.name ?? 'test worker', platform: 'linux/x64', version: '1.0.0' });
+  const res = await new Client(t.app).post(`${WORKER_BASE}/enroll`, {
+    code,
+    name: opts.name ?? 'test worker',
+    platform: 'linux/x64',
+    version: '1.0.0',
+  });
   expect(res.statusCode, res.body).toBe(201);
   const { workerId, token } = res.json() as { workerId: string; token: string };
   const now = opts.now ?? (() => new Date());
   const postRaw = (path: string, raw: string, signature = signBody(opts.secret, raw)) =>
-    t.app.inject({ method: 'POST', url: `${WORKER_BASE}/${path}`, payload: raw, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-rampart-signature': signature } });
+    t.app.inject({
+      method: 'POST',
+      url: `${WORKER_BASE}/${path}`,
+      payload: raw,
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${token}`,
+        'x-rampart-signature': signature,
+      },
+    });
   return {
     workerId,
     token,
     secret: opts.secret,
     postRaw,
-    post: (path, body = {}) => postRaw(path, JSON.stringify({ sentAt: now().toISOString(), nonce: randomBytes(16).toString('base64url'), ...body })),
+    post: (path, body = {}) =>
+      postRaw(
+        path,
+        JSON.stringify({ sentAt: now().toISOString(), nonce: randomBytes(16).toString('base64url'), ...body }),
+      ),
   };
 }

@@ -23,7 +23,12 @@ function imageArchive(opts: { layerBytes?: number; gzip?: boolean; format?: 'gnu
   mkdirSync(join(dir, 'blobs', 'sha256'), { recursive: true });
   const layer = randomBytes(opts.layerBytes ?? 4096);
   writeFileSync(join(dir, 'blobs', 'sha256', sha(layer)), layer);
-  writeFileSync(join(dir, 'manifest.json'), JSON.stringify([{ Config: 'blobs/sha256/cfg', RepoTags: [`acme/app:${n}`], Layers: [`blobs/sha256/${sha(layer)}`] }]));
+  writeFileSync(
+    join(dir, 'manifest.json'),
+    JSON.stringify([
+      { Config: 'blobs/sha256/cfg', RepoTags: [`acme/app:${n}`], Layers: [`blobs/sha256/${sha(layer)}`] },
+    ]),
+  );
   writeFileSync(join(dir, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}');
   const out = join(work, `img-${n}.tar${opts.gzip ? '.gz' : ''}`);
   execFileSync('tar', [`--format=${opts.format ?? 'gnu'}`, opts.gzip ? '-czf' : '-cf', out, '-C', dir, '.']);
@@ -39,7 +44,9 @@ const OCTET = { 'content-type': 'application/octet-stream' };
 function tenantObjects(app: TestApp, tenantId: string): string[] {
   const root = join(app.config.DATA_DIR, 'storage', 'objects', 'tenants', tenantId);
   if (!existsSync(root)) return [];
-  return (readdirSync(root, { recursive: true }) as string[]).filter((f) => !f.split('/').pop()!.startsWith('.') && !readdirSyncSafe(join(root, f))).sort();
+  return (readdirSync(root, { recursive: true }) as string[])
+    .filter((f) => !f.split('/').pop()!.startsWith('.') && !readdirSyncSafe(join(root, f)))
+    .sort();
 }
 function readdirSyncSafe(p: string): boolean {
   try {
@@ -49,7 +56,10 @@ function readdirSyncSafe(p: string): boolean {
     return false;
   }
 }
-const tmpLeftovers = (app: TestApp) => (existsSync(join(app.config.DATA_DIR, 'storage', 'tmp')) ? readdirSync(join(app.config.DATA_DIR, 'storage', 'tmp')) : []);
+const tmpLeftovers = (app: TestApp) =>
+  existsSync(join(app.config.DATA_DIR, 'storage', 'tmp'))
+    ? readdirSync(join(app.config.DATA_DIR, 'storage', 'tmp'))
+    : [];
 
 beforeAll(async () => {
   t = await createTestApp({ env: { IMAGE_ARCHIVE_MAX_BYTES: String(256 * 1024) } });
@@ -92,8 +102,14 @@ describe('image archive uploads on built-in storage', () => {
       archive: { fileName: 'app-1.tar', size: file.length, sha256: sha(file), format: 'tar' },
       verification: { status: 'verified', via: 'upload' },
     });
-    expect(tenantObjects(t, tenant)).toEqual([expect.stringMatching(new RegExp(`^assets/${a.id}/archive-[0-9a-f-]{36}$`))]);
-    const raw = await t.database.db.selectFrom('assets').select(['archive_storage_key', 'dns_name']).where('id', '=', a.id).executeTakeFirstOrThrow();
+    expect(tenantObjects(t, tenant)).toEqual([
+      expect.stringMatching(new RegExp(`^assets/${a.id}/archive-[0-9a-f-]{36}$`)),
+    ]);
+    const raw = await t.database.db
+      .selectFrom('assets')
+      .select(['archive_storage_key', 'dns_name'])
+      .where('id', '=', a.id)
+      .executeTakeFirstOrThrow();
     expect(raw).toEqual({ archive_storage_key: tenantObjects(t, tenant)[0], dns_name: null });
 
     const dl = await owner.get(`${base()}/${a.id}/archive`);
@@ -102,7 +118,10 @@ describe('image archive uploads on built-in storage', () => {
     expect(dl.headers['content-disposition']).toContain('filename="app-1.tar"');
     expect(sha(dl.rawPayload)).toBe(sha(file));
 
-    const detail = (await owner.get(`${base()}/${a.id}`)).json() as { log: { event: string; detail: string | null }[]; instructions: unknown };
+    const detail = (await owner.get(`${base()}/${a.id}`)).json() as {
+      log: { event: string; detail: string | null }[];
+      instructions: unknown;
+    };
     expect(detail.instructions).toBeNull();
     expect(detail.log.map((e) => e.event)).toEqual(['archive_uploaded', 'created']);
     const check = (await owner.post(`${base()}/${a.id}/verify`)).json() as { result: { outcome: string } };
@@ -149,13 +168,27 @@ describe('image archive uploads on built-in storage', () => {
     expect([declared.statusCode, declared.json().error]).toEqual([413, 'payload_too_large']);
     expect(declared.headers.connection).toBe('close');
     // No Content-Length: the limit is enforced while streaming.
-    const streamed = await owner.request('POST', `${base()}/archives?fileName=big.tar`, Readable.from((function* () {
-      for (let i = 0; i < big.length; i += 16 * 1024) yield big.subarray(i, i + 16 * 1024);
-    })()), OCTET);
+    const streamed = await owner.request(
+      'POST',
+      `${base()}/archives?fileName=big.tar`,
+      Readable.from(
+        (function* () {
+          for (let i = 0; i < big.length; i += 16 * 1024) yield big.subarray(i, i + 16 * 1024);
+        })(),
+      ),
+      OCTET,
+    );
     expect([streamed.statusCode, streamed.json().error]).toEqual([413, 'payload_too_large']);
     expect(tenantObjects(t, tenant)).toEqual(before);
     expect(tmpLeftovers(t)).toEqual([]);
-    expect(await t.database.db.selectFrom('assets').select('id').where('tenant_id', '=', tenant).where('archive_file_name', '=', 'big.tar').execute()).toEqual([]);
+    expect(
+      await t.database.db
+        .selectFrom('assets')
+        .select('id')
+        .where('tenant_id', '=', tenant)
+        .where('archive_file_name', '=', 'big.tar')
+        .execute(),
+    ).toEqual([]);
   });
 
   it('refuses the same archive twice, and references that pose as archives', async () => {
@@ -177,7 +210,12 @@ describe('image archive uploads on built-in storage', () => {
     const second = imageArchive({ gzip: true });
     const res = await owner.request('PUT', `${base()}/${a.id}/archive?fileName=v2.tar.gz`, second, OCTET);
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().asset).toMatchObject({ id: a.id, target: `archive:sha256:${sha(second)}`, archive: { fileName: 'v2.tar.gz', format: 'tar+gzip', sha256: sha(second) }, verification: { status: 'verified', via: 'upload' } });
+    expect(res.json().asset).toMatchObject({
+      id: a.id,
+      target: `archive:sha256:${sha(second)}`,
+      archive: { fileName: 'v2.tar.gz', format: 'tar+gzip', sha256: sha(second) },
+      verification: { status: 'verified', via: 'upload' },
+    });
     const keys = tenantObjects(t, tenant).filter((k) => k.startsWith(`assets/${a.id}/`));
     expect(keys).toHaveLength(1);
     expect(keys[0]).not.toBe(oldKeys[0]);
@@ -188,7 +226,8 @@ describe('image archive uploads on built-in storage', () => {
     expect(bad.json().error).toBe('invalid_image_archive');
     expect((await owner.get(`${base()}/${a.id}`)).json().asset.archive.fileName).toBe('v2.tar.gz');
     // A registry-referenced image takes no upload.
-    const ref = (await owner.post(base(), { kind: 'container_image', target: `ghcr.io/acme/ref-${n}:1` })).json().asset as ArchiveAsset;
+    const ref = (await owner.post(base(), { kind: 'container_image', target: `ghcr.io/acme/ref-${n}:1` })).json()
+      .asset as ArchiveAsset;
     const refused = await owner.request('PUT', `${base()}/${ref.id}/archive?fileName=x.tar`, imageArchive(), OCTET);
     expect([refused.statusCode, refused.json().error]).toEqual([409, 'conflict']);
     expect(ref.source).toBe('reference');
@@ -218,13 +257,29 @@ describe('image archive uploads over a real HTTP connection', () => {
   // app.inject() hands routes a different body stream than a socket does; this is the real path.
   it('stores an archive sent by fetch, and refuses one over the limit with 413', async () => {
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const headers = { ...OCTET, cookie: [...owner.cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'x-csrf-token': owner.csrf!, origin: 'http://rampart.test' };
+    const headers = {
+      ...OCTET,
+      cookie: [...owner.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+      'x-csrf-token': owner.csrf!,
+      origin: 'http://rampart.test',
+    };
     const file = imageArchive({ layerBytes: 100 * 1024, gzip: true });
-    const ok = await fetch(`${address}${base()}/archives?fileName=http.tar.gz`, { method: 'POST', body: new Uint8Array(file), headers });
+    const ok = await fetch(`${address}${base()}/archives?fileName=http.tar.gz`, {
+      method: 'POST',
+      body: new Uint8Array(file),
+      headers,
+    });
     expect(ok.status, await ok.clone().text()).toBe(201);
-    expect(((await ok.json()) as { asset: ArchiveAsset }).asset.archive).toMatchObject({ sha256: sha(file), format: 'tar+gzip' });
+    expect(((await ok.json()) as { asset: ArchiveAsset }).asset.archive).toMatchObject({
+      sha256: sha(file),
+      format: 'tar+gzip',
+    });
     const before = tenantObjects(t, tenant);
-    const big = await fetch(`${address}${base()}/archives?fileName=big.tar`, { method: 'POST', body: new Uint8Array(imageArchive({ layerBytes: 300 * 1024 })), headers });
+    const big = await fetch(`${address}${base()}/archives?fileName=big.tar`, {
+      method: 'POST',
+      body: new Uint8Array(imageArchive({ layerBytes: 300 * 1024 })),
+      headers,
+    });
     expect(big.status).toBe(413);
     expect(((await big.json()) as { error: string }).error).toBe('payload_too_large');
     expect(tenantObjects(t, tenant)).toEqual(before);
@@ -235,7 +290,15 @@ describe('image archive uploads to a tenant bucket', () => {
   let s3: TestS3Server;
   beforeAll(async () => {
     s3 = await startS3Server();
-    const res = await owner.put(`/api/v1/tenants/${tenant}/storage`, { endpoint: s3.endpoint, region: s3.region, bucket: s3.bucket, pathStyle: true, prefix: 'rampart', accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
+    const res = await owner.put(`/api/v1/tenants/${tenant}/storage`, {
+      endpoint: s3.endpoint,
+      region: s3.region,
+      bucket: s3.bucket,
+      pathStyle: true,
+      prefix: 'rampart',
+      accessKeyId: s3.accessKeyId,
+      secretAccessKey: s3.secretAccessKey,
+    });
     expect(res.statusCode, res.body).toBe(200);
   });
   afterAll(() => s3.close());
@@ -272,7 +335,12 @@ describe('image archive uploads with the default limit', () => {
       const id = await c.createTenant('Big Co');
       await c.me();
       const file = imageArchive({ layerBytes: 3 * 1024 * 1024, gzip: true });
-      const res = await c.request('POST', `/api/v1/tenants/${id}/assets/archives?fileName=big.tar.gz`, Readable.from([file.subarray(0, 1_000_000), file.subarray(1_000_000)]), OCTET);
+      const res = await c.request(
+        'POST',
+        `/api/v1/tenants/${id}/assets/archives?fileName=big.tar.gz`,
+        Readable.from([file.subarray(0, 1_000_000), file.subarray(1_000_000)]),
+        OCTET,
+      );
       expect(res.statusCode, res.body).toBe(201);
       expect(res.json().asset.archive).toMatchObject({ size: file.length, sha256: sha(file) });
     } finally {

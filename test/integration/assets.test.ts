@@ -35,8 +35,17 @@ async function add(kind: string, target: string, extra: Record<string, unknown> 
   expect(res.statusCode, res.body).toBe(201);
   return (res.json() as { asset: { id: string; target: string; verification: { status: string } } }).asset;
 }
-const detail = async (id: string) => (await owner.get(`${base()}/${id}`)).json() as { asset: { verification: Record<string, unknown> }; instructions: { recordName: string; recordValue: string } | null; log: { event: string; detail: string | null }[] };
-const verify = async (id: string) => (await owner.post(`${base()}/${id}/verify`)).json() as { asset: { verification: { status: string; via: string | null } }; result: { outcome: string; detail: string } };
+const detail = async (id: string) =>
+  (await owner.get(`${base()}/${id}`)).json() as {
+    asset: { verification: Record<string, unknown> };
+    instructions: { recordName: string; recordValue: string } | null;
+    log: { event: string; detail: string | null }[];
+  };
+const verify = async (id: string) =>
+  (await owner.post(`${base()}/${id}/verify`)).json() as {
+    asset: { verification: { status: string; via: string | null } };
+    result: { outcome: string; detail: string };
+  };
 
 describe('registering assets', () => {
   it('normalises targets and refuses duplicates and junk', async () => {
@@ -45,24 +54,42 @@ describe('registering assets', () => {
     expect(a.verification.status).toBe('pending');
     const dup = await owner.post(base(), { kind: 'domain', target: `shop-${RUN}.example.test` });
     expect([dup.statusCode, dup.json().error]).toEqual([409, 'asset_exists']);
-    for (const [kind, target] of [['domain', 'https://x.com'], ['domain', 'localhost'], ['host', 'not a host'], ['webapp', 'ftp://x.example'], ['container_image', 'UPPER/Case'], ['container_image', 'nginx']]) {
+    for (const [kind, target] of [
+      ['domain', 'https://x.com'],
+      ['domain', 'localhost'],
+      ['host', 'not a host'],
+      ['webapp', 'ftp://x.example'],
+      ['container_image', 'UPPER/Case'],
+      ['container_image', 'nginx'],
+    ]) {
       const res = await owner.post(base(), { kind, target });
       expect(res.statusCode, `${kind} ${target}`).toBe(400);
       expect(res.json()).toMatchObject({ error: 'validation_failed', details: [{ path: 'body.target' }] });
     }
     expect((await add('container_image', `ghcr.io/acme-${RUN}/app:1.2`)).target).toBe(`ghcr.io/acme-${RUN}/app:1.2`);
-    expect((await add('webapp', `https://app-${RUN}.example.test/login#x`)).target).toBe(`https://app-${RUN}.example.test/login`);
+    expect((await add('webapp', `https://app-${RUN}.example.test/login#x`)).target).toBe(
+      `https://app-${RUN}.example.test/login`,
+    );
   });
 
   it('lists with search, filters and cursor pagination', async () => {
     for (let i = 0; i < 3; i++) await add('host', `node${i}-${RUN}.internal.test`, { tags: ['fleet'] });
-    const page1 = (await owner.get(`${base()}?tag=fleet&limit=2`)).json() as { assets: { target: string }[]; nextBefore: string };
+    const page1 = (await owner.get(`${base()}?tag=fleet&limit=2`)).json() as {
+      assets: { target: string }[];
+      nextBefore: string;
+    };
     expect(page1.assets).toHaveLength(2);
-    const page2 = (await owner.get(`${base()}?tag=fleet&limit=2&before=${encodeURIComponent(page1.nextBefore)}`)).json() as { assets: { target: string }[]; nextBefore: string | null };
+    const page2 = (
+      await owner.get(`${base()}?tag=fleet&limit=2&before=${encodeURIComponent(page1.nextBefore)}`)
+    ).json() as { assets: { target: string }[]; nextBefore: string | null };
     expect(page2.assets).toHaveLength(1);
     expect(new Set([...page1.assets, ...page2.assets].map((a) => a.target)).size).toBe(3);
     expect(page2.nextBefore).toBeNull();
-    for (const bad of ['2024-01-01T00:00:00Z_------------------------------------', 'garbage', `${page1.nextBefore}x`]) {
+    for (const bad of [
+      '2024-01-01T00:00:00Z_------------------------------------',
+      'garbage',
+      `${page1.nextBefore}x`,
+    ]) {
       const res = await owner.get(`${base()}?before=${encodeURIComponent(bad)}`);
       expect([res.statusCode, res.json().error], bad).toEqual([400, 'validation_failed']);
     }
@@ -77,7 +104,9 @@ describe('registering assets', () => {
     const res = await other.get(`${base()}/${a.id}`);
     expect([res.statusCode, res.json().error]).toEqual([403, 'tenant_forbidden']);
     const otherTenant = await other.createTenant('Other');
-    expect((await other.get(`/api/v1/tenants/${otherTenant}/assets/${a.id}`)).json()).toMatchObject({ error: 'asset_not_found' });
+    expect((await other.get(`/api/v1/tenants/${otherTenant}/assets/${a.id}`)).json()).toMatchObject({
+      error: 'asset_not_found',
+    });
   });
 });
 
@@ -93,7 +122,9 @@ describe('DNS ownership proof', () => {
     expect((await verify(a.id)).result.outcome).toBe('pending');
     dns.zone.set(`_rampart-verify.${name}`, 'nodata');
     expect((await verify(a.id)).result.outcome).toBe('pending');
-    dns.zone.set(`_rampart-verify.${name}`, { txt: ['v=spf1 -all', 'rampart-verify=0000000000000000000000000000dead'] });
+    dns.zone.set(`_rampart-verify.${name}`, {
+      txt: ['v=spf1 -all', 'rampart-verify=0000000000000000000000000000dead'],
+    });
     const mismatch = await verify(a.id);
     expect(mismatch.result).toMatchObject({ outcome: 'pending', detail: expect.stringMatching(/different token/) });
     expect(mismatch.asset.verification.status).toBe('pending');
@@ -105,7 +136,9 @@ describe('DNS ownership proof', () => {
     expect(ok.result.outcome).toBe('verified');
     expect(ok.asset.verification).toMatchObject({ status: 'verified', via: 'txt' });
     expect((await detail(a.id)).instructions).toBeNull();
-    expect((await detail(a.id)).log.map((l) => l.event)).toEqual(expect.arrayContaining(['created', 'pending', 'verified']));
+    expect((await detail(a.id)).log.map((l) => l.event)).toEqual(
+      expect.arrayContaining(['created', 'pending', 'verified']),
+    );
   });
 
   it('treats resolver errors and timeouts as failures that change nothing and are reported', async () => {
@@ -135,7 +168,11 @@ describe('DNS ownership proof', () => {
     await verify(root.id);
     for (const a of [sub, host, url, image]) {
       const d = await detail(a.id);
-      expect(d.asset.verification, a.target).toMatchObject({ status: 'verified', via: 'covered', coveredBy: { assetId: root.id, target: apex } });
+      expect(d.asset.verification, a.target).toMatchObject({
+        status: 'verified',
+        via: 'covered',
+        coveredBy: { assetId: root.id, target: apex },
+      });
     }
     for (const a of [ip, elsewhere]) expect((await detail(a.id)).asset.verification.status).toBe('pending');
     expect((await verify(ip.id)).result.detail).toMatch(/super-admin can bypass/);
@@ -171,13 +208,21 @@ describe('re-check before a scan is leased', () => {
 
     // A fresh proof is trusted without asking DNS.
     const asked = dns.queries.length;
-    expect(await t.app.services.assets.recheckForLease(host.id)).toEqual({ scannable: true, checked: false, status: 'verified' });
+    expect(await t.app.services.assets.recheckForLease(host.id)).toEqual({
+      scannable: true,
+      checked: false,
+      status: 'verified',
+    });
     expect(dns.queries.length).toBe(asked);
 
     // The record goes away; an hour later the lease-time check finds out, through the covering domain.
     dns.zone.set(instructions!.recordName, 'nxdomain');
     now = new Date(now.getTime() + 61 * 60_000);
-    expect(await t.app.services.assets.recheckForLease(host.id)).toEqual({ scannable: false, checked: true, status: 'pending' });
+    expect(await t.app.services.assets.recheckForLease(host.id)).toEqual({
+      scannable: false,
+      checked: true,
+      status: 'pending',
+    });
     expect((await detail(root.id)).log[0]).toMatchObject({ event: 'proof_lost' });
     expect(await t.app.services.assets.recheckForLease(root.id)).toMatchObject({ scannable: false });
   });
@@ -194,11 +239,28 @@ describe('super-admin bypass', () => {
     expect((await root.post(path, { reason: 'short' })).json()).toMatchObject({ error: 'validation_failed' });
     const res = await root.post(path, { reason: 'Customer data centre, contract #42' });
     expect(res.statusCode).toBe(200);
-    expect(res.json().asset.verification).toMatchObject({ status: 'bypassed', via: 'bypass', bypass: { reason: 'Customer data centre, contract #42', by: email } });
-    expect((await root.post(path, { reason: 'Customer data centre, contract #42' })).json()).toMatchObject({ error: 'conflict' });
-    expect((await detail(ip.id)).log[0]).toMatchObject({ event: 'bypassed', detail: 'Customer data centre, contract #42' });
-    const audit = await withService(t.database.db, (tx) => tx.selectFrom('audit_log').select(['action', 'actor_email', 'tenant_id']).where('target_id', '=', ip.id).execute());
-    expect(audit).toEqual(expect.arrayContaining([{ action: 'asset.bypassed', actor_email: email, tenant_id: tenant }]));
+    expect(res.json().asset.verification).toMatchObject({
+      status: 'bypassed',
+      via: 'bypass',
+      bypass: { reason: 'Customer data centre, contract #42', by: email },
+    });
+    expect((await root.post(path, { reason: 'Customer data centre, contract #42' })).json()).toMatchObject({
+      error: 'conflict',
+    });
+    expect((await detail(ip.id)).log[0]).toMatchObject({
+      event: 'bypassed',
+      detail: 'Customer data centre, contract #42',
+    });
+    const audit = await withService(t.database.db, (tx) =>
+      tx
+        .selectFrom('audit_log')
+        .select(['action', 'actor_email', 'tenant_id'])
+        .where('target_id', '=', ip.id)
+        .execute(),
+    );
+    expect(audit).toEqual(
+      expect.arrayContaining([{ action: 'asset.bypassed', actor_email: email, tenant_id: tenant }]),
+    );
 
     const revoked = await root.post(`${path}/revoke`, { reason: 'Contract ended in November' });
     expect(revoked.json().asset.verification).toMatchObject({ status: 'pending', bypass: null });
@@ -232,7 +294,9 @@ describe('bypass and proof', () => {
     await root.post(`/api/v1/staff/assets/${d.id}/bypass`, { reason: 'Proof pending at the registrar' });
     const { instructions } = await detail(d.id);
     expect(instructions).toBeNull(); // bypassed: nothing to publish is asked for
-    const token = await withService(t.database.db, (tx) => tx.selectFrom('assets').select('verification_token').where('id', '=', d.id).executeTakeFirstOrThrow());
+    const token = await withService(t.database.db, (tx) =>
+      tx.selectFrom('assets').select('verification_token').where('id', '=', d.id).executeTakeFirstOrThrow(),
+    );
     dns.zone.set(`_rampart-verify.${name}`, { txt: [`rampart-verify=${token.verification_token}`] });
     const proven = await verify(d.id);
     expect(proven.asset.verification).toMatchObject({ status: 'verified', via: 'txt', bypass: null });

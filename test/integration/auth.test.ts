@@ -15,7 +15,12 @@ let ipCounter = 10;
 const freshIp = () => `10.1.${Math.floor(ipCounter / 250)}.${(ipCounter++ % 250) + 1}`;
 
 async function auditActions(email: string): Promise<string[]> {
-  const rows = await t.database.db.selectFrom('audit_log').select('action').where('actor_email', '=', email).orderBy('id').execute();
+  const rows = await t.database.db
+    .selectFrom('audit_log')
+    .select('action')
+    .where('actor_email', '=', email)
+    .orderBy('id')
+    .execute();
   return rows.map((r) => r.action);
 }
 
@@ -36,10 +41,18 @@ describe('sign-up, verification and sign-in', () => {
   it('refuses a duplicate e-mail and a short password with stable codes', async () => {
     const email = uniqueEmail('dup');
     await new Client(t.app, freshIp()).signUp(email);
-    const again = await new Client(t.app, freshIp()).post('/api/auth/sign-up/email', { email, name: 'X', password: PASSWORD });
+    const again = await new Client(t.app, freshIp()).post('/api/auth/sign-up/email', {
+      email,
+      name: 'X',
+      password: PASSWORD,
+    });
     expect(again.statusCode).toBe(422);
     expect(again.json()).toMatchObject({ error: 'auth_user_exists' });
-    const short = await new Client(t.app, freshIp()).post('/api/auth/sign-up/email', { email: uniqueEmail(), name: 'X', password: 'short' });
+    const short = await new Client(t.app, freshIp()).post('/api/auth/sign-up/email', {
+      email: uniqueEmail(),
+      name: 'X',
+      password: 'short',
+    });
     expect(short.json()).toMatchObject({ error: 'auth_weak_password' });
   });
 
@@ -61,7 +74,12 @@ describe('sign-up, verification and sign-in', () => {
     expect(after.json()).toMatchObject({ error: 'unauthenticated' });
     const actions = await auditActions(email);
     expect(actions).toEqual(expect.arrayContaining(['auth.sign_in_failed', 'auth.sign_in']));
-    const failed = await t.database.db.selectFrom('audit_log').selectAll().where('actor_email', '=', email).where('action', '=', 'auth.sign_in_failed').executeTakeFirstOrThrow();
+    const failed = await t.database.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('actor_email', '=', email)
+      .where('action', '=', 'auth.sign_in_failed')
+      .executeTakeFirstOrThrow();
     expect(failed.ip_address).toBe(ip);
   });
 
@@ -84,10 +102,22 @@ describe('sign-up, verification and sign-in', () => {
   it('throttles sign-ups per client address (10 a minute)', async () => {
     const c = new Client(t.app, freshIp());
     const statuses: number[] = [];
-    for (let i = 0; i < 11; i++) statuses.push((await c.post('/api/auth/sign-up/email', { email: uniqueEmail('burst'), name: 'Burst', password: PASSWORD })).statusCode);
+    for (let i = 0; i < 11; i++)
+      statuses.push(
+        (await c.post('/api/auth/sign-up/email', { email: uniqueEmail('burst'), name: 'Burst', password: PASSWORD }))
+          .statusCode,
+      );
     expect(statuses.slice(0, 10).every((s) => s === 200)).toBe(true);
     expect(statuses[10]).toBe(429);
-    expect((await new Client(t.app, freshIp()).post('/api/auth/sign-up/email', { email: uniqueEmail('other'), name: 'Other', password: PASSWORD })).statusCode).toBe(200);
+    expect(
+      (
+        await new Client(t.app, freshIp()).post('/api/auth/sign-up/email', {
+          email: uniqueEmail('other'),
+          name: 'Other',
+          password: PASSWORD,
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 });
 
@@ -98,7 +128,10 @@ describe('password reset', () => {
     const old = new Client(t.app, ip);
     await old.signUp(email);
     const c = new Client(t.app, ip);
-    expect((await c.post('/api/auth/request-password-reset', { email, redirectTo: `${TEST_BASE_URL}/reset-password` })).statusCode).toBe(200);
+    expect(
+      (await c.post('/api/auth/request-password-reset', { email, redirectTo: `${TEST_BASE_URL}/reset-password` }))
+        .statusCode,
+    ).toBe(200);
     const link = t.mailer.lastLink(email, /password/i);
     const landing = await c.get(pathOf(link));
     expect(landing.statusCode).toBe(302);
@@ -118,7 +151,10 @@ describe('password reset', () => {
   });
 
   it('answers the same for an unknown address (no account enumeration)', async () => {
-    const res = await new Client(t.app, freshIp()).post('/api/auth/request-password-reset', { email: uniqueEmail('ghost'), redirectTo: '/reset-password' });
+    const res = await new Client(t.app, freshIp()).post('/api/auth/request-password-reset', {
+      email: uniqueEmail('ghost'),
+      redirectTo: '/reset-password',
+    });
     expect(res.statusCode).toBe(200);
   });
 });
@@ -143,7 +179,9 @@ describe('two-factor authentication', () => {
     expect(first.statusCode).toBe(200);
     expect(first.json()).toMatchObject({ twoFactorRedirect: true });
     expect((await s.get('/api/v1/me')).statusCode).toBe(401); // not signed in yet
-    const wrong = await s.post('/api/auth/two-factor/verify-totp', { code: '000000' === totp(secret) ? '111111' : '000000' });
+    const wrong = await s.post('/api/auth/two-factor/verify-totp', {
+      code: '000000' === totp(secret) ? '111111' : '000000',
+    });
     expect(wrong.statusCode).toBe(401);
     expect(wrong.json()).toMatchObject({ error: 'auth_invalid_two_factor_code' });
     expect((await s.post('/api/auth/two-factor/verify-totp', { code: totp(secret) })).statusCode).toBe(200);
@@ -158,9 +196,21 @@ describe('two-factor authentication', () => {
     await r2.signIn(email);
     expect((await r2.post('/api/auth/two-factor/verify-backup-code', { code: backupCodes[0] })).statusCode).toBe(401);
 
-    expect(await auditActions(email)).toEqual(expect.arrayContaining(['auth.two_factor_enable', 'auth.two_factor_confirmed', 'auth.sign_in_two_factor_challenge', 'auth.sign_in']));
+    expect(await auditActions(email)).toEqual(
+      expect.arrayContaining([
+        'auth.two_factor_enable',
+        'auth.two_factor_confirmed',
+        'auth.sign_in_two_factor_challenge',
+        'auth.sign_in',
+      ]),
+    );
     // A failed code before sign-in completes has no known actor, but keeps the address.
-    const failed = await t.database.db.selectFrom('audit_log').select('action').where('ip_address', '=', ip).where('action', '=', 'auth.two_factor_failed').execute();
+    const failed = await t.database.db
+      .selectFrom('audit_log')
+      .select('action')
+      .where('ip_address', '=', ip)
+      .where('action', '=', 'auth.two_factor_failed')
+      .execute();
     expect(failed.length).toBeGreaterThanOrEqual(2);
   });
 });
@@ -185,10 +235,16 @@ describe('CSRF protection of cookie-authenticated writes', () => {
     const email = uniqueEmail('origin');
     const c = new Client(t.app, freshIp());
     await c.signUp(email);
-    const res = await c.post('/api/auth/organization/create', { name: 'Evil', slug: `evil-${Date.now()}` }, { origin: 'https://evil.example' });
+    const res = await c.post(
+      '/api/auth/organization/create',
+      { name: 'Evil', slug: `evil-${Date.now()}` },
+      { origin: 'https://evil.example' },
+    );
     expect(res.statusCode).toBe(403);
     expect(res.json()).toMatchObject({ error: 'csrf_invalid' });
-    const form = await c.request('POST', '/api/auth/organization/create', 'name=Evil&slug=evil', { 'content-type': 'text/plain' });
+    const form = await c.request('POST', '/api/auth/organization/create', 'name=Evil&slug=evil', {
+      'content-type': 'text/plain',
+    });
     expect(form.statusCode).toBe(415);
     expect((await c.me()).tenants).toEqual([]);
   });

@@ -41,10 +41,20 @@ async function freePort(): Promise<number> {
 }
 
 /** GET through the proxy, optionally from another loopback address and with a client X-Forwarded-For. */
-function get(port: number, opts: { from?: string; forwardedFor?: string } = {}): Promise<{ status: number; body: string }> {
+function get(
+  port: number,
+  opts: { from?: string; forwardedFor?: string } = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path: '/api/v1/me', agent: false, localAddress: opts.from, headers: opts.forwardedFor ? { 'x-forwarded-for': opts.forwardedFor } : {} },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/api/v1/me',
+        agent: false,
+        localAddress: opts.from,
+        headers: opts.forwardedFor ? { 'x-forwarded-for': opts.forwardedFor } : {},
+      },
       (res) => {
         let body = '';
         res.on('data', (d: Buffer) => (body += d.toString()));
@@ -73,7 +83,10 @@ describe.skipIf(!hasNginx)('deploy/proxy/nginx.conf under nginx', () => {
       .replace('rampart-2:3000', `127.0.0.1:${b.port}`)
       .replace(/listen 8080;/, `listen 127.0.0.1:${port};`)
       .replace(/^worker_processes auto;/m, `worker_processes 1;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;`)
-      .replace(/http \{/, `http {\n  access_log off;\n  client_body_temp_path ${dir}/body;\n  proxy_temp_path ${dir}/proxy;`);
+      .replace(
+        /http \{/,
+        `http {\n  access_log off;\n  client_body_temp_path ${dir}/body;\n  proxy_temp_path ${dir}/proxy;`,
+      );
     expect(conf).toContain(`127.0.0.1:${b.port}`);
     const file = join(dir, 'nginx.conf');
     writeFileSync(file, conf);

@@ -22,7 +22,11 @@ import { loadConfig } from '../../src/lib/config.ts';
 
 const root = join(import.meta.dirname, '../..');
 const read = (p: string) => readFileSync(join(root, p), 'utf8');
-const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string>; scripts: Record<string, string> };
+const pkg = JSON.parse(read('package.json')) as {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+  scripts: Record<string, string>;
+};
 const readme = read('README.md');
 /** Variables documented in the README's configuration table (the server reads no others). */
 const knownVars = new Set([...readme.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((m) => m[1]!));
@@ -35,7 +39,9 @@ function packagesImportedFrom(entry: string): Map<string, string> {
     if (seen.has(file)) return;
     seen.add(file);
     const src = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|^\s*\/\/.*$/gm, '');
-    for (const m of src.matchAll(/^\s*(?:import|export)\s[^'";]*?from\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+    for (const m of src.matchAll(
+      /^\s*(?:import|export)\s[^'";]*?from\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm,
+    )) {
       const spec = (m[1] ?? m[2])!;
       if (spec.startsWith('.')) {
         const p = resolve(dirname(file), spec);
@@ -64,14 +70,22 @@ describe('Dockerfile', () => {
     expect(runtime.some((l) => /^RUN npm ci --omit=dev\b/.test(l))).toBe(true);
     expect(runtime.filter((l) => l.startsWith('USER ')).at(-1)).toBe('USER node');
     expect(runtime.some((l) => l.startsWith('HEALTHCHECK ') && l.includes('/healthz'))).toBe(true);
-    expect(runtime.at(-1)).toBe('CMD ["node", "src/server/main.ts"]');
-    expect(pkg.scripts['start:prod']).toBe('node src/server/main.ts');
+    // The embedded database's V8 crash mitigation is on every server start command (wasm-code-gc.ts).
+    expect(runtime.at(-1)).toBe('CMD ["node", "--no-wasm-code-gc", "src/server/main.ts"]');
+    expect(pkg.scripts['start:prod']).toBe('node --no-wasm-code-gc src/server/main.ts');
+    for (const script of ['start', 'dev', 'migrate', 'admin'])
+      expect(pkg.scripts[script], script).toContain('--no-wasm-code-gc');
+    // And on every benchmark and the stress test, which run the embedded database too.
+    const others = Object.keys(pkg.scripts).filter((s) => s.startsWith('bench:') || s === 'stress:pglite');
+    expect(others.length).toBeGreaterThan(10);
+    for (const script of others) expect(pkg.scripts[script], script).toMatch(/^node --no-wasm-code-gc /);
     // Everything the runtime stage copies from the build stage exists there: sources or the build's output.
     for (const l of runtime.filter((x) => x.startsWith('COPY --from=build'))) {
       const from = l.split(/\s+/)[2]!.replace(/^\/app\//, '');
-      expect(from === 'dist/web' || existsSync(join(root, from)), l).toBe(true);
+      expect(from === 'dist/web' || from === 'dist/worker-cli' || existsSync(join(root, from)), l).toBe(true);
     }
     expect(pkg.scripts.build).toContain('build-web');
+    expect(pkg.scripts.build).toContain('build-worker.ts --cli');
   });
 
   it('needs no dev dependency at run time: every package the server and the worker import is a dependency', () => {
@@ -87,8 +101,18 @@ describe('deploy/compose.yaml', () => {
   const s = compose.services;
 
   it('runs PostgreSQL, an S3-compatible store, a migration, two replicas behind a proxy, and one worker', () => {
-    expect(Object.keys(s).sort()).toEqual(['migrate', 'minio', 'minio-setup', 'postgres', 'proxy', 'rampart-1', 'rampart-2', 'worker']);
-    for (const r of ['rampart-1', 'rampart-2']) expect(s[r]!.depends_on).toMatchObject({ migrate: { condition: 'service_completed_successfully' } });
+    expect(Object.keys(s).sort()).toEqual([
+      'migrate',
+      'minio',
+      'minio-setup',
+      'postgres',
+      'proxy',
+      'rampart-1',
+      'rampart-2',
+      'worker',
+    ]);
+    for (const r of ['rampart-1', 'rampart-2'])
+      expect(s[r]!.depends_on).toMatchObject({ migrate: { condition: 'service_completed_successfully' } });
     expect(s.migrate!.command).toEqual(['node', 'src/db/migrate-cli.ts']);
     expect((s.worker!.command as string[])[0]).toContain('rampart-worker.mjs run');
     // The proxy balances over exactly the replicas.
@@ -96,14 +120,17 @@ describe('deploy/compose.yaml', () => {
     expect([...nginx.matchAll(/server (rampart-\d):3000/g)].map((m) => m[1])).toEqual(['rampart-1', 'rampart-2']);
     // TRUST_PROXY=true takes the left-most address: an appended header would let clients pick theirs.
     expect(s['rampart-1']!.environment).toMatchObject({ TRUST_PROXY: 'true' });
-    expect([...nginx.matchAll(/proxy_set_header\s+X-Forwarded-For\s+([^;]+);/gi)].map((m) => m[1])).toEqual(['$remote_addr']);
+    expect([...nginx.matchAll(/proxy_set_header\s+X-Forwarded-For\s+([^;]+);/gi)].map((m) => m[1])).toEqual([
+      '$remote_addr',
+    ]);
   });
 
   it('uses only variables the server knows, shares the secrets between replicas, and lists every required one in .env.example', () => {
     const env = s['rampart-1']!.environment as Record<string, string>;
     expect(s['rampart-2']!.environment).toEqual(env);
     for (const k of Object.keys(env)) expect(knownVars.has(k), k).toBe(true);
-    for (const k of ['DATABASE_URL', 'APP_ENCRYPTION_KEY', 'AUTH_SECRET', 'STORAGE_S3_ENDPOINT', 'STORAGE_S3_BUCKET']) expect(env[k], k).toBeTruthy();
+    for (const k of ['DATABASE_URL', 'APP_ENCRYPTION_KEY', 'AUTH_SECRET', 'STORAGE_S3_ENDPOINT', 'STORAGE_S3_BUCKET'])
+      expect(env[k], k).toBeTruthy();
     const example = read('deploy/.env.example');
     const required = [...read('deploy/compose.yaml').matchAll(/\$\{([A-Z_]+):\?/g)].map((m) => m[1]!);
     for (const k of new Set(required)) expect(example, k).toMatch(new RegExp(`^${k}=`, 'm'));
@@ -133,8 +160,10 @@ describe.skipIf(!composeV1)('deploy/compose.yaml with docker-compose config', ()
       expect(ok.status).toBe(0);
       const unknown = check(composeText.replace(/^(\s+)restart: /m, '$1restrat: '));
       expect(unknown.status).not.toBe(0);
-      expect(unknown.stderr).toContain("Unsupported config option");
-      const dangling = check(composeText.replace(/(\n\s+depends_on:\n)/, '$1      nonexistent: { condition: service_started }\n'));
+      expect(unknown.stderr).toContain('Unsupported config option');
+      const dangling = check(
+        composeText.replace(/(\n\s+depends_on:\n)/, '$1      nonexistent: { condition: service_started }\n'),
+      );
       expect(dangling.status).not.toBe(0);
       expect(dangling.stderr).toContain("depends on service 'nonexistent' which is undefined");
       // Without a required secret the file does not even resolve.
@@ -151,15 +180,22 @@ describe.skipIf(!composeV1)('deploy/compose.yaml with docker-compose config', ()
 describe('deploy/k8s', () => {
   const kustomization = parse(read('deploy/k8s/kustomization.yaml')) as { resources: string[] };
   // Parsed YAML: its shape is what the assertions below check.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const docs = kustomization.resources.flatMap((f) => parseAllDocuments(read(`deploy/k8s/${f}`)).map((d) => d.toJS() as Record<string, any>));
+  const docs = kustomization.resources.flatMap((f) =>
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    parseAllDocuments(read(`deploy/k8s/${f}`)).map((d) => d.toJS() as Record<string, any>),
+  );
   const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
 
   it('validates every manifest against the Kubernetes API schema of its kind', async () => {
     expect(docs.length).toBeGreaterThanOrEqual(4);
     for (const d of docs) {
-      const [group, version] = String(d.apiVersion).includes('/') ? String(d.apiVersion).split('/') : ['', String(d.apiVersion)];
-      const mod = (await import(`kubernetes-models/${group ? `${group}/` : ''}${version}/${d.kind}`)) as Record<string, new (o: unknown) => { validate(): void }>;
+      const [group, version] = String(d.apiVersion).includes('/')
+        ? String(d.apiVersion).split('/')
+        : ['', String(d.apiVersion)];
+      const mod = (await import(`kubernetes-models/${group ? `${group}/` : ''}${version}/${d.kind}`)) as Record<
+        string,
+        new (o: unknown) => { validate(): void }
+      >;
       expect(() => new mod[d.kind]!(d).validate(), `${d.kind} ${d.metadata?.name}`).not.toThrow();
     }
     // The validation is real: a wrongly typed field of the same Deployment is refused.
@@ -171,7 +207,9 @@ describe('deploy/k8s', () => {
   });
 
   it('lists every manifest of the directory in the kustomization', () => {
-    const files = readdirSync(join(root, 'deploy/k8s')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+    const files = readdirSync(join(root, 'deploy/k8s')).filter(
+      (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml',
+    );
     expect([...kustomization.resources].sort()).toEqual(files.sort());
   });
 
@@ -195,12 +233,23 @@ describe('deploy/k8s', () => {
     for (const k of Object.keys(cm!.data)) expect(knownVars.has(k), k).toBe(true);
     // Replicas must share stored files: pod volumes are per replica and lost on restart.
     for (const k of ['STORAGE_S3_ENDPOINT', 'STORAGE_S3_BUCKET']) expect(cm!.data[k], k).toBeTruthy();
-    const secrets = { DATABASE_URL: 'postgres://rampart@db:5432/rampart', STORAGE_S3_ACCESS_KEY_ID: 'AKIAEXAMPLE', STORAGE_S3_SECRET_ACCESS_KEY: 'example-secret-key' };
+    const secrets = {
+      DATABASE_URL: 'postgres://rampart@db:5432/rampart',
+      STORAGE_S3_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+      STORAGE_S3_SECRET_ACCESS_KEY: 'example-secret-key',
+    };
     expect(loadConfig({ ...cm!.data, ...secrets }).STORAGE_S3_BUCKET).toBe(cm!.data.STORAGE_S3_BUCKET);
     // Without the keys from the Secret the server refuses to start rather than run without shared storage.
     expect(() => loadConfig({ ...cm!.data, DATABASE_URL: secrets.DATABASE_URL })).toThrow(/STORAGE_S3/);
     // The Secret's documented contents name the storage keys.
     const header = read('deploy/k8s/deployment.yaml');
-    for (const k of ['STORAGE_S3_ACCESS_KEY_ID', 'STORAGE_S3_SECRET_ACCESS_KEY', 'DATABASE_URL', 'APP_ENCRYPTION_KEY', 'AUTH_SECRET']) expect(header, k).toContain(k);
+    for (const k of [
+      'STORAGE_S3_ACCESS_KEY_ID',
+      'STORAGE_S3_SECRET_ACCESS_KEY',
+      'DATABASE_URL',
+      'APP_ENCRYPTION_KEY',
+      'AUTH_SECRET',
+    ])
+      expect(header, k).toContain(k);
   });
 });

@@ -46,7 +46,9 @@ describe('operations document version', () => {
   it('keeps OPERATIONS_DOC_VERSION, the document header and the newest changelog entry equal', () => {
     const header = /^Version:\s*(\d+\.\d+\.\d+)\s*$/m.exec(read('docs/operations.md'));
     expect(header?.[1]).toBe(OPERATIONS_DOC_VERSION);
-    const versions = [...read('docs/operations-changelog.md').matchAll(/^\|?\s*(\d{4}-\d{2}-\d{2})\s*\|\s*(\d+\.\d+\.\d+)\s*\|/gm)].map((m) => m[2]);
+    const versions = [
+      ...read('docs/operations-changelog.md').matchAll(/^\|?\s*(\d{4}-\d{2}-\d{2})\s*\|\s*(\d+\.\d+\.\d+)\s*\|/gm),
+    ].map((m) => m[2]);
     expect(versions.length).toBeGreaterThan(0);
     expect(versions.at(-1)).toBe(OPERATIONS_DOC_VERSION);
     expect(OPERATIONS_DOC_VERSION).toMatch(/^\d+\.\d+\.\d+$/);
@@ -61,7 +63,15 @@ describe('docs/mesh.md', () => {
     expect(rows).toHaveLength(3);
     for (const [, label, body, signature] of rows) {
       const bytes = label === 'empty' ? '' : body!;
-      expect(signDispatch('test-secret-outbound-billing', { caller: 'billing', timestamp: '2025-01-01T00:00:00Z', method: 'POST', path: '/api/public/svc/dispatch', body: bytes })).toBe(signature);
+      expect(
+        signDispatch('test-secret-outbound-billing', {
+          caller: 'billing',
+          timestamp: '2025-01-01T00:00:00Z',
+          method: 'POST',
+          path: '/api/public/svc/dispatch',
+          body: bytes,
+        }),
+      ).toBe(signature);
     }
   });
 });

@@ -6,7 +6,11 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withService, withTenant } from '../../src/db/tenant.ts';
 import { findingsByFingerprintQuery } from '../../src/findings/findings-ingest.ts';
-import { createBatchedFindingsIngest, type BatchedFindingsIngest, type NormalizedFindingInput } from '../../src/findings/index.ts';
+import {
+  createBatchedFindingsIngest,
+  type BatchedFindingsIngest,
+  type NormalizedFindingInput,
+} from '../../src/findings/index.ts';
 import { createTestApp, uniqueEmail, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
 
@@ -23,14 +27,21 @@ beforeAll(async () => {
   await owner.signUp(uniqueEmail('batched-owner'));
   tenant = await owner.createTenant('Batched Co');
   await owner.me();
-  batched = createBatchedFindingsIngest({ db: t.database.db, reporter: t.app.services.reporter, clock: { now: () => new Date() } });
+  batched = createBatchedFindingsIngest({
+    db: t.database.db,
+    reporter: t.app.services.reporter,
+    clock: { now: () => new Date() },
+  });
 });
 afterAll(() => t.close());
 
 let assetCounter = 0;
 async function addAsset(): Promise<string> {
   assetCounter += 1;
-  const res = await owner.post(`/api/v1/tenants/${tenant}/assets`, { kind: 'host', target: `b${assetCounter}-${RUN}.example.test` });
+  const res = await owner.post(`/api/v1/tenants/${tenant}/assets`, {
+    kind: 'host',
+    target: `b${assetCounter}-${RUN}.example.test`,
+  });
   expect(res.statusCode, res.body).toBe(201);
   return (res.json() as { asset: { id: string } }).asset.id;
 }
@@ -39,14 +50,26 @@ async function addScan(assetId: string, chunk?: { parentId: string; index: numbe
   return withTenant(t.database.db, { tenantId: tenant }, async (tx) => {
     const row = await tx
       .insertInto('scans')
-      .values({ tenant_id: tenant, asset_id: assetId, kind: 'port', status: 'ingesting', parent_id: chunk?.parentId ?? null, chunk_index: chunk?.index ?? null, chunk_spec: chunk ? JSON.stringify(chunk.spec) : null })
+      .values({
+        tenant_id: tenant,
+        asset_id: assetId,
+        kind: 'port',
+        status: 'ingesting',
+        parent_id: chunk?.parentId ?? null,
+        chunk_index: chunk?.index ?? null,
+        chunk_spec: chunk ? JSON.stringify(chunk.spec) : null,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     return row.id;
   });
 }
 
-const port = (p: number, severity: NormalizedFindingInput['severity'] = 'info', extra: Partial<NormalizedFindingInput> = {}): NormalizedFindingInput => ({
+const port = (
+  p: number,
+  severity: NormalizedFindingInput['severity'] = 'info',
+  extra: Partial<NormalizedFindingInput> = {},
+): NormalizedFindingInput => ({
   ruleId: 'open-port',
   title: `Open port ${p}/tcp`,
   severity,
@@ -54,17 +77,30 @@ const port = (p: number, severity: NormalizedFindingInput['severity'] = 'info', 
   ...extra,
 });
 
-const rowsOf = (assetId: string) => withService(t.database.db, (tx) => tx.selectFrom('findings').selectAll().where('asset_id', '=', assetId).orderBy('port').execute());
+const rowsOf = (assetId: string) =>
+  withService(t.database.db, (tx) =>
+    tx.selectFrom('findings').selectAll().where('asset_id', '=', assetId).orderBy('port').execute(),
+  );
 const eventCounts = async (assetId: string) => {
   const { rows } = await withService(t.database.db, (tx) =>
-    sql<{ event: string; n: number }>`select e.event, count(*)::int as n from finding_events e join findings f on f.id = e.finding_id where f.asset_id = ${assetId} group by e.event`.execute(tx),
+    sql<{
+      event: string;
+      n: number;
+    }>`select e.event, count(*)::int as n from finding_events e join findings f on f.id = e.finding_id where f.asset_id = ${assetId} group by e.event`.execute(
+      tx,
+    ),
   );
   return Object.fromEntries(rows.map((r) => [r.event, r.n]));
 };
 const criticalReports = async (assetId: string) =>
   (
     await withService(t.database.db, (tx) =>
-      tx.selectFrom('svc_outbox').select('payload').where('event_type', '=', 'finding.critical').where(sql<boolean>`payload->'data'->>'assetId' = ${assetId}`).execute(),
+      tx
+        .selectFrom('svc_outbox')
+        .select('payload')
+        .where('event_type', '=', 'finding.critical')
+        .where(sql<boolean>`payload->'data'->>'assetId' = ${assetId}`)
+        .execute(),
     )
   ).length;
 
@@ -78,7 +114,15 @@ describe('batched findings ingest', () => {
     await s.batch([port(443), port(80, 'high', { cwe: [319] })]);
     await s.batch([]);
     const summary = await s.finish();
-    expect(summary).toMatchObject({ received: 4, distinct: 3, created: 3, seen: 0, reopened: 0, fixed: 0, replayed: false });
+    expect(summary).toMatchObject({
+      received: 4,
+      distinct: 3,
+      created: 3,
+      seen: 0,
+      reopened: 0,
+      fixed: 0,
+      replayed: false,
+    });
     const rows = await rowsOf(asset);
     expect(rows.map((r) => r.port)).toEqual([22, 80, 443]);
     const p80 = rows.find((r) => r.port === 80)!;
@@ -118,7 +162,9 @@ describe('batched findings ingest', () => {
     const s0 = await batched.begin(first);
     await s0.batch([port(22), port(3306, 'medium'), port(8080)]);
     await s0.finish();
-    await withService(t.database.db, (tx) => sql`update findings set status = 'fixed', fixed_at = now() where asset_id = ${asset} and port = 8080`.execute(tx));
+    await withService(t.database.db, (tx) =>
+      sql`update findings set status = 'fixed', fixed_at = now() where asset_id = ${asset} and port = 8080`.execute(tx),
+    );
 
     const report = [
       [port(22), port(443, 'critical')],
@@ -164,7 +210,11 @@ describe('batched findings ingest', () => {
     await s0.finish();
 
     const parent = await withTenant(t.database.db, { tenantId: tenant }, (tx) =>
-      tx.insertInto('scans').values({ tenant_id: tenant, asset_id: asset, kind: 'port', status: 'aggregating', chunk_count: 2 }).returning('id').executeTakeFirstOrThrow(),
+      tx
+        .insertInto('scans')
+        .values({ tenant_id: tenant, asset_id: asset, kind: 'port', status: 'aggregating', chunk_count: 2 })
+        .returning('id')
+        .executeTakeFirstOrThrow(),
     );
     const chunk = await addScan(asset, { parentId: parent.id, index: 0, spec: { range: { from: 1, to: 1000 } } });
     const s = await batched.begin(chunk);
@@ -194,7 +244,9 @@ describe('batched findings ingest', () => {
     const stored = (await rowsOf(asset)).map((r) => r.fingerprint);
     const probe = [...stored.slice(0, 250), ...Array.from({ length: 250 }, (_, i) => `absent-${i}`)];
     const { plan, found } = await withService(t.database.db, async (tx) => ({
-      plan: (await sql<{ 'QUERY PLAN': string }>`explain ${findingsByFingerprintQuery(tenant, probe)}`.execute(tx)).rows.map((r) => r['QUERY PLAN']).join('\n'),
+      plan: (await sql<{ 'QUERY PLAN': string }>`explain ${findingsByFingerprintQuery(tenant, probe)}`.execute(tx)).rows
+        .map((r) => r['QUERY PLAN'])
+        .join('\n'),
       found: (await findingsByFingerprintQuery(tenant, probe).execute(tx)).rows,
     }));
     expect(plan).toMatch(/Index (Only )?Scan using findings_tenant_id_fingerprint_key/);

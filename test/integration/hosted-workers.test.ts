@@ -2,7 +2,6 @@
 // sealed; the runner (as main.ts starts it, on this process's loopback address) leases a queued
 // port scan of a loopback listener over HTTP, uploads the report, and the scan ends with its
 // findings; a tenant admin's revocation stops the agent.
-import net from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withService } from '../../src/db/tenant.ts';
@@ -12,6 +11,7 @@ import type { HostedWorkerDto, HostedWorkerListDto } from '../../src/workers/hos
 import { createTestApp, STAFF_DOMAIN, uniqueEmail, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
 import { bootstrapStaff } from '../helpers/staff.ts';
+import { listenTcp, type TcpServer } from '../helpers/tcp-server.ts';
 import { signingSecret } from '../helpers/workers.ts';
 import { scanRow, scanTenant, setVerification, type ScanTenant } from './scans-fixtures.ts';
 
@@ -21,9 +21,8 @@ let t: TestApp;
 let st: ScanTenant;
 let admin: Client;
 let staffOnly: Client;
-let listener: net.Server;
+let listener: TcpServer;
 let listenerPort = 0;
-const socks = new Set<net.Socket>();
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -31,13 +30,8 @@ beforeAll(async () => {
   admin = await bootstrapStaff(t, uniqueEmail('hosted-sa', STAFF_DOMAIN), 'super_admin');
   staffOnly = await bootstrapStaff(t, uniqueEmail('hosted-staff', STAFF_DOMAIN), 'staff');
   // A service on loopback for the port scan to find.
-  listener = net.createServer((sock) => {
-    socks.add(sock);
-    sock.on('error', () => undefined);
-    sock.end('hello from the hosted worker test\r\n');
-  });
-  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', () => r()));
-  listenerPort = (listener.address() as net.AddressInfo).port;
+  listener = await listenTcp((sock) => sock.end('hello from the hosted worker test\r\n'));
+  listenerPort = listener.port;
 });
 
 afterAll(async () => {
@@ -45,9 +39,7 @@ afterAll(async () => {
   await t.app.services.hostedWorkers.stop(1_000);
   // The agents send Connection: close, so nothing of theirs holds close() (a hang here would
   // time the hook out).
-  // Connections the scanner left open would keep close() waiting.
-  for (const sock of socks) sock.destroy();
-  await new Promise<void>((r) => listener.close(() => r()));
+  await listener.close();
   await t.close();
 });
 
@@ -92,7 +84,13 @@ describe('staff hosted-workers routes', () => {
     const res = await admin.post(URL_, { tenantId: st.tenantId });
     expect(res.statusCode, res.body).toBe(201);
     const w = res.json() as HostedWorkerDto;
-    expect(w).toMatchObject({ tenantId: st.tenantId, platform: EMBEDDED_PLATFORM, status: 'active', embedded: true, running: false });
+    expect(w).toMatchObject({
+      tenantId: st.tenantId,
+      platform: EMBEDDED_PLATFORM,
+      status: 'active',
+      embedded: true,
+      running: false,
+    });
     expect(w.name).toMatch(/^hosted-\d+$/);
     expect(JSON.stringify(res.json())).not.toMatch(/rwk_/);
 
@@ -102,7 +100,12 @@ describe('staff hosted-workers routes', () => {
 
     // Sealed: neither the token nor its hash is stored, and opening it gives the token whose hash the worker row holds.
     const row = await withService(t.database.db, (tx) =>
-      tx.selectFrom('hosted_worker_credentials as c').innerJoin('workers as w', 'w.id', 'c.worker_id').select(['c.token_sealed', 'c.tenant_id', 'w.token_hash']).where('c.worker_id', '=', w.id).executeTakeFirstOrThrow(),
+      tx
+        .selectFrom('hosted_worker_credentials as c')
+        .innerJoin('workers as w', 'w.id', 'c.worker_id')
+        .select(['c.token_sealed', 'c.tenant_id', 'w.token_hash'])
+        .where('c.worker_id', '=', w.id)
+        .executeTakeFirstOrThrow(),
     );
     expect(row.tenant_id).toBe(st.tenantId);
     const token = t.app.services.secretBox.open(row.token_sealed);
@@ -115,7 +118,9 @@ describe('staff hosted-workers routes', () => {
     const asApp = await t.database.db
       .transaction()
       .execute(async (tx) => {
-        await sql`select set_config('role', 'rampart_app', true), set_config('app.tenant_id', ${st.tenantId}, true)`.execute(tx);
+        await sql`select set_config('role', 'rampart_app', true), set_config('app.tenant_id', ${st.tenantId}, true)`.execute(
+          tx,
+        );
         return sql`select * from hosted_worker_credentials`.execute(tx);
       })
       .then(
@@ -124,12 +129,25 @@ describe('staff hosted-workers routes', () => {
       );
     expect(asApp).toMatch(/permission denied/);
 
-    const audit = await withService(t.database.db, (tx) => tx.selectFrom('audit_log').select(['action']).where('tenant_id', '=', st.tenantId).where('target_id', '=', w.id).execute());
-    expect(audit.map((a) => a.action)).toEqual(expect.arrayContaining(['workers.enrolled', 'workers.hosted_worker_created']));
+    const audit = await withService(t.database.db, (tx) =>
+      tx
+        .selectFrom('audit_log')
+        .select(['action'])
+        .where('tenant_id', '=', st.tenantId)
+        .where('target_id', '=', w.id)
+        .execute(),
+    );
+    expect(audit.map((a) => a.action)).toEqual(
+      expect.arrayContaining(['workers.enrolled', 'workers.hosted_worker_created']),
+    );
 
     const list = await listed();
     expect(list.runnerActive).toBe(false);
-    expect(list.workers.find((x) => x.id === w.id)).toMatchObject({ tenantName: expect.stringContaining('Scan Co'), status: 'active', running: false });
+    expect(list.workers.find((x) => x.id === w.id)).toMatchObject({
+      tenantName: expect.stringContaining('Scan Co'),
+      status: 'active',
+      running: false,
+    });
   });
 });
 
@@ -141,25 +159,50 @@ describe('the embedded runner', () => {
     const assetId = a.json().asset.id as string;
     await setVerification(t, assetId, 'bypassed');
     await st.settings(100, 5);
-    const { scan } = await st.queue({ assetId, kind: 'port', options: { range: { from: Math.max(1, listenerPort - 2), to: listenerPort + 2 }, timeoutMs: 500 } });
+    const { scan } = await st.queue({
+      assetId,
+      kind: 'port',
+      options: { range: { from: Math.max(1, listenerPort - 2), to: listenerPort + 2 }, timeoutMs: 500 },
+    });
 
     const hosted = (await listed()).workers.find((w) => w.tenantId === st.tenantId && w.status === 'active')!;
     const url = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const port = Number(new URL(url).port);
     expect(selfUrl('0.0.0.0', port)).toBe(`http://127.0.0.1:${port}`);
-    await t.app.services.hostedWorkers.run({ serverUrl: selfUrl('0.0.0.0', port), syncEveryMs: 200, graceMs: 2_000, port: { bannerWaitMs: 300, probeTimeoutMs: 1_000 } });
+    await t.app.services.hostedWorkers.run({
+      serverUrl: selfUrl('0.0.0.0', port),
+      syncEveryMs: 200,
+      graceMs: 2_000,
+      port: { bannerWaitMs: 300, probeTimeoutMs: 1_000 },
+    });
     expect((await listed()).runnerActive).toBe(true);
     expect((await entry(hosted.id))?.running).toBe(true);
 
-    const row = await waitFor('the scan to reach ingestion', () => scanRow(t, scan.id), (r) => ['ingesting', 'succeeded', 'failed'].includes(r.status));
+    const row = await waitFor(
+      'the scan to reach ingestion',
+      () => scanRow(t, scan.id),
+      (r) => ['ingesting', 'succeeded', 'failed'].includes(r.status),
+    );
     expect(row.status, JSON.stringify(row)).not.toBe('failed');
-    const upload = await withService(t.database.db, (tx) => tx.selectFrom('report_uploads').select(['status', 'format', 'worker_id']).where('scan_id', '=', scan.id).execute());
+    const upload = await withService(t.database.db, (tx) =>
+      tx
+        .selectFrom('report_uploads')
+        .select(['status', 'format', 'worker_id'])
+        .where('scan_id', '=', scan.id)
+        .execute(),
+    );
     expect(upload).toEqual([{ status: 'finalized', format: 'native', worker_id: hosted.id }]);
 
     await t.app.services.ingestion.drain();
-    const final = await waitFor('ingestion', () => scanRow(t, scan.id), (r) => r.status !== 'ingesting');
+    const final = await waitFor(
+      'ingestion',
+      () => scanRow(t, scan.id),
+      (r) => r.status !== 'ingesting',
+    );
     expect(final.status, JSON.stringify(final)).toBe('succeeded');
-    const findings = await withService(t.database.db, (tx) => tx.selectFrom('findings').select(['rule_id']).where('asset_id', '=', assetId).execute());
+    const findings = await withService(t.database.db, (tx) =>
+      tx.selectFrom('findings').select(['rule_id']).where('asset_id', '=', assetId).execute(),
+    );
     expect(findings.map((f) => f.rule_id)).toContain(`port.open.tcp.${listenerPort}`);
     // The worker was seen by the server through the ordinary authenticated path.
     expect((await entry(hosted.id))?.lastSeenAt).not.toBeNull();
@@ -175,7 +218,11 @@ describe('the embedded runner', () => {
 
     const revoke = await st.owner.post(`${st.base}/workers/${first.id}/revoke`, {});
     expect(revoke.statusCode, revoke.body).toBe(200);
-    const gone = await waitFor('the revoked agent to stop', () => entry(first.id), (w) => w?.running === false);
+    const gone = await waitFor(
+      'the revoked agent to stop',
+      () => entry(first.id),
+      (w) => w?.running === false,
+    );
     expect(gone).toMatchObject({ status: 'revoked', running: false });
     // A later sync does not bring it back; the other worker keeps running.
     await t.app.services.hostedWorkers.sync();
@@ -199,5 +246,30 @@ describe('selfUrl', () => {
     expect(selfUrl('::1', 3000)).toBe('http://[::1]:3000');
     expect(selfUrl('10.0.0.5', 8080)).toBe('http://10.0.0.5:8080');
     expect(selfUrl('fd00::5', 8080)).toBe('http://[fd00::5]:8080');
+  });
+});
+
+describe("a tenant's own hosted worker (TENANT_HOSTED_WORKER)", () => {
+  it('gives a new tenant a signing secret and a hosted worker at creation; off, neither', async () => {
+    const on = await createTestApp({ env: { TENANT_HOSTED_WORKER: 'on' }, database: t.database });
+    try {
+      const fresh = await scanTenant(on);
+      const secret = (await fresh.owner.get(`${fresh.base}/webhook-secret`)).json();
+      expect(secret).toMatchObject({ configured: true });
+      const workers = (await fresh.owner.get(`${fresh.base}/workers`)).json().workers as {
+        hosted: boolean;
+        status: string;
+      }[];
+      expect(workers).toEqual([expect.objectContaining({ hosted: true, status: 'active' })]);
+      // Still rotatable by the tenant, and the secret is never shown afterwards.
+      const rotated = await fresh.owner.post(`${fresh.base}/webhook-secret`, { graceHours: 0 });
+      expect(rotated.statusCode, rotated.body).toBe(201);
+      expect(JSON.stringify(secret)).not.toMatch(/whsec_/);
+    } finally {
+      await on.close();
+    }
+    const off = await scanTenant(t);
+    expect((await off.owner.get(`${off.base}/webhook-secret`)).json()).toMatchObject({ configured: false });
+    expect((await off.owner.get(`${off.base}/workers`)).json().workers).toEqual([]);
   });
 });

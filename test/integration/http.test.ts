@@ -52,8 +52,12 @@ describe('headers and request ids', () => {
   });
 
   it('echoes a well-formed x-request-id and replaces a malformed one', async () => {
-    expect((await t.app.inject({ url: '/healthz', headers: { 'x-request-id': 'abc-123' } })).headers['x-request-id']).toBe('abc-123');
-    const replaced = (await t.app.inject({ url: '/healthz', headers: { 'x-request-id': 'bad id\n<script>' } })).headers['x-request-id'];
+    expect(
+      (await t.app.inject({ url: '/healthz', headers: { 'x-request-id': 'abc-123' } })).headers['x-request-id'],
+    ).toBe('abc-123');
+    const replaced = (await t.app.inject({ url: '/healthz', headers: { 'x-request-id': 'bad id\n<script>' } })).headers[
+      'x-request-id'
+    ];
     expect(replaced).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
@@ -63,10 +67,20 @@ describe('errors', () => {
     const c = new Client(t.app);
     await c.signUp(uniqueEmail('errs'));
     expect((await t.app.inject('/api/v1/nope')).json()).toMatchObject({ error: 'route_not_found' });
-    const bad = await t.app.inject({ method: 'PUT', url: '/api/v1/tenants/00000000-0000-4000-8000-000000000000/settings', headers: { 'content-type': 'application/json' }, payload: '{"dailyScanQuota":' });
+    const bad = await t.app.inject({
+      method: 'PUT',
+      url: '/api/v1/tenants/00000000-0000-4000-8000-000000000000/settings',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"dailyScanQuota":',
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toMatchObject({ error: 'invalid_json' });
-    const big = await t.app.inject({ method: 'POST', url: '/api/auth/sign-in/email', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: 'a@b.c', password: 'x'.repeat(2 * 1024 * 1024) }) });
+    const big = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/sign-in/email',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ email: 'a@b.c', password: 'x'.repeat(2 * 1024 * 1024) }),
+    });
     expect(big.statusCode).toBe(413);
     expect(big.json()).toMatchObject({ error: 'payload_too_large' });
   });
@@ -75,7 +89,11 @@ describe('errors', () => {
     const own = await openTestDatabase();
     const listener = vi.fn();
     const { buildApp } = await import('../../src/server/app.ts');
-    const app = await buildApp({ ...testDeps(t.config, own.database, t.mailer), logger: false, onUnhandledError: listener });
+    const app = await buildApp({
+      ...testDeps(t.config, own.database, t.mailer),
+      logger: false,
+      onUnhandledError: listener,
+    });
     app.get('/boom', async () => {
       throw new Error('db password is hunter2');
     });
@@ -93,11 +111,20 @@ describe('errors', () => {
     await c.signUp(uniqueEmail('fuzz'));
     const tenant = await c.createTenant('Fuzz');
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.jsonValue(), fc.string()), fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded'), async (payload, type) => {
-        const res = await c.request('PUT', `/api/v1/tenants/${tenant}/settings`, typeof payload === 'string' ? payload : JSON.stringify(payload), { 'content-type': type });
-        expect(res.statusCode).toBeLessThan(500);
-        expect(res.json()).toHaveProperty(res.statusCode === 200 ? 'dailyScanQuota' : 'error');
-      }),
+      fc.asyncProperty(
+        fc.oneof(fc.jsonValue(), fc.string()),
+        fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded'),
+        async (payload, type) => {
+          const res = await c.request(
+            'PUT',
+            `/api/v1/tenants/${tenant}/settings`,
+            typeof payload === 'string' ? payload : JSON.stringify(payload),
+            { 'content-type': type },
+          );
+          expect(res.statusCode).toBeLessThan(500);
+          expect(res.json()).toHaveProperty(res.statusCode === 200 ? 'dailyScanQuota' : 'error');
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -128,7 +155,9 @@ describe('OpenAPI', () => {
   it('documents the API at /docs', async () => {
     const spec = (await t.app.inject('/docs/json')).json() as { openapi: string; paths: Record<string, unknown> };
     expect(spec.openapi).toMatch(/^3\./);
-    expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/api/v1/me', '/api/v1/tenants/{tenantId}/settings', '/api/v1/staff/audit-log']));
+    expect(Object.keys(spec.paths)).toEqual(
+      expect.arrayContaining(['/api/v1/me', '/api/v1/tenants/{tenantId}/settings', '/api/v1/staff/audit-log']),
+    );
     expect((await t.app.inject('/docs')).statusCode).toBeLessThan(400);
   });
 });
@@ -146,8 +175,16 @@ describe('log redaction', () => {
     const { buildApp } = await import('../../src/server/app.ts');
     const loggerInstance = pino(loggerOptions('trace'), stream);
     const app = await buildApp({ ...testDeps(t.config, own.database, t.mailer), loggerInstance });
-    await app.inject({ url: '/api/v1/me', headers: { cookie: 'rampart.session_token=supersecretcookie', authorization: 'Bearer supersecrettoken' } });
-    await app.inject({ method: 'POST', url: '/api/auth/sign-in/email', headers: { 'content-type': 'application/json' }, payload: { email: 'a@b.test', password: 'supersecretpassword' } });
+    await app.inject({
+      url: '/api/v1/me',
+      headers: { cookie: 'rampart.session_token=supersecretcookie', authorization: 'Bearer supersecrettoken' },
+    });
+    await app.inject({
+      method: 'POST',
+      url: '/api/auth/sign-in/email',
+      headers: { 'content-type': 'application/json' },
+      payload: { email: 'a@b.test', password: 'supersecretpassword' },
+    });
     await app.inject('/api/auth/reset-password/supersecrettokenvalue?callbackURL=%2Freset-password');
     await app.inject('/accept-invitation/supersecretinvitationid?email=x%40y.test');
     await app.inject('/api/auth/verify-email?token=supersecretverifytoken');

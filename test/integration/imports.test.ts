@@ -27,8 +27,18 @@ afterAll(() => t.close());
 
 const base = (tenantId = cast.tenant) => `/api/v1/tenants/${tenantId}`;
 
-async function asset(kind: 'host' | 'webapp' | 'container_image' = 'host', status: 'verified' | 'bypassed' | 'pending' = 'verified'): Promise<string> {
-  const target = kind === 'webapp' ? `https://i${++seq}-${RUN}.example.test/` : kind === 'container_image' ? `registry.example.test/i${++seq}-${RUN}:1` : `i${++seq}-${RUN}.example.test`;
+async function asset(
+  kind: 'host' | 'webapp' | 'container_image' = 'host',
+  status: 'verified' | 'bypassed' | 'pending' = 'verified',
+  named?: string,
+): Promise<string> {
+  const target =
+    named ??
+    (kind === 'webapp'
+      ? `https://i${++seq}-${RUN}.example.test/`
+      : kind === 'container_image'
+        ? `registry.example.test/i${++seq}-${RUN}:1`
+        : `i${++seq}-${RUN}.example.test`);
   const res = await cast.owner.post(`${base()}/assets`, { kind, target });
   expect(res.statusCode, res.body).toBe(201);
   const id = (res.json() as { asset: { id: string } }).asset.id;
@@ -39,16 +49,26 @@ async function asset(kind: 'host' | 'webapp' | 'container_image' = 'host', statu
 function multipart(fields: Record<string, string>, file?: { name: string; content: Buffer }) {
   const boundary = `----rampart${randomBytes(8).toString('hex')}`;
   const parts: Buffer[] = [];
-  for (const [k, v] of Object.entries(fields)) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
+  for (const [k, v] of Object.entries(fields))
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
   if (file) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
+    );
     parts.push(file.content, Buffer.from('\r\n'));
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
 
-const importReport = (client: Client, fields: Record<string, string>, file?: { name: string; content: Buffer }, tenantId = cast.tenant) => {
+const importReport = (
+  client: Client,
+  fields: Record<string, string>,
+  file?: { name: string; content: Buffer },
+  tenantId = cast.tenant,
+) => {
   const { body, headers } = multipart(fields, file);
   return client.request('POST', `${base(tenantId)}/imports`, body, headers);
 };
@@ -58,24 +78,47 @@ const fixture = (name: string) => ({ name, content: readFileSync(fixturePath(nam
 function storedImports(): string[] {
   const root = join(t.config.DATA_DIR, 'storage');
   try {
-    return (readdirSync(root, { recursive: true }) as string[]).filter((p) => p.includes('imports/') || p.includes('imports\\'));
+    return (readdirSync(root, { recursive: true }) as string[]).filter(
+      (p) => p.includes('imports/') || p.includes('imports\\'),
+    );
   } catch {
     return [];
   }
 }
-const ingestionCount = async () => Number((await withService(t.database.db, (tx) => tx.selectFrom('report_ingestions').select((eb) => eb.fn.countAll().as('n')).where('tenant_id', '=', cast.tenant).executeTakeFirstOrThrow())).n);
+const ingestionCount = async () =>
+  Number(
+    (
+      await withService(t.database.db, (tx) =>
+        tx
+          .selectFrom('report_ingestions')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('tenant_id', '=', cast.tenant)
+          .executeTakeFirstOrThrow(),
+      )
+    ).n,
+  );
 
 describe('import results', () => {
   it('lets a member import a report; the scan is an import, uses no quota, and is ingested', async () => {
-    const assetId = await asset('host');
+    // The fixture reports on two hosts, both assets of the tenant: one import, split in two.
+    const assetId = await asset('host', 'verified', 'shop.example.com');
+    const legacy = await asset('host', 'verified', 'legacy.example.com');
     const res = await importReport(cast.member, { assetId, format: 'auto' }, fixture('nuclei-results.jsonl'));
     expect(res.statusCode, res.body).toBe(202);
     const imp = (res.json() as { import: IngestionDto }).import;
-    expect(imp).toMatchObject({ source: 'import', format: 'nuclei', fileName: 'nuclei-results.jsonl', asset: { id: assetId }, scan: { kind: 'template' } });
+    expect(imp).toMatchObject({
+      source: 'import',
+      format: 'nuclei',
+      fileName: 'nuclei-results.jsonl',
+      asset: { id: assetId },
+      scan: { kind: 'template' },
+    });
     expect(imp.createdBy?.email).toBeTruthy();
     expect(['queued', 'running', 'succeeded']).toContain(imp.status);
 
-    const scanRow = await withService(t.database.db, (tx) => tx.selectFrom('scans').selectAll().where('id', '=', imp.scanId).executeTakeFirstOrThrow());
+    const scanRow = await withService(t.database.db, (tx) =>
+      tx.selectFrom('scans').selectAll().where('id', '=', imp.scanId).executeTakeFirstOrThrow(),
+    );
     expect(scanRow).toMatchObject({ source: 'import', quota_day: null, kind: 'template' });
     const usage = await cast.member.get(`${base()}/scan-usage`);
     expect(usage.statusCode, usage.body).toBe(200);
@@ -87,6 +130,20 @@ describe('import results', () => {
     const final = (done.json() as { import: IngestionDto }).import;
     expect(final).toMatchObject({ status: 'succeeded', percent: 100, scan: { status: 'succeeded' }, error: null });
     expect(final.summary!.created).toBeGreaterThan(0);
+    expect(final.summary!.splits).toEqual([
+      expect.objectContaining({ assetId: legacy, assetName: 'legacy.example.com', findings: 1 }),
+    ]);
+    expect(final.summary!.skipReasons).toEqual([{ reason: 'no template-id', count: 1, where: ['line 7'] }]);
+    const split = await withService(t.database.db, (tx) =>
+      tx.selectFrom('scans').selectAll().where('id', '=', final.summary!.splits[0]!.scanId).executeTakeFirstOrThrow(),
+    );
+    expect(split).toMatchObject({ asset_id: legacy, source: 'import', status: 'succeeded', kind: 'template' });
+    const legacyFindings = await withService(t.database.db, (tx) =>
+      tx.selectFrom('findings').select(['location_text', 'scan_id']).where('asset_id', '=', legacy).execute(),
+    );
+    expect(legacyFindings).toEqual([
+      { location_text: expect.stringContaining('legacy.example.com:8080'), scan_id: split.id },
+    ]);
 
     const list = await cast.member.get(`${base()}/imports`);
     expect((list.json() as { imports: IngestionDto[] }).imports.map((i) => i.id)).toContain(imp.id);
@@ -94,9 +151,18 @@ describe('import results', () => {
     expect(panel.statusCode, panel.body).toBe(200);
     expect((panel.json() as ScanIngestions).ingestions.map((i) => i.id)).toEqual([imp.id]);
 
-    const audit = await withService(t.database.db, (tx) => tx.selectFrom('audit_log').select(['action', 'details', 'actor_email']).where('target_id', '=', imp.scanId).execute());
+    const audit = await withService(t.database.db, (tx) =>
+      tx
+        .selectFrom('audit_log')
+        .select(['action', 'details', 'actor_email'])
+        .where('target_id', '=', imp.scanId)
+        .execute(),
+    );
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ action: 'scan.imported', details: { assetId, format: 'nuclei', ingestionId: imp.id } });
+    expect(audit[0]).toMatchObject({
+      action: 'scan.imported',
+      details: { assetId, format: 'nuclei', ingestionId: imp.id },
+    });
   });
 
   it('refuses outsiders, and hides imports from other tenants', async () => {
@@ -115,8 +181,12 @@ describe('import results', () => {
     expect(mine.statusCode, mine.body).toBe(202);
     const id = (mine.json() as { import: IngestionDto }).import.id;
     expect((await cast.other.get(`${base()}/imports/${id}`)).statusCode).toBe(403);
-    expect((await cast.other.get(`${base(cast.otherTenant)}/imports/${id}`)).json()).toMatchObject({ error: 'import_not_found' });
-    expect(((await cast.other.get(`${base(cast.otherTenant)}/imports`)).json() as { imports: unknown[] }).imports).toHaveLength(0);
+    expect((await cast.other.get(`${base(cast.otherTenant)}/imports/${id}`)).json()).toMatchObject({
+      error: 'import_not_found',
+    });
+    expect(
+      ((await cast.other.get(`${base(cast.otherTenant)}/imports`)).json() as { imports: unknown[] }).imports,
+    ).toHaveLength(0);
     await t.app.services.ingestion.drain();
   });
 
@@ -136,10 +206,21 @@ describe('import results', () => {
   it('names a wrong or unknown format, and a kind that does not fit the asset', async () => {
     const host = await asset('host');
     const storedBefore = storedImports().length;
-    const mismatch = await importReport(cast.member, { assetId: host, format: 'nmap' }, fixture('nuclei-results.jsonl'));
+    const mismatch = await importReport(
+      cast.member,
+      { assetId: host, format: 'nmap' },
+      fixture('nuclei-results.jsonl'),
+    );
     expect(mismatch.statusCode).toBe(422);
-    expect(mismatch.json()).toMatchObject({ error: 'report_format_mismatch', details: { chosen: 'nmap', detected: 'nuclei' } });
-    const unknown = await importReport(cast.member, { assetId: host }, { name: 'notes.txt', content: Buffer.from('hello, not a report\n') });
+    expect(mismatch.json()).toMatchObject({
+      error: 'report_format_mismatch',
+      details: { chosen: 'nmap', detected: 'nuclei' },
+    });
+    const unknown = await importReport(
+      cast.member,
+      { assetId: host },
+      { name: 'notes.txt', content: Buffer.from('hello, not a report\n') },
+    );
     expect(unknown.statusCode).toBe(422);
     expect(unknown.json()).toMatchObject({ error: 'report_format_unknown' });
     const bad = await importReport(cast.member, { assetId: host, format: 'xml' }, fixture('nmap-scan.xml'));
@@ -147,7 +228,10 @@ describe('import results', () => {
     expect(bad.json()).toMatchObject({ error: 'validation_failed' });
     const kind = await importReport(cast.member, { assetId: host }, fixture('trivy-image.json'));
     expect(kind.statusCode).toBe(422);
-    expect(kind.json()).toMatchObject({ error: 'scan_kind_mismatch', details: { reportKind: 'container', assetKind: 'host' } });
+    expect(kind.json()).toMatchObject({
+      error: 'scan_kind_mismatch',
+      details: { reportKind: 'container', assetKind: 'host' },
+    });
     const missing = await importReport(cast.member, { assetId: host });
     expect(missing.statusCode).toBe(400);
     expect(missing.json()).toMatchObject({ error: 'import_file_missing' });
@@ -159,9 +243,98 @@ describe('import results', () => {
     expect(unverified.json()).toMatchObject({ error: 'asset_not_verified' });
   });
 
+  it('says at upload what a refused file looks like and which formats are read', async () => {
+    const host = await asset('host');
+    const png = Buffer.from([
+      0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 0, 0, 1, 0,
+    ]);
+    const binary = await importReport(
+      cast.member,
+      { assetId: host, format: 'native' },
+      { name: 'shot.png', content: png },
+    );
+    expect(binary.statusCode).toBe(422);
+    expect(binary.json()).toMatchObject({
+      error: 'report_format_mismatch',
+      details: {
+        chosen: 'native',
+        detected: null,
+        looksLike: 'binary data, not a text report',
+        supported: expect.arrayContaining(['nessus', 'testssl']),
+      },
+    });
+    expect((binary.json() as { message: string }).message).toMatch(
+      /^The file looks like binary data, not a text report, not Rampart native .*Supported: .*Nessus/,
+    );
+    const xml = await importReport(
+      cast.member,
+      { assetId: host },
+      { name: 'inv.xml', content: Buffer.from('<?xml version="1.0"?><inventory><item/></inventory>') },
+    );
+    expect(xml.statusCode).toBe(422);
+    expect(xml.json()).toMatchObject({
+      error: 'report_format_unknown',
+      details: { looksLike: 'an XML document whose root element is <inventory>' },
+    });
+    const sarifNamed = await importReport(
+      cast.member,
+      { assetId: host, format: 'sarif' },
+      { name: 'x.json', content: Buffer.from('{"name":"x","items":[1]}') },
+    );
+    expect(sarifNamed.json()).toMatchObject({
+      error: 'report_format_mismatch',
+      details: { looksLike: 'a JSON document with keys "name", "items"' },
+    });
+    // nuclei writes an empty file when it finds nothing: zero findings, if the user says it is nuclei.
+    const empty = await importReport(
+      cast.member,
+      { assetId: host },
+      { name: 'nuclei.jsonl', content: Buffer.alloc(0) },
+    );
+    expect(empty.statusCode).toBe(422);
+    expect((empty.json() as { message: string }).message).toMatch(/choose nuclei/);
+    const named = await importReport(
+      cast.member,
+      { assetId: host, format: 'nuclei' },
+      { name: 'nuclei.jsonl', content: Buffer.alloc(0) },
+    );
+    expect(named.statusCode, named.body).toBe(202);
+    await t.app.services.ingestion.drain();
+    const final = (
+      (await cast.member.get(`${base()}/imports/${(named.json() as { import: IngestionDto }).import.id}`)).json() as {
+        import: IngestionDto;
+      }
+    ).import;
+    expect(final).toMatchObject({ status: 'succeeded', summary: { received: 0, records: 0, skipped: 0 } });
+  });
+
+  it('refuses an upload over the file-analysis limits with 429, reading nothing', async () => {
+    const host = await asset('host');
+    const me = (await cast.member.get('/api/v1/me')).json() as { user: { id: string } };
+    // The member already has a file being analysed (an import or an explanation): the budget is shared.
+    const held = t.app.services.fileAnalysis.acquire(me.user.id);
+    try {
+      const before = await ingestionCount();
+      const res = await importReport(cast.member, { assetId: host }, fixture('nmap-scan.xml'));
+      expect(res.statusCode).toBe(429);
+      expect(res.json()).toMatchObject({ error: 'too_many_concurrent', details: { limit: 1 } });
+      expect(res.headers['retry-after']).toBeTruthy();
+      expect(await ingestionCount()).toBe(before);
+    } finally {
+      held.release();
+    }
+    const again = await importReport(cast.member, { assetId: host }, fixture('nmap-scan.xml'));
+    expect(again.statusCode, again.body).toBe(202);
+    await t.app.services.ingestion.drain();
+  });
+
   it('accepts a named format the bytes do not show, and fails its ingestion with the parser message', async () => {
     const host = await asset('host');
-    const res = await importReport(cast.member, { assetId: host, format: 'nuclei' }, { name: 'r.jsonl', content: Buffer.from('{"template-id":"x","info":{"name":"a"},"matched-at":"h:1"}\n{oops\n') });
+    const res = await importReport(
+      cast.member,
+      { assetId: host, format: 'nuclei' },
+      { name: 'r.jsonl', content: Buffer.from('{"template-id":"x","info":{"name":"a"},"matched-at":"h:1"}\n{oops\n') },
+    );
     expect(res.statusCode, res.body).toBe(202);
     const imp = (res.json() as { import: IngestionDto }).import;
     await t.app.services.ingestion.drain();

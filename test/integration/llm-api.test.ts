@@ -2,6 +2,8 @@
 // DATABASE_URL): the streamed explainer (offline and with the local model server), error mapping
 // as JSON and as stream events, history private per user (API and RLS as the app role), the
 // staff status endpoint, the evidence-review route, and aborting upstream when the client leaves.
+// Over 500 lines on purpose: one feature's cases share a single app, tenants and loopback peers set up once; splitting
+// them would repeat that set-up in every file.
 import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -41,9 +43,15 @@ describe('language-model helpers without a model (offline analysis)', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
     const events = parseSse(res.body);
-    expect(events[0]).toMatchObject({ event: 'meta', data: { source: 'offline', label: 'offline analysis', format: 'trivy', fileName: 'trivy-image.json' } });
+    expect(events[0]).toMatchObject({
+      event: 'meta',
+      data: { source: 'offline', label: 'offline analysis', format: 'trivy', fileName: 'trivy-image.json' },
+    });
     expect(events[0]!.data).not.toHaveProperty('model');
-    const text = events.filter((e) => e.event === 'delta').map((e) => e.data.text).join('');
+    const text = events
+      .filter((e) => e.event === 'delta')
+      .map((e) => e.data.text)
+      .join('');
     expect(text).toMatch(/^\*\*Offline analysis\*\*/);
     const done = events.at(-1)!;
     expect(done.event).toBe('done');
@@ -53,7 +61,9 @@ describe('language-model helpers without a model (offline analysis)', () => {
     expect(list.statusCode).toBe(200);
     expect((list.json() as { explanations: ExplanationSummary[] }).explanations.map((e) => e.id)).toEqual([id]);
     const one = await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`);
-    expect(one.json()).toMatchObject({ explanation: { id, source: 'offline', answer: text, fileName: 'trivy-image.json' } });
+    expect(one.json()).toMatchObject({
+      explanation: { id, source: 'offline', answer: text, fileName: 'trivy-image.json' },
+    });
   });
 
   it('keeps the history private per user within the tenant, and per tenant', async () => {
@@ -63,10 +73,14 @@ describe('language-model helpers without a model (offline analysis)', () => {
     const memberList = await cast.member.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`);
     expect(memberList.statusCode).toBe(200);
     expect((memberList.json() as { explanations: unknown[] }).explanations).toEqual([]);
-    expect((await cast.member.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`)).json()).toMatchObject({ error: 'llm_explanation_not_found' });
+    expect((await cast.member.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`)).json()).toMatchObject({
+      error: 'llm_explanation_not_found',
+    });
     expect((await cast.member.delete(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`)).statusCode).toBe(404);
     // Someone of another tenant is not even a member.
-    expect((await cast.other.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).json()).toMatchObject({ error: 'tenant_forbidden' });
+    expect((await cast.other.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).json()).toMatchObject({
+      error: 'tenant_forbidden',
+    });
     expect((await cast.other.get(`/api/v1/tenants/${cast.otherTenant}/llm/explanations/${id}`)).statusCode).toBe(404);
     // The owner still has it, and deletes it.
     expect((await cast.owner.delete(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`)).statusCode).toBe(204);
@@ -79,7 +93,16 @@ describe('language-model helpers without a model (offline analysis)', () => {
     await explain(cast.owner, cast.tenant, trivy);
     await explain(cast.member, cast.tenant, trivy);
     const seen = (userId: string, tenantId = cast.tenant) =>
-      withTenant(t.database.db, { tenantId, userId }, async (tx) => (await sql<{ user_id: string; tenant_id: string }>`select user_id, tenant_id from llm_explanations`.execute(tx)).rows);
+      withTenant(
+        t.database.db,
+        { tenantId, userId },
+        async (tx) =>
+          (
+            await sql<{ user_id: string; tenant_id: string }>`select user_id, tenant_id from llm_explanations`.execute(
+              tx,
+            )
+          ).rows,
+      );
     const asOwner = await seen(ownerId);
     expect(asOwner.length).toBeGreaterThan(0);
     expect(asOwner.every((r) => r.user_id === ownerId && r.tenant_id === cast.tenant)).toBe(true);
@@ -89,11 +112,31 @@ describe('language-model helpers without a model (offline analysis)', () => {
     // The owner's user id in another tenant sees none of these rows.
     expect(await seen(ownerId, cast.otherTenant)).toEqual([]);
     // Writes as someone else, or into another tenant, are refused; deletes of others' rows touch nothing.
-    const row = { tenant_id: cast.tenant, user_id: ownerId, file_name: 'x', format: 'trivy', source: 'offline', answer: 'forged' };
-    await expect(withTenant(t.database.db, { tenantId: cast.tenant, userId: memberId }, (tx) => sql`insert into llm_explanations (tenant_id, user_id, file_name, format, source, answer) values (${row.tenant_id}::uuid, ${row.user_id}::uuid, 'x', 'trivy', 'offline', 'forged')`.execute(tx))).rejects.toThrow(/row-level security/);
-    const deleted = await withTenant(t.database.db, { tenantId: cast.tenant, userId: memberId }, (tx) => sql`delete from llm_explanations where user_id = ${ownerId}::uuid`.execute(tx));
+    const row = {
+      tenant_id: cast.tenant,
+      user_id: ownerId,
+      file_name: 'x',
+      format: 'trivy',
+      source: 'offline',
+      answer: 'forged',
+    };
+    await expect(
+      withTenant(t.database.db, { tenantId: cast.tenant, userId: memberId }, (tx) =>
+        sql`insert into llm_explanations (tenant_id, user_id, file_name, format, source, answer) values (${row.tenant_id}::uuid, ${row.user_id}::uuid, 'x', 'trivy', 'offline', 'forged')`.execute(
+          tx,
+        ),
+      ),
+    ).rejects.toThrow(/row-level security/);
+    const deleted = await withTenant(t.database.db, { tenantId: cast.tenant, userId: memberId }, (tx) =>
+      sql`delete from llm_explanations where user_id = ${ownerId}::uuid`.execute(tx),
+    );
     expect(Number(deleted.numAffectedRows ?? 0)).toBe(0);
-    const rls = await sql<{ relrowsecurity: boolean; relforcerowsecurity: boolean }>`select relrowsecurity, relforcerowsecurity from pg_class where relname = 'llm_explanations'`.execute(t.database.db);
+    const rls = await sql<{
+      relrowsecurity: boolean;
+      relforcerowsecurity: boolean;
+    }>`select relrowsecurity, relforcerowsecurity from pg_class where relname = 'llm_explanations'`.execute(
+      t.database.db,
+    );
     expect(rls.rows[0]).toEqual({ relrowsecurity: true, relforcerowsecurity: true });
   });
 
@@ -102,16 +145,24 @@ describe('language-model helpers without a model (offline analysis)', () => {
     const id = parseSse(res.body).at(-1)!.data.explanationId as string;
     const url = `/api/v1/tenants/${cast.tenant}/llm/explanations/${id}/file`;
 
-    const listed = ((await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).json() as { explanations: ExplanationSummary[] }).explanations.find((e) => e.id === id);
+    const listed = (
+      (await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).json() as {
+        explanations: ExplanationSummary[];
+      }
+    ).explanations.find((e) => e.id === id);
     expect(listed).toMatchObject({ fileName: 'rapport-été.json', fileSize: trivy.length });
-    expect((await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`)).json()).toMatchObject({ explanation: { fileSize: trivy.length } });
+    expect((await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`)).json()).toMatchObject({
+      explanation: { fileSize: trivy.length },
+    });
 
     // The bytes as uploaded, as an attachment that is never rendered or sniffed.
     const file = await cast.owner.get(url);
     expect(file.statusCode).toBe(200);
     expect(file.rawPayload.equals(trivy)).toBe(true);
     expect(file.headers['content-type']).toBe('application/octet-stream');
-    expect(file.headers['content-disposition']).toBe(`attachment; filename="rapport-_t_.json"; filename*=UTF-8''rapport-%C3%A9t%C3%A9.json`);
+    expect(file.headers['content-disposition']).toBe(
+      `attachment; filename="rapport-_t_.json"; filename*=UTF-8''rapport-%C3%A9t%C3%A9.json`,
+    );
     expect(file.headers['x-content-type-options']).toBe('nosniff');
     expect(file.headers['content-security-policy']).toBe("default-src 'none'; sandbox");
     expect(file.headers['cache-control']).toBe('private, no-store');
@@ -119,31 +170,54 @@ describe('language-model helpers without a model (offline analysis)', () => {
     // Another member of the tenant, and someone of another tenant, get nothing.
     expect((await cast.member.get(url)).json()).toMatchObject({ error: 'llm_explanation_not_found' });
     expect((await cast.other.get(url)).json()).toMatchObject({ error: 'tenant_forbidden' });
-    expect((await cast.other.get(`/api/v1/tenants/${cast.otherTenant}/llm/explanations/${id}/file`)).statusCode).toBe(404);
+    expect((await cast.other.get(`/api/v1/tenants/${cast.otherTenant}/llm/explanations/${id}/file`)).statusCode).toBe(
+      404,
+    );
 
     // Row-level security as the app role covers the file too: only its author sees, adds or deletes it.
     const ownerId = (await cast.owner.me()).user.id;
     const memberId = (await cast.member.me()).user.id;
     const files = (userId: string, tenantId = cast.tenant) =>
-      withTenant(t.database.db, { tenantId, userId }, async (tx) => (await sql<{ explanation_id: string; user_id: string }>`select explanation_id, user_id from llm_explanation_files`.execute(tx)).rows);
+      withTenant(
+        t.database.db,
+        { tenantId, userId },
+        async (tx) =>
+          (
+            await sql<{
+              explanation_id: string;
+              user_id: string;
+            }>`select explanation_id, user_id from llm_explanation_files`.execute(tx)
+          ).rows,
+      );
     expect((await files(ownerId)).map((r) => r.explanation_id)).toContain(id);
     expect((await files(memberId)).every((r) => r.user_id === memberId)).toBe(true);
     expect((await files(memberId)).map((r) => r.explanation_id)).not.toContain(id);
     expect(await files(ownerId, cast.otherTenant)).toEqual([]);
-    const removed = await withTenant(t.database.db, { tenantId: cast.tenant, userId: memberId }, (tx) => sql`delete from llm_explanation_files where explanation_id = ${id}::uuid`.execute(tx));
+    const removed = await withTenant(t.database.db, { tenantId: cast.tenant, userId: memberId }, (tx) =>
+      sql`delete from llm_explanation_files where explanation_id = ${id}::uuid`.execute(tx),
+    );
     expect(Number(removed.numAffectedRows ?? 0)).toBe(0);
     await expect(
       withTenant(t.database.db, { tenantId: cast.tenant, userId: memberId }, (tx) =>
-        sql`insert into llm_explanation_files (explanation_id, tenant_id, user_id, size, sha256, data) values (${id}::uuid, ${cast.tenant}::uuid, ${ownerId}::uuid, 1, ${'0'.repeat(64)}, '\\x00'::bytea)`.execute(tx),
+        sql`insert into llm_explanation_files (explanation_id, tenant_id, user_id, size, sha256, data) values (${id}::uuid, ${cast.tenant}::uuid, ${ownerId}::uuid, 1, ${'0'.repeat(64)}, '\\x00'::bytea)`.execute(
+          tx,
+        ),
       ),
     ).rejects.toThrow(/row-level security/);
-    const rls = await sql<{ relrowsecurity: boolean; relforcerowsecurity: boolean }>`select relrowsecurity, relforcerowsecurity from pg_class where relname = 'llm_explanation_files'`.execute(t.database.db);
+    const rls = await sql<{
+      relrowsecurity: boolean;
+      relforcerowsecurity: boolean;
+    }>`select relrowsecurity, relforcerowsecurity from pg_class where relname = 'llm_explanation_files'`.execute(
+      t.database.db,
+    );
     expect(rls.rows[0]).toEqual({ relrowsecurity: true, relforcerowsecurity: true });
 
     // Deleting the explanation deletes its file.
     expect((await cast.owner.delete(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`)).statusCode).toBe(204);
     expect((await cast.owner.get(url)).json()).toMatchObject({ error: 'llm_explanation_not_found' });
-    const left = await sql<{ n: number }>`select count(*)::int as n from llm_explanation_files where explanation_id = ${id}::uuid`.execute(t.database.db);
+    const left = await sql<{
+      n: number;
+    }>`select count(*)::int as n from llm_explanation_files where explanation_id = ${id}::uuid`.execute(t.database.db);
     expect(left.rows[0]!.n).toBe(0);
   });
 
@@ -152,16 +226,24 @@ describe('language-model helpers without a model (offline analysis)', () => {
     const memberId = (await cast.member.me()).user.id;
     // An explanation of the owner without a file yet.
     const id = await withTenant(t.database.db, { tenantId: cast.tenant, userId: ownerId }, async (tx) => {
-      const r = await sql<{ id: string }>`insert into llm_explanations (tenant_id, user_id, file_name, format, source, answer) values (${cast.tenant}::uuid, ${ownerId}::uuid, 'x.json', 'trivy', 'offline', 'answer') returning id`.execute(tx);
+      const r = await sql<{
+        id: string;
+      }>`insert into llm_explanations (tenant_id, user_id, file_name, format, source, answer) values (${cast.tenant}::uuid, ${ownerId}::uuid, 'x.json', 'trivy', 'offline', 'answer') returning id`.execute(
+        tx,
+      );
       return r.rows[0]!.id;
     });
     // The member may write rows as themselves (RLS), but not attach a file to the owner's explanation.
     await expect(
       withTenant(t.database.db, { tenantId: cast.tenant, userId: memberId }, (tx) =>
-        sql`insert into llm_explanation_files (explanation_id, tenant_id, user_id, size, sha256, data) values (${id}::uuid, ${cast.tenant}::uuid, ${memberId}::uuid, 1, ${'0'.repeat(64)}, '\\x00'::bytea)`.execute(tx),
+        sql`insert into llm_explanation_files (explanation_id, tenant_id, user_id, size, sha256, data) values (${id}::uuid, ${cast.tenant}::uuid, ${memberId}::uuid, 1, ${'0'.repeat(64)}, '\\x00'::bytea)`.execute(
+          tx,
+        ),
       ),
     ).rejects.toThrow(/foreign key/);
-    await withTenant(t.database.db, { tenantId: cast.tenant, userId: ownerId }, (tx) => sql`delete from llm_explanations where id = ${id}::uuid`.execute(tx));
+    await withTenant(t.database.db, { tenantId: cast.tenant, userId: ownerId }, (tx) =>
+      sql`delete from llm_explanations where id = ${id}::uuid`.execute(tx),
+    );
   });
 
   it('says so when an older explanation has no kept file, and keeps a user’s newest 100 explanations', async () => {
@@ -172,7 +254,9 @@ describe('language-model helpers without a model (offline analysis)', () => {
       await sql`delete from llm_explanations`.execute(tx);
       const out: string[] = [];
       for (let i = 0; i < 100; i++) {
-        const r = await sql<{ id: string }>`insert into llm_explanations (tenant_id, user_id, file_name, format, source, counts, answer, created_at)
+        const r = await sql<{
+          id: string;
+        }>`insert into llm_explanations (tenant_id, user_id, file_name, format, source, counts, answer, created_at)
           values (${cast.tenant}::uuid, ${memberId}::uuid, ${`old-${i}.json`}, 'trivy', 'offline', ${JSON.stringify(counts)}::jsonb, 'old answer', now() - make_interval(days => ${200 - i}))
           returning id`.execute(tx);
         out.push(r.rows[0]!.id);
@@ -189,7 +273,11 @@ describe('language-model helpers without a model (offline analysis)', () => {
     // One more: the oldest goes, with its file (none here); the newest 100 stay.
     const res = await explain(cast.member, cast.tenant, trivy);
     const id = parseSse(res.body).at(-1)!.data.explanationId as string;
-    const list = ((await cast.member.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).json() as { explanations: ExplanationSummary[] }).explanations;
+    const list = (
+      (await cast.member.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).json() as {
+        explanations: ExplanationSummary[];
+      }
+    ).explanations;
     expect(list).toHaveLength(100);
     expect(list[0]!.id).toBe(id);
     expect(list.map((e) => e.id)).not.toContain(oldest);
@@ -210,7 +298,15 @@ describe('language-model helpers without a model (offline analysis)', () => {
   it('reviews evidence offline: verdicts, scans not assessable, Word refused', async () => {
     const m = multipart([
       { name: 'notes', value: 'We are a 5-person company.' },
-      { name: 'files', value: await makeTextPdf(['Access control policy: authorized users only; user accounts reviewed; offboarding removes access.', 'Firewall on the router; boundary and network diagram attached; VPN for remote access.']), fileName: 'policy.pdf', type: 'application/pdf' },
+      {
+        name: 'files',
+        value: await makeTextPdf([
+          'Access control policy: authorized users only; user accounts reviewed; offboarding removes access.',
+          'Firewall on the router; boundary and network diagram attached; VPN for remote access.',
+        ]),
+        fileName: 'policy.pdf',
+        type: 'application/pdf',
+      },
       { name: 'files', value: await makeImagePdf(2), fileName: 'scan.pdf', type: 'application/pdf' },
     ]);
     const res = await cast.member.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers);
@@ -219,19 +315,34 @@ describe('language-model helpers without a model (offline analysis)', () => {
     expect(r.source).toBe('offline');
     expect(r.label).toBe('offline analysis');
     expect(r.requirements).toHaveLength(15);
-    expect(r.requirements.find((x) => x.id === 'AC.L1-b.1.i')).toMatchObject({ verdict: 'Covered', citations: [{ fileName: 'policy.pdf', pages: [1] }] });
-    expect(r.requirements.find((x) => x.id === 'SC.L1-b.1.x')).toMatchObject({ verdict: 'Covered', citations: [{ fileName: 'policy.pdf', pages: [2] }] });
+    // One sentence each addresses some objectives of these requirements, not all: Partial, cited.
+    expect(r.requirements.find((x) => x.id === 'AC.L1-b.1.i')).toMatchObject({
+      verdict: 'Partial',
+      citations: [{ fileName: 'policy.pdf', pages: [1] }],
+    });
+    expect(r.requirements.find((x) => x.id === 'SC.L1-b.1.x')).toMatchObject({
+      verdict: 'Partial',
+      citations: [{ fileName: 'policy.pdf', pages: [2] }],
+    });
     expect(r.files.find((f) => f.fileName === 'scan.pdf')).toMatchObject({ assessable: false });
     expect(r.nextSteps[0]!.text).toContain('scan.pdf');
 
-    const word = multipart([{ name: 'files', value: Buffer.from('PK\u0003\u0004word/document.xml'), fileName: 'policy.docx' }]);
+    const word = multipart([
+      { name: 'files', value: Buffer.from('PK\u0003\u0004word/document.xml'), fileName: 'policy.docx' },
+    ]);
     const w = await cast.member.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, word.payload, word.headers);
     expect(w.statusCode).toBe(415);
     expect(w.json()).toMatchObject({ error: 'llm_word_document' });
     expect((w.json() as { message: string }).message).toMatch(/Save it as PDF first/);
-    const nine = multipart(Array.from({ length: 9 }, (_, i) => ({ name: 'files', value: 'text', fileName: `f${i}.txt` })));
-    expect((await cast.member.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, nine.payload, nine.headers)).json()).toMatchObject({ error: 'llm_too_many_files' });
-    expect((await cast.other.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers)).json()).toMatchObject({ error: 'tenant_forbidden' });
+    const nine = multipart(
+      Array.from({ length: 9 }, (_, i) => ({ name: 'files', value: 'text', fileName: `f${i}.txt` })),
+    );
+    expect(
+      (await cast.member.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, nine.payload, nine.headers)).json(),
+    ).toMatchObject({ error: 'llm_too_many_files' });
+    expect(
+      (await cast.other.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers)).json(),
+    ).toMatchObject({ error: 'tenant_forbidden' });
   });
 
   it('tells staff only whether a model is configured', async () => {
@@ -250,8 +361,14 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
   beforeAll(async () => {
     server = await startLlmServer();
     // The log, kept to check what operators are told when the model fails (and that it holds no prompt or key).
-    const loggerInstance = pino(loggerOptions('warn'), new Writable({ write: (chunk, _enc, cb) => (logLines.push(String(chunk)), cb()) }));
-    t = await createTestApp({ env: { LLM_BASE_URL: server.url, LLM_API_KEY: KEY, LLM_MODEL: 'test-model' }, deps: { loggerInstance, llmOptions: { connectMs: 2_000, firstTokenMs: 1_500, maxRetryWaitSeconds: 2 } } });
+    const loggerInstance = pino(
+      loggerOptions('warn'),
+      new Writable({ write: (chunk, _enc, cb) => (logLines.push(String(chunk)), cb()) }),
+    );
+    t = await createTestApp({
+      env: { LLM_BASE_URL: server.url, LLM_API_KEY: KEY, LLM_MODEL: 'test-model' },
+      deps: { loggerInstance, llmOptions: { connectMs: 2_000, firstTokenMs: 1_500, maxRetryWaitSeconds: 2 } },
+    });
     cast = await tenantCast(t, 'llm-on');
   });
   afterAll(async () => {
@@ -270,7 +387,12 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     // Tenant users learn that a model answered, never which one (LLM_MODEL).
     expect(events[0]!.data).not.toHaveProperty('model');
     expect(res.body).not.toContain('test-model');
-    expect(events.filter((e) => e.event === 'delta').map((e) => e.data.text).join('')).toBe('## Summary\nPatch openssl [F1].');
+    expect(
+      events
+        .filter((e) => e.event === 'delta')
+        .map((e) => e.data.text)
+        .join(''),
+    ).toBe('## Summary\nPatch openssl [F1].');
     const req = server.requests[n]!;
     const prompt = promptText(req);
     expect(prompt).toContain('<<<UNTRUSTED_DATA kind="scan-results"');
@@ -287,7 +409,12 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
   });
 
   it('answers with the offline analysis, labelled with the reason, when the model is busy, out of credits, slow or failing', async () => {
-    const history = async () => ((await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).json() as { explanations: ExplanationSummary[] }).explanations;
+    const history = async () =>
+      (
+        (await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).json() as {
+          explanations: ExplanationSummary[];
+        }
+      ).explanations;
     const offlineAnswer = async () => {
       const res = await explain(cast.owner, cast.tenant, trivy);
       expect(res.statusCode).toBe(200);
@@ -299,15 +426,24 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
       expect(events[2]!.data.source).toBe('offline');
       // Kept in the history as what the user was shown: the offline analysis.
       const id = events[2]!.data.explanationId as string;
-      const saved = (await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`)).json() as { explanation: { source: string; answer: string } };
+      const saved = (await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${id}`)).json() as {
+        explanation: { source: string; answer: string };
+      };
       expect(saved.explanation).toMatchObject({ source: 'offline', answer: events[1]!.data.text });
-      return events[0]!.data as { fallbackReason: string; fallbackError: { error: string; message: string; retryAfterSeconds?: number } };
+      return events[0]!.data as {
+        fallbackReason: string;
+        fallbackError: { error: string; message: string; retryAfterSeconds?: number };
+      };
     };
     const before = (await history()).length;
 
     server.enqueue({ kind: 'status', status: 429, retryAfter: '30' });
     const busy = await offlineAnswer();
-    expect(busy.fallbackError).toEqual({ error: 'llm_busy', message: 'The language model is busy. Try again in 30 seconds.', retryAfterSeconds: 30 });
+    expect(busy.fallbackError).toEqual({
+      error: 'llm_busy',
+      message: 'The language model is busy. Try again in 30 seconds.',
+      retryAfterSeconds: 30,
+    });
     expect(busy.fallbackReason).toBe('The language model is busy. Try again in 30 seconds.');
 
     server.enqueue({ kind: 'status', status: 402 });
@@ -329,8 +465,12 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     expect((await history()).length).toBe(before + 4);
 
     // Operators learn why the offline analysis answered: the codes, never the prompt, answer or key.
-    const warned = logLines.map((l) => JSON.parse(l) as { msg?: string; llmError?: string; retryAfterSeconds?: number }).filter((l) => l.msg === 'language model failed; the offline analysis answered');
-    expect(warned.map((l) => l.llmError)).toEqual(expect.arrayContaining(['llm_busy', 'llm_credits_exhausted', 'llm_timeout', 'llm_unavailable']));
+    const warned = logLines
+      .map((l) => JSON.parse(l) as { msg?: string; llmError?: string; retryAfterSeconds?: number })
+      .filter((l) => l.msg === 'language model failed; the offline analysis answered');
+    expect(warned.map((l) => l.llmError)).toEqual(
+      expect.arrayContaining(['llm_busy', 'llm_credits_exhausted', 'llm_timeout', 'llm_unavailable']),
+    );
     expect(warned.find((l) => l.llmError === 'llm_busy')!.retryAfterSeconds).toBe(30);
     const log = logLines.join('\n');
     expect(log).not.toContain(KEY);
@@ -345,7 +485,9 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
   });
 
   it('reports a failure after the first token as an error event, and stores nothing', async () => {
-    const list = async () => ((await cast.member.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).json() as { explanations: unknown[] }).explanations.length;
+    const list = async () =>
+      ((await cast.member.get(`/api/v1/tenants/${cast.tenant}/llm/explanations`)).json() as { explanations: unknown[] })
+        .explanations.length;
     const before = await list();
     server.enqueue({ kind: 'stream', chunks: ['partial ', 'answer ', 'never'], delayMs: 10, cutAfter: 2 });
     const res = await explain(cast.member, cast.tenant, trivy);
@@ -363,7 +505,14 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
   it('uses the model’s validated verdicts for evidence review, and falls back to offline on invalid output', async () => {
     const pdf = await makeTextPdf(['Every password has 14 characters. MFA and multi-factor authentication on email.']);
     const body = () => multipart([{ name: 'files', value: pdf, fileName: 'auth.pdf', type: 'application/pdf' }]);
-    const requirements = JSON.stringify([{ id: 'R1', title: 'Authentication', phrases: ['password', 'mfa', 'multi-factor'], documentation: ['Password policy'] }]);
+    const requirements = JSON.stringify([
+      {
+        id: 'R1',
+        title: 'Authentication',
+        phrases: ['password', 'mfa', 'multi-factor'],
+        documentation: ['Password policy'],
+      },
+    ]);
     const withReqs = () => {
       const m = multipart([
         { name: 'requirements', value: requirements },
@@ -371,44 +520,94 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
       ]);
       return m;
     };
-    server.enqueue({ kind: 'json', content: JSON.stringify({ requirements: [{ id: 'R1', verdict: 'Covered', citations: [{ fileName: 'auth.pdf', pages: [1] }], rationale: 'Passwords and MFA are defined.' }] }) });
+    server.enqueue({
+      kind: 'json',
+      content: JSON.stringify({
+        requirements: [
+          {
+            id: 'R1',
+            verdict: 'Covered',
+            citations: [{ fileName: 'auth.pdf', pages: [1] }],
+            rationale: 'Passwords and MFA are defined.',
+          },
+        ],
+      }),
+    });
     let m = withReqs();
     const goodRes = await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers);
     expect(goodRes.body).not.toContain('test-model');
     const good = goodRes.json() as EvidenceReview;
-    expect(good).toMatchObject({ source: 'model', label: 'model review (validated against the documents)', fallbackReason: null, summary: { covered: 1, partial: 0, missing: 0 } });
+    expect(good).toMatchObject({
+      source: 'model',
+      label: 'model review (validated against the documents)',
+      fallbackReason: null,
+      summary: { covered: 1, partial: 0, missing: 0 },
+    });
     expect(good).not.toHaveProperty('model');
     expect(good.requirements[0]!.rationale).toBe('Passwords and MFA are defined.');
 
     server.enqueue({ kind: 'json', content: 'Everything looks fine to me!' });
     m = withReqs();
-    const bad = (await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers)).json() as EvidenceReview;
+    const bad = (
+      await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers)
+    ).json() as EvidenceReview;
     expect(bad).toMatchObject({ source: 'offline', label: 'offline analysis', summary: { covered: 1 } });
     expect(bad.fallbackReason).toMatch(/not used/);
 
     server.enqueue({ kind: 'status', status: 429, retryAfter: '90' });
     m = body();
-    const busy = (await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers)).json() as EvidenceReview;
+    const busy = (
+      await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers)
+    ).json() as EvidenceReview;
     expect(busy).toMatchObject({ source: 'offline', fallbackError: { error: 'llm_busy', retryAfterSeconds: 90 } });
     expect(busy.requirements).toHaveLength(15);
-    expect(logLines.some((l) => l.includes('"llmError":"llm_busy"') && l.includes('"retryAfterSeconds":90'))).toBe(true);
+    expect(logLines.some((l) => l.includes('"llmError":"llm_busy"') && l.includes('"retryAfterSeconds":90'))).toBe(
+      true,
+    );
 
     // Streamed (Accept: text/event-stream): the offline review first, then the model's validated one.
-    server.enqueue({ kind: 'json', content: JSON.stringify({ requirements: [{ id: 'R1', verdict: 'Partial', citations: [{ fileName: 'auth.pdf', pages: [1] }], rationale: 'MFA is mentioned once.' }] }) });
+    server.enqueue({
+      kind: 'json',
+      content: JSON.stringify({
+        requirements: [
+          {
+            id: 'R1',
+            verdict: 'Partial',
+            citations: [{ fileName: 'auth.pdf', pages: [1] }],
+            rationale: 'MFA is mentioned once.',
+          },
+        ],
+      }),
+    });
     m = withReqs();
-    const streamed = await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, { ...m.headers, accept: 'text/event-stream' });
+    const streamed = await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, {
+      ...m.headers,
+      accept: 'text/event-stream',
+    });
     expect(streamed.statusCode).toBe(200);
     expect(streamed.headers['content-type']).toMatch(/^text\/event-stream/);
     const events = parseSse(streamed.body);
     expect(events.map((e) => e.event)).toEqual(['preliminary', 'done']);
-    expect(events[0]!.data.review).toMatchObject({ source: 'offline', label: 'offline analysis', summary: { covered: 1 } });
+    expect(events[0]!.data.review).toMatchObject({
+      source: 'offline',
+      label: 'offline analysis',
+      summary: { covered: 1 },
+    });
     expect(events[1]!.data.review).toMatchObject({ source: 'model', summary: { covered: 0, partial: 1, missing: 0 } });
 
     // Without a model answer to wait for (only scanned files), just `done`; an outsider gets a JSON error.
-    const scanned = multipart([{ name: 'files', value: await makeImagePdf(), fileName: 'scan.pdf', type: 'application/pdf' }]);
-    const only = await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, scanned.payload, { ...scanned.headers, accept: 'text/event-stream' });
+    const scanned = multipart([
+      { name: 'files', value: await makeImagePdf(), fileName: 'scan.pdf', type: 'application/pdf' },
+    ]);
+    const only = await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, scanned.payload, {
+      ...scanned.headers,
+      accept: 'text/event-stream',
+    });
     expect(parseSse(only.body).map((e) => e.event)).toEqual(['done']);
-    const outsider = await cast.other.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, scanned.payload, { ...scanned.headers, accept: 'text/event-stream' });
+    const outsider = await cast.other.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, scanned.payload, {
+      ...scanned.headers,
+      accept: 'text/event-stream',
+    });
     expect(outsider.json()).toMatchObject({ error: 'tenant_forbidden' });
   });
 
@@ -421,7 +620,10 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
   });
 
   it('replaces a streamed answer that cites evidence that does not exist by the offline analysis', async () => {
-    server.enqueue({ kind: 'stream', chunks: ['## Fix first\n', '1. Patch openssl [F1].\n', '2. Also fix the kernel [F99].'] });
+    server.enqueue({
+      kind: 'stream',
+      chunks: ['## Fix first\n', '1. Patch openssl [F1].\n', '2. Also fix the kernel [F99].'],
+    });
     const res = await explain(cast.owner, cast.tenant, trivy);
     const events = parseSse(res.body);
     expect(events.map((e) => e.event)).toEqual(['meta', 'delta', 'delta', 'delta', 'fallback', 'done']);
@@ -432,7 +634,9 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     const done = events[5]!.data;
     expect(done.source).toBe('offline');
     // The history keeps what the user was finally shown: the offline analysis, not the invalid text.
-    const saved = (await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${done.explanationId as string}`)).json() as { explanation: { source: string; answer: string } };
+    const saved = (
+      await cast.owner.get(`/api/v1/tenants/${cast.tenant}/llm/explanations/${done.explanationId as string}`)
+    ).json() as { explanation: { source: string; answer: string } };
     expect(saved.explanation.source).toBe('offline');
     expect(saved.explanation.answer).toBe(fallback.text);
     expect(saved.explanation.answer).not.toContain('F99');
@@ -459,7 +663,12 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     const res = await fetch(`http://127.0.0.1:${address.port}/api/v1/tenants/${cast.tenant}/llm/explain`, {
       method: 'POST',
       body: new Uint8Array(m.payload),
-      headers: { ...m.headers, cookie: [...cast.owner.cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'x-csrf-token': cast.owner.csrf!, origin: 'http://rampart.test' },
+      headers: {
+        ...m.headers,
+        cookie: [...cast.owner.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+        'x-csrf-token': cast.owner.csrf!,
+        origin: 'http://rampart.test',
+      },
       signal: ac.signal,
     });
     expect(res.status).toBe(200);
@@ -477,12 +686,25 @@ describe('language-model helpers with a model (local OpenAI-compatible server)',
     const n = server.requests.length;
     // The model is "thinking" for a minute (headers sent, so no connect timeout): only Stop ends it sooner.
     server.enqueue({ kind: 'json', content: '{}', delayMs: 60_000 });
-    const m = multipart([{ name: 'files', value: await makeTextPdf(['Password policy: MFA and multi-factor authentication for email.']), fileName: 'auth.pdf', type: 'application/pdf' }]);
+    const m = multipart([
+      {
+        name: 'files',
+        value: await makeTextPdf(['Password policy: MFA and multi-factor authentication for email.']),
+        fileName: 'auth.pdf',
+        type: 'application/pdf',
+      },
+    ]);
     const ac = new AbortController();
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/tenants/${cast.tenant}/llm/evidence-review`, {
       method: 'POST',
       body: new Uint8Array(m.payload),
-      headers: { ...m.headers, accept: 'text/event-stream', cookie: [...cast.owner.cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'x-csrf-token': cast.owner.csrf!, origin: 'http://rampart.test' },
+      headers: {
+        ...m.headers,
+        accept: 'text/event-stream',
+        cookie: [...cast.owner.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+        'x-csrf-token': cast.owner.csrf!,
+        origin: 'http://rampart.test',
+      },
       signal: ac.signal,
     });
     expect(res.status).toBe(200);
@@ -505,7 +727,9 @@ describe('LLM_STRUCTURED_OUTPUT=true (configuration reaches the evidence review)
 
   beforeAll(async () => {
     server = await startLlmServer();
-    t = await createTestApp({ env: { LLM_BASE_URL: server.url, LLM_API_KEY: KEY, LLM_MODEL: 'test-model', LLM_STRUCTURED_OUTPUT: 'true' } });
+    t = await createTestApp({
+      env: { LLM_BASE_URL: server.url, LLM_API_KEY: KEY, LLM_MODEL: 'test-model', LLM_STRUCTURED_OUTPUT: 'true' },
+    });
     cast = await tenantCast(t, 'llm-schema');
   });
   afterAll(async () => {
@@ -515,12 +739,36 @@ describe('LLM_STRUCTURED_OUTPUT=true (configuration reaches the evidence review)
 
   it('sends the review schema as response_format json_schema and uses the validated answer', async () => {
     // This server refuses any request without a json_schema response_format, as strict servers do.
-    server.enqueue({ kind: 'response_format', content: JSON.stringify({ requirements: [{ id: 'R1', verdict: 'Covered', citations: [{ fileName: 'auth.pdf', pages: [1] }], rationale: 'MFA is required.' }] }) });
+    server.enqueue({
+      kind: 'response_format',
+      content: JSON.stringify({
+        requirements: [
+          {
+            id: 'R1',
+            verdict: 'Covered',
+            citations: [{ fileName: 'auth.pdf', pages: [1] }],
+            rationale: 'MFA is required.',
+          },
+        ],
+      }),
+    });
     const m = multipart([
-      { name: 'requirements', value: JSON.stringify([{ id: 'R1', title: 'Authentication', phrases: ['password', 'mfa'], documentation: ['Password policy'] }]) },
-      { name: 'files', value: await makeTextPdf(['Every password has 14 characters. MFA on email.']), fileName: 'auth.pdf', type: 'application/pdf' },
+      {
+        name: 'requirements',
+        value: JSON.stringify([
+          { id: 'R1', title: 'Authentication', phrases: ['password', 'mfa'], documentation: ['Password policy'] },
+        ]),
+      },
+      {
+        name: 'files',
+        value: await makeTextPdf(['Every password has 14 characters. MFA on email.']),
+        fileName: 'auth.pdf',
+        type: 'application/pdf',
+      },
     ]);
-    const review = (await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers)).json() as EvidenceReview;
+    const review = (
+      await cast.owner.post(`/api/v1/tenants/${cast.tenant}/llm/evidence-review`, m.payload, m.headers)
+    ).json() as EvidenceReview;
     expect(review).toMatchObject({ source: 'model', summary: { covered: 1 } });
     expect(server.requests.at(-1)!.body.response_format).toMatchObject({ type: 'json_schema' });
   });

@@ -8,9 +8,20 @@ import { makeTextPdf } from '../helpers/llm-server.ts';
 describe('PDF extraction threads', () => {
   it('reads the files of one request in parallel and answers in upload order', async () => {
     const files = await Promise.all(
-      Array.from({ length: 7 }, async (_, i) => ({ fileName: `policy-${i}.pdf`, data: await makeTextPdf(Array.from({ length: 3 + (6 - i) * 4 }, (_, p) => `Policy ${i} page ${p + 1}: access control for document ${i}.`)) })),
+      Array.from({ length: 7 }, async (_, i) => ({
+        fileName: `policy-${i}.pdf`,
+        data: await makeTextPdf(
+          Array.from(
+            { length: 3 + (6 - i) * 4 },
+            (_, p) => `Policy ${i} page ${p + 1}: access control for document ${i}.`,
+          ),
+        ),
+      })),
     );
-    const docs = await extractDocuments([...files, { fileName: 'notes.txt', data: Buffer.from('Backups run nightly.') }]);
+    const docs = await extractDocuments([
+      ...files,
+      { fileName: 'notes.txt', data: Buffer.from('Backups run nightly.') },
+    ]);
     expect(docs.map((d) => d.fileName)).toEqual([...files.map((f) => f.fileName), 'notes.txt']);
     for (const [i, d] of docs.slice(0, 7).entries()) {
       expect(d).toMatchObject({ kind: 'pdf', assessable: true, pageCount: 3 + (6 - i) * 4 });
@@ -22,12 +33,20 @@ describe('PDF extraction threads', () => {
   });
 
   it('a cancelled request rejects and leaves the threads free for the next one', async () => {
-    const long = await makeTextPdf(Array.from({ length: 300 }, (_, p) => `Page ${p + 1} of the long policy: passwords, MFA, visitor logs.`));
+    const long = await makeTextPdf(
+      Array.from({ length: 300 }, (_, p) => `Page ${p + 1} of the long policy: passwords, MFA, visitor logs.`),
+    );
     const ac = new AbortController();
-    const reading = extractDocuments([long, long, long].map((data, i) => ({ fileName: `long-${i}.pdf`, data })), EXTRACT_LIMITS, ac.signal);
+    const reading = extractDocuments(
+      [long, long, long].map((data, i) => ({ fileName: `long-${i}.pdf`, data })),
+      EXTRACT_LIMITS,
+      ac.signal,
+    );
     ac.abort();
     await expect(reading).rejects.toMatchObject({ name: 'AbortError' });
-    const [d] = await extractDocuments([{ fileName: 'after.pdf', data: await makeTextPdf(['Read after a cancelled request.']) }]);
+    const [d] = await extractDocuments([
+      { fileName: 'after.pdf', data: await makeTextPdf(['Read after a cancelled request.']) },
+    ]);
     expect(d).toMatchObject({ assessable: true, pages: ['Read after a cancelled request.'] });
   });
 });

@@ -31,7 +31,15 @@ describe('LLM gateway', () => {
 
   beforeAll(async () => {
     server = await startLlmServer();
-    gateway = createLlmGateway({ baseUrl: server.url, apiKey: KEY, model: 'test-model', connectMs: 500, firstTokenMs: 1_000, totalMs: 10_000, maxRetryWaitSeconds: 2 });
+    gateway = createLlmGateway({
+      baseUrl: server.url,
+      apiKey: KEY,
+      model: 'test-model',
+      connectMs: 500,
+      firstTokenMs: 1_000,
+      totalMs: 10_000,
+      maxRetryWaitSeconds: 2,
+    });
   });
   afterAll(() => server.close());
 
@@ -89,7 +97,9 @@ describe('LLM gateway', () => {
 
   it('prints nothing of the prompt or key to the console when the upstream fails', async () => {
     const printed: string[] = [];
-    const spies = (['error', 'warn', 'log', 'info'] as const).map((m) => vi.spyOn(console, m).mockImplementation((...args: unknown[]) => void printed.push(inspect(args, { depth: 20 }))));
+    const spies = (['error', 'warn', 'log', 'info'] as const).map((m) =>
+      vi.spyOn(console, m).mockImplementation((...args: unknown[]) => void printed.push(inspect(args, { depth: 20 }))),
+    );
     try {
       server.enqueue({ kind: 'status', status: 429, retryAfter: '100' }, { kind: 'status', status: 402 });
       await failure(collect(gateway));
@@ -155,7 +165,13 @@ describe('LLM gateway', () => {
 
   it('times out an answer that streams but does not finish within the total time', async () => {
     // The first piece at once, then nothing until the connection closes: only the total limit can end it.
-    const short = createLlmGateway({ baseUrl: server.url, model: 'test-model', connectMs: 10_000, firstTokenMs: 10_000, totalMs: 1_500 });
+    const short = createLlmGateway({
+      baseUrl: server.url,
+      model: 'test-model',
+      connectMs: 10_000,
+      firstTokenMs: 10_000,
+      totalMs: 1_500,
+    });
     const n = server.requests.length;
     server.enqueue({ kind: 'stream', chunks: ['started ', 'never sent'], holdAfter: 1 });
     const pieces: string[] = [];
@@ -173,7 +189,12 @@ describe('LLM gateway', () => {
     expect(server.requests[n]!.closedEarly).toBe(true);
 
     server.enqueue({ kind: 'stream', chunks: ['never'], firstDelayMs: 3_000 });
-    const whole = await failure(createLlmGateway({ baseUrl: server.url, model: 'test-model', connectMs: 2_000, totalMs: 300 }).complete({ instructions: 'x', prompt: 'y' }));
+    const whole = await failure(
+      createLlmGateway({ baseUrl: server.url, model: 'test-model', connectMs: 2_000, totalMs: 300 }).complete({
+        instructions: 'x',
+        prompt: 'y',
+      }),
+    );
     expect(whole.code).toBe('llm_timeout');
     expect(whole.details).toEqual({ timeout: 'total' });
   });
@@ -208,7 +229,10 @@ describe('LLM gateway', () => {
 
     // retry-after-ms of 300 ms: waited out (well under the 2 s the gateway waits at most) and retried.
     const n = server.requests.length;
-    server.enqueue({ kind: 'status', status: 429, headers: { 'retry-after-ms': '300' } }, { kind: 'stream', chunks: ['after ', 'ms'] });
+    server.enqueue(
+      { kind: 'status', status: 429, headers: { 'retry-after-ms': '300' } },
+      { kind: 'stream', chunks: ['after ', 'ms'] },
+    );
     expect(await collect(gateway)).toBe('after ms');
     expect(server.requests.length - n).toBe(2);
 

@@ -26,7 +26,11 @@ describe('SMTP mailer', () => {
         let raw = '';
         stream.on('data', (d: Buffer) => (raw += d.toString('utf8')));
         stream.on('end', () => {
-          received.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw });
+          received.push({
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            to: session.envelope.rcptTo.map((r) => r.address),
+            raw,
+          });
           callback();
         });
       },
@@ -57,6 +61,9 @@ describe('log mailer', () => {
   it('writes the link to the log when no SMTP is configured', async () => {
     const info = vi.fn();
     await createLogMailer({ info } as never).send({ to: 'a@b.test', subject: 'Hello', text: 'x', link: 'http://x/y' });
-    expect(info).toHaveBeenCalledWith({ mail: { to: 'a@b.test', subject: 'Hello', link: 'http://x/y' } }, expect.stringContaining('http://x/y'));
+    expect(info).toHaveBeenCalledWith(
+      { mail: { to: 'a@b.test', subject: 'Hello', link: 'http://x/y' } },
+      expect.stringContaining('http://x/y'),
+    );
   });
 });

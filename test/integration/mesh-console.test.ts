@@ -1,4 +1,4 @@
-// Staff → mesh client console (issue 8): peers as presence booleans, a signed call through the
+// Staff → mesh client console (docs/mesh.md §11.3): peers as presence booleans, a signed call through the
 // outbound client against a real Rampart peer on loopback (new id, same id → replayed, same id
 // with another payload → 409 idempotency_key_reuse, an in-flight claim → 409
 // request_in_progress), an HTML peer, a peer that cannot be called, validation, audit, and no
@@ -64,7 +64,11 @@ beforeAll(async () => {
     deps: PLATFORM.deps,
   });
   peerApp = await createTestApp({
-    env: { SVC_SELF_NAME: PEER, [`SVC_SECRET_FROM_${sfx(SELF)}`]: S('peer-to'), [`SVC_PEER_FLOWS_${sfx(SELF)}`]: 'ping,health_check,event_report' },
+    env: {
+      SVC_SELF_NAME: PEER,
+      [`SVC_SECRET_FROM_${sfx(SELF)}`]: S('peer-to'),
+      [`SVC_PEER_FLOWS_${sfx(SELF)}`]: 'ping,health_check,event_report',
+    },
     database: t.database,
   });
   await peerApp.app.listen({ port, host: '127.0.0.1' });
@@ -87,21 +91,58 @@ describe('console peers', () => {
     expect(body.selfName).toBe(SELF);
     expect(body.knownFlows).toEqual(['ping', 'health_check', 'event_report', 'cmmc_status', 'cmmc_handoff']);
     const byName = new Map(body.peers.map((p) => [p.name, p]));
-    expect(byName.get(PEER)).toEqual({ name: PEER, callable: true, hasUrl: true, urlForm: 'origin', secretToPresent: true, secretFromPresent: false, inboundFlows: ['ping', 'health_check'], managementPeer: true, bidPeer: false });
-    expect(byName.get(HTML)).toMatchObject({ callable: true, urlForm: 'custom', secretToPresent: true, secretFromPresent: false, inboundFlows: ['ping'] });
-    expect(byName.get(INONLY)).toMatchObject({ callable: false, hasUrl: false, urlForm: null, secretToPresent: false, secretFromPresent: true });
+    expect(byName.get(PEER)).toEqual({
+      name: PEER,
+      callable: true,
+      hasUrl: true,
+      urlForm: 'origin',
+      secretToPresent: true,
+      secretFromPresent: false,
+      inboundFlows: ['ping', 'health_check'],
+      managementPeer: true,
+      bidPeer: false,
+    });
+    expect(byName.get(HTML)).toMatchObject({
+      callable: true,
+      urlForm: 'custom',
+      secretToPresent: true,
+      secretFromPresent: false,
+      inboundFlows: ['ping'],
+    });
+    expect(byName.get(INONLY)).toMatchObject({
+      callable: false,
+      hasUrl: false,
+      urlForm: null,
+      secretToPresent: false,
+      secretFromPresent: true,
+    });
   });
 });
 
 describe('console send', () => {
   it('sends a signed ping and shows status, headers, body, duration and the stored attempt', async () => {
     const r = await send({ peer: PEER, flow: 'ping', payload: { nonce: `n-${RUN}` } });
-    expect(r).toMatchObject({ peer: PEER, flow: 'ping', ok: true, outcome: 'ok', httpStatus: 200, error: null, replayed: false });
+    expect(r).toMatchObject({
+      peer: PEER,
+      flow: 'ping',
+      ok: true,
+      outcome: 'ok',
+      httpStatus: 200,
+      error: null,
+      replayed: false,
+    });
     expect(r.body).toMatchObject({ pong: true, self: PEER, flow: 'ping', nonce: `n-${RUN}`, requestId: r.requestId });
     expect(r.headers['content-type']).toMatch(/application\/json/);
     expect(r.durationMs).toBeGreaterThanOrEqual(0);
     expect(r.events).toHaveLength(1);
-    expect(r.events[0]).toMatchObject({ peer: PEER, flow: 'ping', ok: true, httpStatus: 200, requestId: r.requestId, attempt: 1 });
+    expect(r.events[0]).toMatchObject({
+      peer: PEER,
+      flow: 'ping',
+      ok: true,
+      httpStatus: 200,
+      requestId: r.requestId,
+      attempt: 1,
+    });
   });
 
   it('retries with the same id: replayed; another payload on that id: 409 idempotency_key_reuse', async () => {
@@ -114,7 +155,12 @@ describe('console send', () => {
     expect(again.label).toContain('replayed');
     expect((again.body as { eventId: string }).eventId).toBe((first.body as { eventId: string }).eventId);
     expect(again.events.map((e) => e.requestId)).toEqual([id, id]);
-    const reuse = await send({ peer: PEER, flow: 'event_report', payload: { ...payload, title: 'changed' }, requestId: id });
+    const reuse = await send({
+      peer: PEER,
+      flow: 'event_report',
+      payload: { ...payload, title: 'changed' },
+      requestId: id,
+    });
     expect(reuse).toMatchObject({ ok: false, httpStatus: 409, error: 'idempotency_key_reuse', outcome: 'http_error' });
     expect(reuse.label).toContain('use a new id');
     expect(reuse.events).toHaveLength(3);
@@ -123,11 +169,21 @@ describe('console send', () => {
   it('shows 409 request_in_progress while the first call with an id is still running at the peer', async () => {
     const id = `console-${RUN}-busy`;
     const payload = { kind: 'test.console', severity: 'info', title: 'busy' };
-    const fingerprint = createHash('sha256').update(JSON.stringify({ flow: 'event_report', payload })).digest('hex');
+    const fingerprint = createHash('sha256')
+      .update(JSON.stringify({ flow: 'event_report', payload }))
+      .digest('hex');
     await withService(t.database.db, (tx) =>
       tx
         .insertInto('svc_idempotency')
-        .values({ caller: SELF, request_id: id, fingerprint, flow: 'event_report', status: 'in_flight', claimed_at: new Date(), expires_at: new Date(Date.now() + 86_400_000) })
+        .values({
+          caller: SELF,
+          request_id: id,
+          fingerprint,
+          flow: 'event_report',
+          status: 'in_flight',
+          claimed_at: new Date(),
+          expires_at: new Date(Date.now() + 86_400_000),
+        })
         .execute(),
     );
     const r = await send({ peer: PEER, flow: 'event_report', payload, requestId: id });
@@ -137,7 +193,12 @@ describe('console send', () => {
 
   it('labels an HTML answer "route not deployed" and a peer without URL or secret "not callable"', async () => {
     const html = await send({ peer: HTML, flow: 'ping', payload: {} });
-    expect(html).toMatchObject({ ok: false, outcome: 'route_not_deployed', httpStatus: 200, error: 'route_not_deployed' });
+    expect(html).toMatchObject({
+      ok: false,
+      outcome: 'route_not_deployed',
+      httpStatus: 200,
+      error: 'route_not_deployed',
+    });
     expect(html.headers['content-type']).toMatch(/text\/html/);
     expect(html.body).toContain('Not the mesh');
     const none = await send({ peer: INONLY, flow: 'ping', payload: {} });
@@ -145,7 +206,11 @@ describe('console send', () => {
   });
 
   it('validates the request: unknown peer 404 mesh_peer_not_found, bad flow, payload, request id → 400', async () => {
-    const unknown = await admin.post('/api/v1/staff/mesh/console/send', { peer: `nobody-${RUN}`, flow: 'ping', payload: {} });
+    const unknown = await admin.post('/api/v1/staff/mesh/console/send', {
+      peer: `nobody-${RUN}`,
+      flow: 'ping',
+      payload: {},
+    });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error).toBe('mesh_peer_not_found');
     const bad = [
@@ -169,9 +234,13 @@ describe('console send', () => {
   it('audits each call without its payload', async () => {
     const res = await admin.get('/api/v1/staff/audit-log?action=mesh.console_call&limit=200');
     expect(res.statusCode).toBe(200);
-    const entries = (res.json() as { entries: { targetId: string | null; details: Record<string, unknown> }[] }).entries.filter((e) => e.targetId === PEER);
+    const entries = (
+      res.json() as { entries: { targetId: string | null; details: Record<string, unknown> }[] }
+    ).entries.filter((e) => e.targetId === PEER);
     expect(entries.length).toBeGreaterThanOrEqual(4);
-    expect(entries.some((e) => e.details.requestId === `console-${RUN}-1` && e.details.reusedRequestId === true)).toBe(true);
+    expect(entries.some((e) => e.details.requestId === `console-${RUN}-1` && e.details.reusedRequestId === true)).toBe(
+      true,
+    );
     expect(res.body).not.toContain(`console ${RUN}`);
     noSecret(res.body, 'audit log');
   });

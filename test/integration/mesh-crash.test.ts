@@ -11,6 +11,7 @@ import { freePort } from '../../bench/lib.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { withService } from '../../src/db/tenant.ts';
+import { TEST_EGRESS_ALLOW } from '../helpers/app.ts';
 
 const RUN = Math.random().toString(36).slice(2, 8);
 const PEER = `crashpeer-${RUN}`;
@@ -27,7 +28,17 @@ afterAll(async () => {
  * `holdAfter` deliveries it holds further ones unanswered and unexecuted until open(), so the
  * crash always lands mid-run however fast or slow the machine is.
  */
-function startPeer(delayMs: number, holdAfter: number): Promise<{ server: Server; port: number; executions: Map<string, number>; deliveries: () => number; quietFor: () => number; open(): void }> {
+function startPeer(
+  delayMs: number,
+  holdAfter: number,
+): Promise<{
+  server: Server;
+  port: number;
+  executions: Map<string, number>;
+  deliveries: () => number;
+  quietFor: () => number;
+  open(): void;
+}> {
   const executions = new Map<string, number>();
   let deliveries = 0;
   let last = Date.now();
@@ -42,15 +53,31 @@ function startPeer(delayMs: number, holdAfter: number): Promise<{ server: Server
       setTimeout(() => {
         const replayed = executions.has(id);
         if (!replayed) executions.set(id, 1);
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ requestId: id, accepted: true, ...(replayed ? { replayed: true } : {}) }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ requestId: id, accepted: true, ...(replayed ? { replayed: true } : {}) }));
       }, delayMs);
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as { port: number }).port, executions, deliveries: () => deliveries, quietFor: () => Date.now() - last, open: () => (held = false) })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        server,
+        port: (server.address() as { port: number }).port,
+        executions,
+        deliveries: () => deliveries,
+        quietFor: () => Date.now() - last,
+        open: () => (held = false),
+      }),
+    ),
+  );
 }
 
 function startServer(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH, LOG_LEVEL: 'error', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'error', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
 async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
@@ -78,7 +105,16 @@ describe('outbox across a crash', () => {
       for (let i = 0; i < EVENTS; i++) {
         const requestId = `${RUN}-event-${i}`;
         seeded.push(requestId);
-        await tx.insertInto('svc_outbox').values({ peer: PEER, flow: 'event_report', payload: JSON.stringify({ kind: 'test.crash', severity: 'info', title: `event ${i}` }), request_id: requestId, next_attempt_at: new Date() }).execute();
+        await tx
+          .insertInto('svc_outbox')
+          .values({
+            peer: PEER,
+            flow: 'event_report',
+            payload: JSON.stringify({ kind: 'test.crash', severity: 'info', title: `event ${i}` }),
+            request_id: requestId,
+            next_attempt_at: new Date(),
+          })
+          .execute();
       }
     });
     await db.close();
@@ -89,6 +125,8 @@ describe('outbox across a crash', () => {
       [`SVC_PEER_URL_${SUFFIX}`]: `http://127.0.0.1:${peer.port}`,
       [`SVC_SECRET_TO_${SUFFIX}`]: 'crash-secret',
       SVC_OUTBOX_LEASE_MS: '1500',
+      // The peer listens on loopback, which the egress policy refuses unless allowed.
+      EGRESS_ALLOW: TEST_EGRESS_ALLOW,
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     };
     const first = startServer(env);
@@ -118,7 +156,9 @@ describe('outbox across a crash', () => {
     await exited;
     const check = await openDatabase({ databaseUrl, dataDir });
     try {
-      const rows = await withService(check.db, (tx) => tx.selectFrom('svc_outbox').select(['status']).where('peer', '=', PEER).execute());
+      const rows = await withService(check.db, (tx) =>
+        tx.selectFrom('svc_outbox').select(['status']).where('peer', '=', PEER).execute(),
+      );
       expect(rows).toHaveLength(EVENTS);
       expect(rows.every((r) => r.status === 'delivered')).toBe(true);
     } finally {

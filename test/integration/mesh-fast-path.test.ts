@@ -11,7 +11,12 @@ const RUN = Math.random().toString(36).slice(2, 8);
 const peer = `fast-${RUN}`;
 const SECRET = 'fast-path-secret';
 const sfx = (n: string) => n.toUpperCase().replace(/[^A-Z0-9]/g, '_');
-const env = { [`SVC_SECRET_FROM_${sfx(peer)}`]: SECRET, [`SVC_PEER_FLOWS_${sfx(peer)}`]: 'ping,health_check,event_report,cmmc_status', SVC_BID_PEER: peer, SVC_MAX_BODY_BYTES: '4096' };
+const env = {
+  [`SVC_SECRET_FROM_${sfx(peer)}`]: SECRET,
+  [`SVC_PEER_FLOWS_${sfx(peer)}`]: 'ping,health_check,event_report,cmmc_status',
+  SVC_BID_PEER: peer,
+  SVC_MAX_BODY_BYTES: '4096',
+};
 
 /** Sends raw bytes on a fresh connection and returns everything the server wrote until it closed or went quiet. */
 function rawExchange(port: number, bytes: string[], quietMs = 300): Promise<string> {
@@ -53,22 +58,39 @@ describe('direct dispatch path', () => {
   afterAll(() => t.close());
 
   it('echoes a well-formed x-request-id and makes one up otherwise', async () => {
-    const a = await dispatch(send, { caller: peer, secret: SECRET, body: { flow: 'ping', payload: {} }, headers: { 'x-request-id': 'trace-123' } });
+    const a = await dispatch(send, {
+      caller: peer,
+      secret: SECRET,
+      body: { flow: 'ping', payload: {} },
+      headers: { 'x-request-id': 'trace-123' },
+    });
     expect(a.statusCode).toBe(200);
     expect(a.headers['x-request-id']).toBe('trace-123');
-    const b = await dispatch(send, { caller: peer, secret: SECRET, body: { flow: 'ping', payload: {} }, headers: { 'x-request-id': 'bad id with spaces' } });
+    const b = await dispatch(send, {
+      caller: peer,
+      secret: SECRET,
+      body: { flow: 'ping', payload: {} },
+      headers: { 'x-request-id': 'bad id with spaces' },
+    });
     expect(b.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('refuses a chunked body that outgrows the limit while streaming, and closes that connection', async () => {
     const chunk = 'x'.repeat(3000);
     const head = `POST ${DISPATCH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
-    const reply = await rawExchange(port, [head, `${chunk.length.toString(16)}\r\n${chunk}\r\n`, `${chunk.length.toString(16)}\r\n${chunk}\r\n`, '0\r\n\r\n']);
+    const reply = await rawExchange(port, [
+      head,
+      `${chunk.length.toString(16)}\r\n${chunk}\r\n`,
+      `${chunk.length.toString(16)}\r\n${chunk}\r\n`,
+      '0\r\n\r\n',
+    ]);
     expect(reply).toMatch(/^HTTP\/1\.1 413 /);
     expect(reply).toMatch(/connection: close/i);
     expect(reply).toContain('"error":"payload_too_large"');
     // The server is still fine for everyone else.
-    expect((await dispatch(send, { caller: peer, secret: SECRET, body: { flow: 'ping', payload: {} } })).statusCode).toBe(200);
+    expect(
+      (await dispatch(send, { caller: peer, secret: SECRET, body: { flow: 'ping', payload: {} } })).statusCode,
+    ).toBe(200);
   });
 
   it('refuses a declared oversized body before reading it', async () => {
@@ -86,7 +108,13 @@ describe('direct dispatch path', () => {
       return `POST ${DISPATCH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nx-svc-caller: ${peer}\r\nx-svc-timestamp: ${ts}\r\nx-svc-signature: ${peerSign(SECRET, peer, ts, body)}\r\nx-request-id: r${i}\r\n\r\n${body}`;
     });
     // One write with a bad signature in the middle: its 401 keeps its place too.
-    requests.splice(3, 0, requests[3]!.replace(/x-svc-signature: [0-9a-f]+/, `x-svc-signature: ${'0'.repeat(64)}`).replace('x-request-id: r3', 'x-request-id: bad'));
+    requests.splice(
+      3,
+      0,
+      requests[3]!
+        .replace(/x-svc-signature: [0-9a-f]+/, `x-svc-signature: ${'0'.repeat(64)}`)
+        .replace('x-request-id: r3', 'x-request-id: bad'),
+    );
     const reply = await rawExchange(port, [requests.join('')]);
     const statuses = [...reply.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
     const ids = [...reply.matchAll(/x-request-id: (\S+)/gi)].map((m) => m[1]);
@@ -101,7 +129,12 @@ describe('direct dispatch path', () => {
     expect(get.statusCode).toBe(404);
     expect(get.json()).toMatchObject({ error: 'route_not_found' });
     // A query string is not the exact URL: Fastify's route answers it, with the same protocol.
-    const viaRouter = await send({ method: 'POST', url: `${DISPATCH}?via=router`, headers: { 'content-type': 'application/json' }, payload: '{}' });
+    const viaRouter = await send({
+      method: 'POST',
+      url: `${DISPATCH}?via=router`,
+      headers: { 'content-type': 'application/json' },
+      payload: '{}',
+    });
     expect(viaRouter.statusCode).toBe(401);
     expect(viaRouter.json()).toMatchObject({ error: 'missing_svc_headers' });
     expect((await send({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
@@ -131,7 +164,9 @@ describe('graceful shutdown on the direct path', () => {
     const closing = t.app.close();
     let closed = false;
     void closing.then(() => (closed = true));
-    const refused = await dispatch(send, { caller: peer, secret: SECRET, body: { flow: 'ping', payload: {} } }).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+    const refused = await dispatch(send, { caller: peer, secret: SECRET, body: { flow: 'ping', payload: {} } }).catch(
+      (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+    );
     if (!(refused instanceof Error)) {
       // The connection was still accepted: then the answer must be our 503, never a half-done call.
       expect(refused.statusCode).toBe(503);

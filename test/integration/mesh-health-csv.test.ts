@@ -42,7 +42,11 @@ const COLS = [
 
 describe('buildCsv', () => {
   it('starts with a UTF-8 BOM, quotes per RFC 4180 and ends records with CRLF', () => {
-    const csv = buildCsv(COLS, [{ a: 'plain', b: 'with, comma' }, { a: 'say "hi"', b: 'two\nlines' }, { a: 'ünïcødé ✓', b: null }]);
+    const csv = buildCsv(COLS, [
+      { a: 'plain', b: 'with, comma' },
+      { a: 'say "hi"', b: 'two\nlines' },
+      { a: 'ünïcødé ✓', b: null },
+    ]);
     expect(csv.startsWith(BOM)).toBe(true);
     expect(csv.slice(1)).toBe('A,B\r\nplain,"with, comma"\r\n"say ""hi""","two\nlines"\r\nünïcødé ✓,\r\n');
     expect(new TextEncoder().encode(csv).slice(0, 3)).toEqual(new Uint8Array([0xef, 0xbb, 0xbf]));
@@ -68,7 +72,10 @@ describe('buildCsv', () => {
       ['', ''],
     ];
     for (const [input, out] of cases) expect(defuseFormula(input), JSON.stringify(input)).toBe(out);
-    const csv = buildCsv(COLS, cases.map(([a]) => ({ a, b: -5 })));
+    const csv = buildCsv(
+      COLS,
+      cases.map(([a]) => ({ a, b: -5 })),
+    );
     const [header, ...parsed] = parse(csv.slice(1));
     expect(header).toEqual(['A', 'B']);
     expect(parsed.map((r) => r[0])).toEqual(cases.map(([, out]) => out));
@@ -79,14 +86,23 @@ describe('buildCsv', () => {
   it('agrees with the server rule (csv-stringify escape_formulas) wherever that rule applies', () => {
     for (const v of ['=x', '+x', '-x', '@x', '\tx', '\rx', 'x', 'x=1']) {
       // The same cell value; the browser also quotes a lone CR, which the server leaves bare.
-      const server = serverStringify([[v]], { escape_formulas: true, record_delimiter: 'windows', quoted_match: /[\r\n]/ });
+      const server = serverStringify([[v]], {
+        escape_formulas: true,
+        record_delimiter: 'windows',
+        quoted_match: /[\r\n]/,
+      });
       const browser = buildCsv([['v', 'v']], [{ v }]).slice(1);
       expect(parse(browser)[1], JSON.stringify(v)).toEqual(parse(server)[0]);
     }
   });
 
   it('writes booleans as true/false and missing values as empty cells', () => {
-    expect(buildCsv(COLS, [{ a: true, b: undefined }, { a: false, b: Number.NaN }]).slice(1)).toBe('A,B\r\ntrue,\r\nfalse,\r\n');
+    expect(
+      buildCsv(COLS, [
+        { a: true, b: undefined },
+        { a: false, b: Number.NaN },
+      ]).slice(1),
+    ).toBe('A,B\r\ntrue,\r\nfalse,\r\n');
   });
 });
 
@@ -94,7 +110,11 @@ describe('exportFileName', () => {
   it('is <prefix>-<kind>-<YYYYMMDD>-<HHMMSS>.<ext> in UTC', () => {
     const at = new Date('2026-01-02T03:04:05.678Z');
     expect(exportFileName('rampart', 'operations-log', 'csv', at)).toBe('rampart-operations-log-20260102-030405.csv');
-    expect(exportFileName('mesh-a', 'mesh-check-results', 'json', at)).toBe('mesh-a-mesh-check-results-20260102-030405.json');
-    expect(exportFileName('bad/name:x', 'operations-log', 'json', at)).toBe('bad-name-x-operations-log-20260102-030405.json');
+    expect(exportFileName('mesh-a', 'mesh-check-results', 'json', at)).toBe(
+      'mesh-a-mesh-check-results-20260102-030405.json',
+    );
+    expect(exportFileName('bad/name:x', 'operations-log', 'json', at)).toBe(
+      'bad-name-x-operations-log-20260102-030405.json',
+    );
   });
 });

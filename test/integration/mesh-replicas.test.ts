@@ -28,8 +28,13 @@ describe('idempotency across replicas', () => {
   it('executes 24 concurrent identical calls over two instances exactly once', async () => {
     for (let round = 0; round < 3; round++) {
       const requestId = `${RUN}-r${round}`;
-      const body = { flow: 'event_report', payload: { kind: 'replica.test', severity: 'info', title: `round ${round}` } };
-      const calls = Array.from({ length: 24 }, (_, i) => dispatch((i % 2 ? a : b).app, { caller: PEER, secret: 'replica-secret', body, requestId }));
+      const body = {
+        flow: 'event_report',
+        payload: { kind: 'replica.test', severity: 'info', title: `round ${round}` },
+      };
+      const calls = Array.from({ length: 24 }, (_, i) =>
+        dispatch((i % 2 ? a : b).app, { caller: PEER, secret: 'replica-secret', body, requestId }),
+      );
       const results = await Promise.all(calls);
       const fresh = results.filter((r) => r.statusCode === 200 && !(r.json() as { replayed?: boolean }).replayed);
       expect(fresh).toHaveLength(1);
@@ -38,7 +43,9 @@ describe('idempotency across replicas', () => {
         expect(r.statusCode).toBe(409);
         expect(r.json()).toMatchObject({ error: 'request_in_progress' });
       }
-      const rows = await withService(db.database.db, (tx) => tx.selectFrom('svc_received_events').select('id').where('request_id', '=', requestId).execute());
+      const rows = await withService(db.database.db, (tx) =>
+        tx.selectFrom('svc_received_events').select('id').where('request_id', '=', requestId).execute(),
+      );
       expect(rows).toHaveLength(1);
       // After completion, both instances replay the same answer.
       const eventId = (fresh[0]!.json() as { eventId: string }).eventId;

@@ -16,8 +16,12 @@ const CLI = join(import.meta.dirname, '../../src/db/migrate-cli.ts');
 /** Runs `npm run migrate`'s entry point as a release job would: its own process and environment. */
 function runCli(env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [CLI],
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -56,14 +60,23 @@ describe('forward-only migrations', () => {
   it('applies every migration once, in order, and a second run applies nothing', async () => {
     expect((await migrate(database)).applied).toEqual(names);
     expect((await migrate(database)).applied).toEqual([]);
-    const rows = await sql<{ version: string }>`select version from schema_migrations order by applied_at, version`.execute(database.db);
+    const rows = await sql<{
+      version: string;
+    }>`select version from schema_migrations order by applied_at, version`.execute(database.db);
     expect(rows.rows.map((r) => r.version)).toEqual(all.map((m) => m.version));
   });
 
   it('refuses to start when an applied migration was edited, and changes nothing', async () => {
     const edited = all.map((m, i) => (i === 3 ? { ...m, sql: `${m.sql}\n-- edited`, checksum: 'f'.repeat(64) } : m));
-    await expect(migrate(database, edited)).rejects.toThrow(`migration ${all[3]!.version}_${all[3]!.name} was edited after it was applied`);
-    const added = { version: '9999', name: 'must_not_run', sql: 'create table must_not_run (id int)', checksum: 'a'.repeat(64) };
+    await expect(migrate(database, edited)).rejects.toThrow(
+      `migration ${all[3]!.version}_${all[3]!.name} was edited after it was applied`,
+    );
+    const added = {
+      version: '9999',
+      name: 'must_not_run',
+      sql: 'create table must_not_run (id int)',
+      checksum: 'a'.repeat(64),
+    };
     await expect(migrate(database, [...edited, added])).rejects.toThrow('was edited');
     const table = await sql<{ t: string | null }>`select to_regclass('must_not_run')::text as t`.execute(database.db);
     expect(table.rows[0]!.t).toBeNull();
@@ -73,7 +86,7 @@ describe('forward-only migrations', () => {
 describe('rolling upgrades (operations guide 1.3)', () => {
   // Releases before the convention whose migrations are not safe under old replicas.
   const beforeConvention = ['0020_finding_created_events', '0021_findings_asset_tenant_fk'];
-  const guide = readFileSync(join(import.meta.dirname, '../../docs/operations.md'), 'utf8');
+  const guide = readFileSync(join(import.meta.dirname, '../../docs/operations/install.md'), 'utf8');
   const section = guide.slice(guide.indexOf('### 1.3 Upgrades'), guide.indexOf('### 1.4'));
   const listed = [...section.matchAll(/^\| `(\d{4}_[a-z0-9_]+)` \|/gm)].map((m) => m[1]!);
 
@@ -120,10 +133,17 @@ describe.skipIf(!PG)('concurrent runs on one PostgreSQL (several replicas starti
       // One run applied everything (whichever took the lock first); the others found nothing to do.
       expect(results.map((r) => r.applied.length).sort((a, b) => a - b)).toEqual([0, 0, names.length]);
       expect(results.find((r) => r.applied.length)!.applied).toEqual(names);
-      const rows = await sql<{ version: string; n: number }>`select version, count(*)::int as n from schema_migrations group by version order by version`.execute(handles[0]!.db);
+      const rows = await sql<{
+        version: string;
+        n: number;
+      }>`select version, count(*)::int as n from schema_migrations group by version order by version`.execute(
+        handles[0]!.db,
+      );
       expect(rows.rows).toEqual(all.map((m) => ({ version: m.version, n: 1 })));
       // Two release jobs at once through the command itself, on the migrated database.
-      const cli = await Promise.all([0, 1].map((i) => runCli({ NODE_ENV: 'production', DATABASE_URL: url.toString(), DATA_DIR: dirs[i]! })));
+      const cli = await Promise.all(
+        [0, 1].map((i) => runCli({ NODE_ENV: 'production', DATABASE_URL: url.toString(), DATA_DIR: dirs[i]! })),
+      );
       expect(cli.map((r) => [r.code, r.stdout.trim()])).toEqual([
         [0, 'database is up to date'],
         [0, 'database is up to date'],

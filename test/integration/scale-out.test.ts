@@ -15,7 +15,13 @@ describe.skipIf(!pgUrl)('three replicas on one PostgreSQL, one killed mid-run', 
     const admin = new URL(pgUrl!);
     admin.pathname = '/postgres';
     // Short leases so the killed replica's leases and claims are taken over within the test.
-    const r = await runMixedLoad({ replicas: 3, seconds: 15, killAtSeconds: 6, pgAdminUrl: admin.toString(), env: { WORKER_LEASE_SECONDS: '10', INGEST_LOCK_SECONDS: '10', SVC_OUTBOX_LEASE_MS: '3000' } });
+    const r = await runMixedLoad({
+      replicas: 3,
+      seconds: 15,
+      killAtSeconds: 6,
+      pgAdminUrl: admin.toString(),
+      env: { WORKER_LEASE_SECONDS: '10', INGEST_LOCK_SECONDS: '10', SVC_OUTBOX_LEASE_MS: '3000' },
+    });
     expect(r.violations).toEqual([]);
     expect(r.killed).not.toBeNull();
     // The load really ran on the survivors: scans, mesh calls and outbox deliveries after the kill.

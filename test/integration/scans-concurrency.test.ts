@@ -24,7 +24,9 @@ let pool: pg.Pool | null = null;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'rampart-scans-conc-'));
-  database = PG ? await openDatabase({ databaseUrl: PG, dataDir, poolMax: 32 }) : await openDatabase({ dataDir, inMemory: true });
+  database = PG
+    ? await openDatabase({ databaseUrl: PG, dataDir, poolMax: 32 })
+    : await openDatabase({ dataDir, inMemory: true });
   await migrate(database);
   t = await createTestApp({ database });
   if (PG) pool = new pg.Pool({ connectionString: PG, max: 16 });
@@ -50,9 +52,13 @@ async function sessions(s: ScanTenant, n: number, email: string): Promise<Client
 
 async function dbCounts(tenantId: string) {
   return withService(t.database.db, async (tx) => {
-    const quota = await sql<{ n: number }>`select count(*)::int as n from scans where tenant_id = ${tenantId} and quota_day is not null`.execute(tx);
+    const quota = await sql<{
+      n: number;
+    }>`select count(*)::int as n from scans where tenant_id = ${tenantId} and quota_day is not null`.execute(tx);
     const perAsset = await sql<{ asset_id: string; n: number }>`
-      select asset_id, count(*)::int as n from scans where tenant_id = ${tenantId} and parent_id is null and status not in ('succeeded', 'failed', 'cancelled') group by asset_id`.execute(tx);
+      select asset_id, count(*)::int as n from scans where tenant_id = ${tenantId} and parent_id is null and status not in ('succeeded', 'failed', 'cancelled') group by asset_id`.execute(
+      tx,
+    );
     return { quotaUsed: quota.rows[0]!.n, perAsset: perAsset.rows.map((r) => r.n) };
   });
 }
@@ -68,13 +74,20 @@ describe('50 concurrent queue requests', () => {
     const clients = await sessions(s, 4, email);
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        clients[i % clients.length]!.post(`${s.base}/scans`, i % 3 === 0 ? { assetId: assets[i % 10], kind: 'port', chunkCount: 1 + (i % 7) + 1 } : { assetId: assets[i % 10], kind: i % 2 ? 'edge' : 'template' }),
+        clients[i % clients.length]!.post(
+          `${s.base}/scans`,
+          i % 3 === 0
+            ? { assetId: assets[i % 10], kind: 'port', chunkCount: 1 + (i % 7) + 1 }
+            : { assetId: assets[i % 10], kind: i % 2 ? 'edge' : 'template' },
+        ),
       ),
     );
     const codes = results.map((r) => (r.statusCode === 201 ? 'ok' : (r.json() as { error: string }).error));
     // Each asset got 5 requests and may hold 3: 30 fit, so the quota of 20 is what binds.
     expect(codes.filter((c) => c === 'ok')).toHaveLength(20);
-    expect(new Set(codes)).toEqual(new Set(['ok', 'quota_exceeded', 'asset_scan_limit'].filter((c) => codes.includes(c))));
+    expect(new Set(codes)).toEqual(
+      new Set(['ok', 'quota_exceeded', 'asset_scan_limit'].filter((c) => codes.includes(c))),
+    );
     expect(codes).toContain('quota_exceeded');
     const db = await dbCounts(s.tenantId);
     expect(db.quotaUsed).toBe(20);
@@ -90,7 +103,12 @@ describe('50 concurrent queue requests', () => {
     const assets = await Promise.all(Array.from({ length: 5 }, () => s.asset('webapp')));
     const clients = await sessions(s, 4, email);
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => clients[i % clients.length]!.post(`${s.base}/scans`, i % 2 ? { assetId: assets[i % 5], kind: 'webapp', chunkCount: 8 } : { assetId: assets[i % 5], kind: 'edge' })),
+      Array.from({ length: 50 }, (_, i) =>
+        clients[i % clients.length]!.post(
+          `${s.base}/scans`,
+          i % 2 ? { assetId: assets[i % 5], kind: 'webapp', chunkCount: 8 } : { assetId: assets[i % 5], kind: 'edge' },
+        ),
+      ),
     );
     const codes = results.map((r) => (r.statusCode === 201 ? 'ok' : (r.json() as { error: string }).error));
     expect(codes.filter((c) => c === 'ok')).toHaveLength(10);
@@ -103,7 +121,10 @@ describe('50 concurrent queue requests', () => {
 /** One chunk update as its own transaction: on PostgreSQL over its own pooled connection. */
 async function chunkUpdate(id: string, status: string, percent: number): Promise<void> {
   if (pool) await pool.query('update scans set status = $2, percent = $3 where id = $1', [id, status, percent]);
-  else await withService(t.database.db, (tx) => sql`update scans set status = ${status}, percent = ${percent} where id = ${id}`.execute(tx));
+  else
+    await withService(t.database.db, (tx) =>
+      sql`update scans set status = ${status}, percent = ${percent} where id = ${id}`.execute(tx),
+    );
 }
 
 describe('aggregation under concurrent chunk updates', () => {
@@ -115,7 +136,11 @@ describe('aggregation under concurrent chunk updates', () => {
 
   async function parentAndChildren(parentId: string) {
     return withService(t.database.db, async (tx) => ({
-      parent: await tx.selectFrom('scans').select(['status', 'percent', 'finished_at']).where('id', '=', parentId).executeTakeFirstOrThrow(),
+      parent: await tx
+        .selectFrom('scans')
+        .select(['status', 'percent', 'finished_at'])
+        .where('id', '=', parentId)
+        .executeTakeFirstOrThrow(),
       children: await tx.selectFrom('scans').select(['status', 'percent']).where('parent_id', '=', parentId).execute(),
     }));
   }
@@ -140,7 +165,13 @@ describe('aggregation under concurrent chunk updates', () => {
     }
 
     // Completion: all chunks of a parent finish at the same moment; one parent has a failure.
-    await Promise.all(parents.flatMap((p, pi) => p.children.map((c, ci) => chunkUpdate(c.id, pi === 3 && ci === 5 ? 'failed' : 'succeeded', pi === 3 && ci === 5 ? 60 : 100))));
+    await Promise.all(
+      parents.flatMap((p, pi) =>
+        p.children.map((c, ci) =>
+          chunkUpdate(c.id, pi === 3 && ci === 5 ? 'failed' : 'succeeded', pi === 3 && ci === 5 ? 60 : 100),
+        ),
+      ),
+    );
     for (const [pi, p] of parents.entries()) {
       const { parent } = await parentAndChildren(p.scan.id);
       if (pi === 3) expect([parent.status, parent.percent]).toEqual(['failed', Math.floor((7 * 100 + 60) / 8)]);
@@ -156,8 +187,17 @@ describe('aggregation under concurrent chunk updates', () => {
       const updates = p.children.map(async (c) => {
         for (let step = 1; step <= 10; step++) {
           // Workers write only while their chunk is live, as the lease fencing will make them.
-          if (pool) await pool.query(`update scans set status = 'running', percent = $2 where id = $1 and status in ('queued', 'leased', 'running')`, [c.id, step * 5]);
-          else await withService(t.database.db, (tx) => sql`update scans set status = 'running', percent = ${step * 5} where id = ${c.id} and status in ('queued', 'leased', 'running')`.execute(tx));
+          if (pool)
+            await pool.query(
+              `update scans set status = 'running', percent = $2 where id = $1 and status in ('queued', 'leased', 'running')`,
+              [c.id, step * 5],
+            );
+          else
+            await withService(t.database.db, (tx) =>
+              sql`update scans set status = 'running', percent = ${step * 5} where id = ${c.id} and status in ('queued', 'leased', 'running')`.execute(
+                tx,
+              ),
+            );
         }
       });
       const [cancel] = await Promise.all([s.owner.post(`${s.base}/scans/${p.scan.id}/cancel`), ...updates]);

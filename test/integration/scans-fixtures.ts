@@ -14,7 +14,10 @@ export interface ScanTenant {
   tenantId: string;
   base: string;
   /** Registers an asset; verified (by a TXT proof written straight to the row) unless told otherwise. */
-  asset(kind?: 'domain' | 'host' | 'webapp' | 'container_image', status?: 'verified' | 'bypassed' | 'pending'): Promise<string>;
+  asset(
+    kind?: 'domain' | 'host' | 'webapp' | 'container_image',
+    status?: 'verified' | 'bypassed' | 'pending',
+  ): Promise<string>;
   settings(dailyScanQuota: number, perAssetConcurrentScans: number): Promise<void>;
   queue(body: Record<string, unknown>): Promise<{ scan: ScanDto; children: ScanDto[] }>;
 }
@@ -55,18 +58,35 @@ export async function scanTenant(t: TestApp, owner?: Client): Promise<ScanTenant
   };
 }
 
-export async function setVerification(t: TestApp, assetId: string, status: 'verified' | 'bypassed' | 'pending'): Promise<void> {
+export async function setVerification(
+  t: TestApp,
+  assetId: string,
+  status: 'verified' | 'bypassed' | 'pending',
+): Promise<void> {
   const via = status === 'verified' ? 'txt' : status === 'bypassed' ? 'bypass' : null;
   await withService(t.database.db, (tx) =>
-    sql`update assets set verification_status = ${status}, verified_via = ${via}, verified_at = case when ${status} = 'verified' then now() end where id = ${assetId}`.execute(tx),
+    sql`update assets set verification_status = ${status}, verified_via = ${via}, verified_at = case when ${status} = 'verified' then now() end where id = ${assetId}`.execute(
+      tx,
+    ),
   );
 }
 
 /** Sets a scan's status and percent as a worker would (service role), firing the aggregation trigger. */
 export async function workerUpdate(t: TestApp, scanId: string, status: string, percent: number): Promise<void> {
-  await withService(t.database.db, (tx) => sql`update scans set status = ${status}, percent = ${percent}, attempts = greatest(attempts, case when ${status} = 'queued' then 0 else 1 end) where id = ${scanId}`.execute(tx));
+  await withService(t.database.db, (tx) =>
+    sql`update scans set status = ${status}, percent = ${percent}, attempts = greatest(attempts, case when ${status} = 'queued' then 0 else 1 end) where id = ${scanId}`.execute(
+      tx,
+    ),
+  );
 }
 
 export async function scanRow(t: TestApp, scanId: string) {
-  return withService(t.database.db, (tx) => tx.selectFrom('scans').selectAll().select(sql<string | null>`quota_day::text`.as('day')).where('id', '=', scanId).executeTakeFirstOrThrow());
+  return withService(t.database.db, (tx) =>
+    tx
+      .selectFrom('scans')
+      .selectAll()
+      .select(sql<string | null>`quota_day::text`.as('day'))
+      .where('id', '=', scanId)
+      .executeTakeFirstOrThrow(),
+  );
 }

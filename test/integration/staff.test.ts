@@ -23,8 +23,14 @@ describe('staff rule', () => {
 
   it('the CLI prints a one-time set-password link and makes a verified super-admin', async () => {
     const me = await superAdmin.me();
-    expect(me).toMatchObject({ staff: true, superAdmin: true, platformRole: 'super_admin', user: { emailVerified: true } });
-    for (const p of [...STAFF_PATHS, '/api/v1/staff/platform-roles']) expect((await superAdmin.get(p)).statusCode).toBe(200);
+    expect(me).toMatchObject({
+      staff: true,
+      superAdmin: true,
+      platformRole: 'super_admin',
+      user: { emailVerified: true },
+    });
+    for (const p of [...STAFF_PATHS, '/api/v1/staff/platform-roles'])
+      expect((await superAdmin.get(p)).statusCode).toBe(200);
   });
 
   it('refuses staff APIs to ordinary users', async () => {
@@ -75,15 +81,22 @@ describe('staff rule', () => {
     const c = new Client(t.app);
     const me = await c.signUp(email);
     await c.get(t.mailer.lastLink(email, /verify/i).replace(TEST_BASE_URL, ''));
-    expect((await superAdmin.put('/api/v1/staff/platform-roles', { email: email.toUpperCase(), role: 'staff' })).statusCode).toBe(200);
+    expect(
+      (await superAdmin.put('/api/v1/staff/platform-roles', { email: email.toUpperCase(), role: 'staff' })).statusCode,
+    ).toBe(200);
     expect((await c.me()).staff).toBe(true);
     expect((await superAdmin.delete(`/api/v1/staff/platform-roles/${me.user.id}`)).statusCode).toBe(204);
     expect((await c.me()).staff).toBe(false);
     const again = await superAdmin.delete(`/api/v1/staff/platform-roles/${me.user.id}`);
     expect(again.json()).toMatchObject({ error: 'role_not_found' });
-    const unknown = await superAdmin.put('/api/v1/staff/platform-roles', { email: uniqueEmail('nobody'), role: 'staff' });
+    const unknown = await superAdmin.put('/api/v1/staff/platform-roles', {
+      email: uniqueEmail('nobody'),
+      role: 'staff',
+    });
     expect(unknown.json()).toMatchObject({ error: 'user_not_found' });
-    const log = (await superAdmin.get(`/api/v1/staff/audit-log?action=platform_role.&limit=200`)).json() as { entries: { action: string; targetId: string }[] };
+    const log = (await superAdmin.get(`/api/v1/staff/audit-log?action=platform_role.&limit=200`)).json() as {
+      entries: { action: string; targetId: string }[];
+    };
     const mine = log.entries.filter((e) => e.targetId === me.user.id).map((e) => e.action);
     expect(mine).toEqual(['platform_role.revoked', 'platform_role.granted']);
   });
@@ -95,12 +108,18 @@ describe('staff rule', () => {
     const b = new Client(t.app);
     await b.signUp(uniqueEmail('tb'));
     const tenantB = await b.createTenant('Beta');
-    const all = (await superAdmin.get('/api/v1/staff/audit-log?action=tenant.created&limit=200')).json() as { entries: { tenantId: string }[] };
+    const all = (await superAdmin.get('/api/v1/staff/audit-log?action=tenant.created&limit=200')).json() as {
+      entries: { tenantId: string }[];
+    };
     expect(all.entries.map((e) => e.tenantId)).toEqual(expect.arrayContaining([tenantA, tenantB]));
-    const onlyA = (await superAdmin.get(`/api/v1/staff/audit-log?tenantId=${tenantA}`)).json() as { entries: { tenantId: string }[] };
+    const onlyA = (await superAdmin.get(`/api/v1/staff/audit-log?tenantId=${tenantA}`)).json() as {
+      entries: { tenantId: string }[];
+    };
     expect(onlyA.entries.length).toBeGreaterThan(0);
     expect(onlyA.entries.every((e) => e.tenantId === tenantA)).toBe(true);
-    const tenants = (await superAdmin.get('/api/v1/staff/tenants')).json() as { tenants: { id: string; memberCount: number }[] };
+    const tenants = (await superAdmin.get('/api/v1/staff/tenants')).json() as {
+      tenants: { id: string; memberCount: number }[];
+    };
     expect(tenants.tenants.find((x) => x.id === tenantA)?.memberCount).toBe(1);
   });
 

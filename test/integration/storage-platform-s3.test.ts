@@ -28,7 +28,10 @@ let w: TestWorker;
 function archive(): Buffer {
   const dir = join(work, 'img');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'manifest.json'), JSON.stringify([{ Config: 'c.json', RepoTags: ['acme/app:1'], Layers: [] }]));
+  writeFileSync(
+    join(dir, 'manifest.json'),
+    JSON.stringify([{ Config: 'c.json', RepoTags: ['acme/app:1'], Layers: [] }]),
+  );
   writeFileSync(join(dir, 'layer.bin'), randomBytes(10_000));
   execFileSync('tar', ['-cf', join(work, 'img.tar'), '-C', dir, '.']);
   return readFileSync(join(work, 'img.tar'));
@@ -36,7 +39,13 @@ function archive(): Buffer {
 
 beforeAll(async () => {
   s3 = await startS3Server();
-  const env = { STORAGE_S3_ENDPOINT: s3.endpoint, STORAGE_S3_BUCKET: s3.bucket, STORAGE_S3_ACCESS_KEY_ID: s3.accessKeyId, STORAGE_S3_SECRET_ACCESS_KEY: s3.secretAccessKey, STORAGE_S3_PREFIX: 'rampart/prod' };
+  const env = {
+    STORAGE_S3_ENDPOINT: s3.endpoint,
+    STORAGE_S3_BUCKET: s3.bucket,
+    STORAGE_S3_ACCESS_KEY_ID: s3.accessKeyId,
+    STORAGE_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    STORAGE_S3_PREFIX: 'rampart/prod',
+  };
   a = await createTestApp({ env });
   // A second replica: same database, same bucket, its own DATA_DIR.
   b = await createTestApp({ env: { ...env, DATA_DIR: mkdtempSync(join(work, 'replica-b-')) }, database: a.database });
@@ -55,7 +64,9 @@ afterAll(async () => {
 describe('platform storage in S3', () => {
   it('stores a tenant’s image archive in the platform bucket, readable through another replica', async () => {
     const bytes = archive();
-    const up = await st.owner.request('POST', `${st.base}/assets/archives?fileName=app.tar`, bytes, { 'content-type': 'application/octet-stream' });
+    const up = await st.owner.request('POST', `${st.base}/assets/archives?fileName=app.tar`, bytes, {
+      'content-type': 'application/octet-stream',
+    });
     expect(up.statusCode, up.body).toBe(201);
     const id = up.json().asset.id as string;
     const keys = s3.objectKeys();
@@ -71,23 +82,38 @@ describe('platform storage in S3', () => {
   it('has workers upload reports with a presigned PUT into the platform bucket', async () => {
     const assetId = await st.asset('host', 'bypassed');
     await st.queue({ assetId, kind: 'port', options: { range: { from: 1, to: 10 } } });
-    const lease = (await w.post('lease', { kinds: ['port'], waitSeconds: 0 })).json().lease as { scanId: string; leaseToken: string };
+    const lease = (await w.post('lease', { kinds: ['port'], waitSeconds: 0 })).json().lease as {
+      scanId: string;
+      leaseToken: string;
+    };
     const report = `${JSON.stringify({ type: 'report', version: 1, scanner: 'port', target: 'h' })}\n`;
-    const init = await w.post('report/init', { scanId: lease.scanId, leaseToken: lease.leaseToken, size: Buffer.byteLength(report), sha256: sha(report), format: 'native' });
+    const init = await w.post('report/init', {
+      scanId: lease.scanId,
+      leaseToken: lease.leaseToken,
+      size: Buffer.byteLength(report),
+      sha256: sha(report),
+      format: 'native',
+    });
     expect(init.statusCode, init.body).toBe(201);
     const target = init.json() as { url: string; headers: Record<string, string>; storage: string; uploadId: string };
     expect(target.storage).toBe('s3');
     expect(target.url.startsWith(s3.endpoint)).toBe(true);
-    const headers = Object.fromEntries(Object.entries(target.headers).filter(([k]) => k.toLowerCase() !== 'content-length'));
+    const headers = Object.fromEntries(
+      Object.entries(target.headers).filter(([k]) => k.toLowerCase() !== 'content-length'),
+    );
     const put = await fetch(target.url, { method: 'PUT', body: report, headers });
     expect(put.status).toBe(200);
     const fin = await w.post('report/finalize', { uploadId: target.uploadId, leaseToken: lease.leaseToken });
     expect(fin.statusCode, fin.body).toBe(200);
-    expect(s3.objectKeys().some((k) => k.startsWith(`rampart/prod/tenants/${st.tenantId}/reports/${lease.scanId}/`))).toBe(true);
+    expect(
+      s3.objectKeys().some((k) => k.startsWith(`rampart/prod/tenants/${st.tenantId}/reports/${lease.scanId}/`)),
+    ).toBe(true);
   });
 
   it('refuses a half-configured bucket at start', () => {
-    expect(() => loadConfig({ STORAGE_S3_ENDPOINT: 'http://127.0.0.1:9000', STORAGE_S3_BUCKET: 'b' })).toThrow(ConfigError);
+    expect(() => loadConfig({ STORAGE_S3_ENDPOINT: 'http://127.0.0.1:9000', STORAGE_S3_BUCKET: 'b' })).toThrow(
+      ConfigError,
+    );
     expect(() => loadConfig({ STORAGE_S3_PREFIX: '/bad/' })).toThrow(ConfigError);
   });
 });

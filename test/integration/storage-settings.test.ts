@@ -67,7 +67,10 @@ describe('storage settings', () => {
       const res = await owner.put(url(), settings(over));
       expect(res.statusCode, JSON.stringify(over)).toBe(400);
       expect(res.json().error).toBe('validation_failed');
-      expect(res.json().details.map((d: { path: string }) => d.path), JSON.stringify(over)).toContain(path);
+      expect(
+        res.json().details.map((d: { path: string }) => d.path),
+        JSON.stringify(over),
+      ).toContain(path);
       // A refused request never echoes a key back.
       expect(res.body).not.toContain(s3.secretAccessKey);
     }
@@ -78,8 +81,26 @@ describe('storage settings', () => {
     const res = await owner.put(url(), settings({ endpoint: `${s3.endpoint}/` }));
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ active: 's3', canEdit: true, s3: { endpoint: s3.endpoint, bucket: s3.bucket, region: s3.region, pathStyle: true, prefix: 'rampart', enabled: true, hasAccessKeyId: true, hasSecretAccessKey: true, lastTest: null } });
-    const raw = await t.database.db.selectFrom('tenant_storage_settings').selectAll().where('tenant_id', '=', tenant).executeTakeFirstOrThrow();
+    expect(body).toMatchObject({
+      active: 's3',
+      canEdit: true,
+      s3: {
+        endpoint: s3.endpoint,
+        bucket: s3.bucket,
+        region: s3.region,
+        pathStyle: true,
+        prefix: 'rampart',
+        enabled: true,
+        hasAccessKeyId: true,
+        hasSecretAccessKey: true,
+        lastTest: null,
+      },
+    });
+    const raw = await t.database.db
+      .selectFrom('tenant_storage_settings')
+      .selectAll()
+      .where('tenant_id', '=', tenant)
+      .executeTakeFirstOrThrow();
     expect(raw.secret_access_key_sealed).not.toBe(s3.secretAccessKey);
     expect(raw.secret_access_key_sealed).not.toContain(s3.secretAccessKey);
     expect(raw.access_key_id_sealed).not.toContain(s3.accessKeyId);
@@ -90,7 +111,12 @@ describe('storage settings', () => {
       expect(r.body).not.toContain(s3.accessKeyId);
     }
     // The audit entry records what changed, never the keys.
-    const audit = await t.database.db.selectFrom('audit_log').select(['action', 'details']).where('tenant_id', '=', tenant).where('action', 'like', 'storage.%').execute();
+    const audit = await t.database.db
+      .selectFrom('audit_log')
+      .select(['action', 'details'])
+      .where('tenant_id', '=', tenant)
+      .where('action', 'like', 'storage.%')
+      .execute();
     expect(audit.map((a) => a.action)).toEqual(['storage.settings_updated']);
     const details = JSON.stringify(audit[0]!.details);
     expect(details).toContain(s3.bucket);
@@ -99,29 +125,57 @@ describe('storage settings', () => {
   });
 
   it('keeps stored keys when a change omits them', async () => {
-    const before = await t.database.db.selectFrom('tenant_storage_settings').selectAll().where('tenant_id', '=', tenant).executeTakeFirstOrThrow();
-    const res = await owner.put(url(), settings({ accessKeyId: undefined, secretAccessKey: undefined, prefix: 'rampart/v2' }));
+    const before = await t.database.db
+      .selectFrom('tenant_storage_settings')
+      .selectAll()
+      .where('tenant_id', '=', tenant)
+      .executeTakeFirstOrThrow();
+    const res = await owner.put(
+      url(),
+      settings({ accessKeyId: undefined, secretAccessKey: undefined, prefix: 'rampart/v2' }),
+    );
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().s3).toMatchObject({ prefix: 'rampart/v2', hasSecretAccessKey: true });
-    const after = await t.database.db.selectFrom('tenant_storage_settings').selectAll().where('tenant_id', '=', tenant).executeTakeFirstOrThrow();
+    const after = await t.database.db
+      .selectFrom('tenant_storage_settings')
+      .selectAll()
+      .where('tenant_id', '=', tenant)
+      .executeTakeFirstOrThrow();
     expect(after.secret_access_key_sealed).toBe(before.secret_access_key_sealed);
     expect(after.access_key_id_sealed).toBe(before.access_key_id_sealed);
   });
 
   it('lets members read but not change or test, and keeps other tenants out', async () => {
     expect((await member.get(url())).json()).toMatchObject({ active: 's3', canEdit: false });
-    for (const res of [await member.put(url(), settings()), await member.delete(url()), await member.post(`${url()}/test`)]) {
+    for (const res of [
+      await member.put(url(), settings()),
+      await member.delete(url()),
+      await member.post(`${url()}/test`),
+    ]) {
       expect([res.statusCode, res.json().error]).toEqual([403, 'tenant_forbidden']);
     }
-    for (const res of [await other.get(url()), await other.put(url(), settings()), await other.delete(url()), await other.post(`${url()}/test`)]) {
+    for (const res of [
+      await other.get(url()),
+      await other.put(url(), settings()),
+      await other.delete(url()),
+      await other.post(`${url()}/test`),
+    ]) {
       expect([res.statusCode, res.json().error]).toEqual([403, 'tenant_forbidden']);
       expect(res.body).not.toContain(s3.bucket);
     }
     expect((await other.get(url(otherTenant))).json()).toMatchObject({ active: 'builtin', s3: null });
     // Row-level security: an unfiltered read as the other tenant sees no row of this one.
-    const seen = await withTenant(t.database.db, { tenantId: otherTenant }, async (tx) => (await sql<{ tenant_id: string }>`select tenant_id from tenant_storage_settings`.execute(tx)).rows);
+    const seen = await withTenant(
+      t.database.db,
+      { tenantId: otherTenant },
+      async (tx) => (await sql<{ tenant_id: string }>`select tenant_id from tenant_storage_settings`.execute(tx)).rows,
+    );
     expect(seen).toEqual([]);
-    const own = await withTenant(t.database.db, { tenantId: tenant }, async (tx) => (await sql<{ tenant_id: string }>`select tenant_id from tenant_storage_settings`.execute(tx)).rows);
+    const own = await withTenant(
+      t.database.db,
+      { tenantId: tenant },
+      async (tx) => (await sql<{ tenant_id: string }>`select tenant_id from tenant_storage_settings`.execute(tx)).rows,
+    );
     expect(own).toEqual([{ tenant_id: tenant }]);
     // Nor can it write one for this tenant.
     const write = await withTenant(t.database.db, { tenantId: otherTenant }, (tx) =>
@@ -178,7 +232,15 @@ describe('storage settings', () => {
     expect(store.kind).toBe('s3');
     expect(typeof store.presignPut).toBe('function');
     await store.put('evidence/new.txt', Readable.from([Buffer.from('new')]), { maxBytes: 10 });
-    const direct = createS3Store({ endpoint: s3.endpoint, region: s3.region, bucket: s3.bucket, pathStyle: true, prefix: 'rampart', accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
+    const direct = createS3Store({
+      endpoint: s3.endpoint,
+      region: s3.region,
+      bucket: s3.bucket,
+      pathStyle: true,
+      prefix: 'rampart',
+      accessKeyId: s3.accessKeyId,
+      secretAccessKey: s3.secretAccessKey,
+    });
     expect(await direct.head('evidence/new.txt')).toMatchObject({ size: 3 });
     expect(s3.objectKeys()).toEqual(['rampart/evidence/new.txt']);
     expect(await direct.head('evidence/old.txt')).toBeNull();
@@ -201,7 +263,9 @@ describe('storage settings', () => {
       await store.put('evidence/rekeyed.txt', Readable.from([Buffer.from('still here')]), { maxBytes: 1024 });
       expect((await store.head('evidence/rekeyed.txt'))?.size).toBe(10);
       await owner.put(url(), settings({ enabled: true, accessKeyId: undefined, secretAccessKey: undefined }));
-      await expect(rekeyed.app.services.storage.forTenant(tenant)).rejects.toMatchObject({ code: 'storage_auth_failed' });
+      await expect(rekeyed.app.services.storage.forTenant(tenant)).rejects.toMatchObject({
+        code: 'storage_auth_failed',
+      });
     } finally {
       await rekeyed.app.close();
     }
@@ -211,12 +275,25 @@ describe('storage settings', () => {
     const res = await owner.delete(url());
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ active: 'builtin', s3: null, canEdit: true });
-    expect(await t.database.db.selectFrom('tenant_storage_settings').select('tenant_id').where('tenant_id', '=', tenant).execute()).toEqual([]);
+    expect(
+      await t.database.db
+        .selectFrom('tenant_storage_settings')
+        .select('tenant_id')
+        .where('tenant_id', '=', tenant)
+        .execute(),
+    ).toEqual([]);
     expect((await t.app.services.storage.forTenant(tenant)).kind).toBe('builtin');
     expect((await owner.delete(url())).statusCode).toBe(200);
     const t2 = await owner.post(`${url()}/test`);
     expect([t2.statusCode, t2.json().error]).toEqual([404, 'storage_not_configured']);
-    const actions = (await t.database.db.selectFrom('audit_log').select('action').where('tenant_id', '=', tenant).where('action', 'like', 'storage.%').execute()).map((a) => a.action);
+    const actions = (
+      await t.database.db
+        .selectFrom('audit_log')
+        .select('action')
+        .where('tenant_id', '=', tenant)
+        .where('action', 'like', 'storage.%')
+        .execute()
+    ).map((a) => a.action);
     expect(actions).toContain('storage.settings_removed');
     expect(actions.filter((a) => a === 'storage.settings_removed')).toHaveLength(1);
   });

@@ -69,7 +69,11 @@ const s3Settings = (over: Partial<Parameters<typeof createS3Store>[0]> = {}) => 
 });
 
 const stores: [string, () => ObjectStore, () => string[]][] = [
-  ['built-in', () => createBuiltinStore(join(dataDir, 'storage'), 'tenants/6f1c1a54-25b4-4e43-9a36-9a4a6a0b3b11'), () => readdirSync(join(dataDir, 'storage', 'tmp'))],
+  [
+    'built-in',
+    () => createBuiltinStore(join(dataDir, 'storage'), 'tenants/6f1c1a54-25b4-4e43-9a36-9a4a6a0b3b11'),
+    () => readdirSync(join(dataDir, 'storage', 'tmp')),
+  ],
   ['S3', () => createS3Store(s3Settings(), { partSize: 5 * MIB }), () => []],
 ];
 
@@ -82,7 +86,10 @@ describe.each(stores)('object store contract: %s', (_name, make, leftovers) => {
 
   it('puts, heads, gets and deletes (idempotently)', async () => {
     const body = Buffer.from('hello rampart\n');
-    const put = await store.put('reports/r1/summary.json', Readable.from([body]), { maxBytes: 1024, contentType: 'application/json' });
+    const put = await store.put('reports/r1/summary.json', Readable.from([body]), {
+      maxBytes: 1024,
+      contentType: 'application/json',
+    });
     expect(put).toEqual({ size: body.length, sha256: sha(body) });
     expect(await store.head('reports/r1/summary.json')).toEqual({ size: body.length, contentType: 'application/json' });
     const got = await store.get('reports/r1/summary.json');
@@ -103,7 +110,10 @@ describe.each(stores)('object store contract: %s', (_name, make, leftovers) => {
 
   it('streams a multi-megabyte body through, hashing it on the way', async () => {
     const big = bodyOf(12 * MIB + 12345, 7);
-    const put = await store.put('big/blob.bin', big.stream(), { maxBytes: 64 * MIB, expected: { size: 12 * MIB + 12345, sha256: big.sha256 } });
+    const put = await store.put('big/blob.bin', big.stream(), {
+      maxBytes: 64 * MIB,
+      expected: { size: 12 * MIB + 12345, sha256: big.sha256 },
+    });
     expect(put).toEqual({ size: 12 * MIB + 12345, sha256: big.sha256 });
     expect((await store.head('big/blob.bin'))?.size).toBe(12 * MIB + 12345);
     const h = createHash('sha256');
@@ -113,21 +123,41 @@ describe.each(stores)('object store contract: %s', (_name, make, leftovers) => {
   });
 
   it('aborts over the size limit and keeps nothing (also not the earlier parts)', async () => {
-    expect(await codeOf(store.put('limit/over.bin', bodyOf(11 * MIB).stream(), { maxBytes: 10 * MIB }))).toBe('payload_too_large');
+    expect(await codeOf(store.put('limit/over.bin', bodyOf(11 * MIB).stream(), { maxBytes: 10 * MIB }))).toBe(
+      'payload_too_large',
+    );
     expect(await store.head('limit/over.bin')).toBeNull();
     // A declared size over the limit is refused before reading.
-    expect(await codeOf(store.put('limit/declared.bin', bodyOf(10).stream(), { maxBytes: 5, expected: { size: 10 } }))).toBe('payload_too_large');
+    expect(
+      await codeOf(store.put('limit/declared.bin', bodyOf(10).stream(), { maxBytes: 5, expected: { size: 10 } })),
+    ).toBe('payload_too_large');
     expect(await store.head('limit/declared.bin')).toBeNull();
     expect(leftovers()).toEqual([]);
   });
 
   it('refuses a size or hash different from the declared one and keeps nothing', async () => {
     const b = bodyOf(300_000, 3);
-    expect(await codeOf(store.put('m/size-short', b.stream(), { maxBytes: MIB, expected: { size: 300_001 } }))).toBe('upload_mismatch');
-    expect(await codeOf(store.put('m/size-long', b.stream(), { maxBytes: MIB, expected: { size: 299_999 } }))).toBe('upload_mismatch');
-    expect(await codeOf(store.put('m/hash', b.stream(), { maxBytes: MIB, expected: { size: 300_000, sha256: sha(Buffer.from('other')) } }))).toBe('upload_mismatch');
+    expect(await codeOf(store.put('m/size-short', b.stream(), { maxBytes: MIB, expected: { size: 300_001 } }))).toBe(
+      'upload_mismatch',
+    );
+    expect(await codeOf(store.put('m/size-long', b.stream(), { maxBytes: MIB, expected: { size: 299_999 } }))).toBe(
+      'upload_mismatch',
+    );
+    expect(
+      await codeOf(
+        store.put('m/hash', b.stream(), {
+          maxBytes: MIB,
+          expected: { size: 300_000, sha256: sha(Buffer.from('other')) },
+        }),
+      ),
+    ).toBe('upload_mismatch');
     for (const k of ['m/size-short', 'm/size-long', 'm/hash']) expect(await store.head(k)).toBeNull();
-    expect(await store.put('m/ok', b.stream(), { maxBytes: MIB, expected: { size: 300_000, sha256: b.sha256.toUpperCase() } })).toEqual({ size: 300_000, sha256: b.sha256 });
+    expect(
+      await store.put('m/ok', b.stream(), {
+        maxBytes: MIB,
+        expected: { size: 300_000, sha256: b.sha256.toUpperCase() },
+      }),
+    ).toEqual({ size: 300_000, sha256: b.sha256 });
     await store.delete('m/ok');
     expect(leftovers()).toEqual([]);
   });
@@ -145,9 +175,26 @@ describe.each(stores)('object store contract: %s', (_name, make, leftovers) => {
   });
 
   it('refuses keys that could leave the store', async () => {
-    const bad = ['', '../escape', 'a/../../b', '/etc/passwd', 'a//b', 'a/', '.hidden', 'a/.meta', 'a\\b', 'a b', 'caf\u00e9', 'x'.repeat(1025), 'a/./b', '..'];
+    const bad = [
+      '',
+      '../escape',
+      'a/../../b',
+      '/etc/passwd',
+      'a//b',
+      'a/',
+      '.hidden',
+      'a/.meta',
+      'a\\b',
+      'a b',
+      'caf\u00e9',
+      'x'.repeat(1025),
+      'a/./b',
+      '..',
+    ];
     for (const key of bad) {
-      expect(await codeOf(store.put(key, Readable.from([Buffer.from('x')]), { maxBytes: 10 })), key).toBe('invalid_object_key');
+      expect(await codeOf(store.put(key, Readable.from([Buffer.from('x')]), { maxBytes: 10 })), key).toBe(
+        'invalid_object_key',
+      );
       expect(await codeOf(store.get(key)), key).toBe('invalid_object_key');
       expect(await codeOf(store.head(key)), key).toBe('invalid_object_key');
       expect(await codeOf(store.delete(key)), key).toBe('invalid_object_key');
@@ -158,12 +205,16 @@ describe.each(stores)('object store contract: %s', (_name, make, leftovers) => {
 describe('S3 specifics', () => {
   it('the loopback server verifies signatures: a wrong secret is refused', async () => {
     const wrong = createS3Store(s3Settings({ secretAccessKey: `${s3.secretAccessKey}x` }), { maxAttempts: 1 });
-    expect(await codeOf(wrong.put('sig/x', Readable.from([Buffer.from('x')]), { maxBytes: 10 }))).toBe('storage_auth_failed');
+    expect(await codeOf(wrong.put('sig/x', Readable.from([Buffer.from('x')]), { maxBytes: 10 }))).toBe(
+      'storage_auth_failed',
+    );
     // A HEAD answer has no body to name the cause: a bare 403 reads as access denied.
     expect(await codeOf(wrong.head('sig/x'))).toBe('storage_access_denied');
     wrong.destroy();
     const unknown = createS3Store(s3Settings({ accessKeyId: 'AKNOSUCHKEY' }), { maxAttempts: 1 });
-    expect(await codeOf(unknown.put('sig/x', Readable.from([Buffer.from('x')]), { maxBytes: 10 }))).toBe('storage_auth_failed');
+    expect(await codeOf(unknown.put('sig/x', Readable.from([Buffer.from('x')]), { maxBytes: 10 }))).toBe(
+      'storage_auth_failed',
+    );
     unknown.destroy();
   });
 
@@ -181,19 +232,34 @@ describe('S3 specifics', () => {
   it('presigned PUT: accepts exactly the signed length and checksum, refuses others', async () => {
     const store = createS3Store(s3Settings());
     const body = Buffer.from('{"report":"ok"}\n');
-    const p = await store.presignPut('uploads/u1.json', { size: body.length, sha256: sha(body), expiresInSeconds: 300 });
+    const p = await store.presignPut('uploads/u1.json', {
+      size: body.length,
+      sha256: sha(body),
+      expiresInSeconds: 300,
+    });
     const signed = new URL(p.url).searchParams.get('X-Amz-SignedHeaders')!.split(';');
     expect(signed).toEqual(expect.arrayContaining(['content-length', 'host', 'x-amz-checksum-sha256']));
-    // No default CRC32 of an empty body is baked into the URL (research/workers.md §3).
+    // No default CRC32 of an empty body is baked into the URL: many S3-compatible stores refuse it.
     expect(p.url).not.toMatch(/crc32/i);
-    expect(p.headers).toEqual({ 'content-length': String(body.length), 'x-amz-checksum-sha256': Buffer.from(sha(body), 'hex').toString('base64') });
+    expect(p.headers).toEqual({
+      'content-length': String(body.length),
+      'x-amz-checksum-sha256': Buffer.from(sha(body), 'hex').toString('base64'),
+    });
     expect(p.expiresAt.getTime()).toBeGreaterThan(Date.now());
 
     const longer = Buffer.concat([body, Buffer.from('extra')]);
-    const wrongLength = await fetch(p.url, { method: 'PUT', headers: { ...p.headers, 'content-length': String(longer.length) }, body: longer });
+    const wrongLength = await fetch(p.url, {
+      method: 'PUT',
+      headers: { ...p.headers, 'content-length': String(longer.length) },
+      body: longer,
+    });
     expect(wrongLength.status).toBe(403);
     expect(await wrongLength.text()).toContain('SignatureDoesNotMatch');
-    const wrongChecksum = await fetch(p.url, { method: 'PUT', headers: { ...p.headers, 'x-amz-checksum-sha256': Buffer.from(sha(longer), 'hex').toString('base64') }, body });
+    const wrongChecksum = await fetch(p.url, {
+      method: 'PUT',
+      headers: { ...p.headers, 'x-amz-checksum-sha256': Buffer.from(sha(longer), 'hex').toString('base64') },
+      body,
+    });
     expect(wrongChecksum.status).toBe(403);
     expect(await store.head('uploads/u1.json')).toBeNull();
 
@@ -201,17 +267,28 @@ describe('S3 specifics', () => {
     expect(ok.status).toBe(200);
     expect((await readAll((await store.get('uploads/u1.json')).body)).equals(body)).toBe(true);
     // Expiry is capped at 15 minutes.
-    const capped = await store.presignPut('uploads/u2.json', { size: 1, sha256: sha(Buffer.from('x')), expiresInSeconds: 7 * 24 * 3600 });
+    const capped = await store.presignPut('uploads/u2.json', {
+      size: 1,
+      sha256: sha(Buffer.from('x')),
+      expiresInSeconds: 7 * 24 * 3600,
+    });
     expect(new URL(capped.url).searchParams.get('X-Amz-Expires')).toBe('900');
     store.destroy();
   });
 
   it('names a missing bucket and an unreachable endpoint', async () => {
     const missing = createS3Store(s3Settings({ bucket: 'no-such-bucket-here' }), { maxAttempts: 1 });
-    expect(await codeOf(missing.put('x', Readable.from([Buffer.from('x')]), { maxBytes: 10 }))).toBe('storage_bucket_not_found');
+    expect(await codeOf(missing.put('x', Readable.from([Buffer.from('x')]), { maxBytes: 10 }))).toBe(
+      'storage_bucket_not_found',
+    );
     missing.destroy();
-    const closed = createS3Store(s3Settings({ endpoint: 'http://127.0.0.1:9' }), { maxAttempts: 1, connectionTimeoutMs: 2000 });
-    expect(await codeOf(closed.put('x', Readable.from([Buffer.from('x')]), { maxBytes: 10 }))).toBe('storage_unreachable');
+    const closed = createS3Store(s3Settings({ endpoint: 'http://127.0.0.1:9' }), {
+      maxAttempts: 1,
+      connectionTimeoutMs: 2000,
+    });
+    expect(await codeOf(closed.put('x', Readable.from([Buffer.from('x')]), { maxBytes: 10 }))).toBe(
+      'storage_unreachable',
+    );
     closed.destroy();
   });
 });

@@ -56,12 +56,17 @@ describe('tenants and members', () => {
   });
 
   it('lists members to every member, invitations only to admins and owners', async () => {
-    const asMember = (await member.get(`/api/v1/tenants/${tenant}/members`)).json() as { members: { role: string }[]; invitations: unknown[] };
+    const asMember = (await member.get(`/api/v1/tenants/${tenant}/members`)).json() as {
+      members: { role: string }[];
+      invitations: unknown[];
+    };
     expect(asMember.members.map((m) => m.role).sort()).toEqual(['admin', 'member', 'owner']);
     expect(asMember.invitations).toEqual([]);
     const pendingEmail = uniqueEmail('pending');
     await invite(owner, tenant, pendingEmail, 'member');
-    const asAdmin = (await admin.get(`/api/v1/tenants/${tenant}/members`)).json() as { invitations: { email: string; status: string }[] };
+    const asAdmin = (await admin.get(`/api/v1/tenants/${tenant}/members`)).json() as {
+      invitations: { email: string; status: string }[];
+    };
     expect(asAdmin.invitations).toEqual([expect.objectContaining({ email: pendingEmail, status: 'pending' })]);
   });
 
@@ -70,14 +75,23 @@ describe('tenants and members', () => {
     const denied = await member.put(`/api/v1/tenants/${tenant}/settings`, body);
     expect(denied.statusCode).toBe(403);
     expect(denied.json()).toMatchObject({ error: 'tenant_forbidden' });
-    expect((await member.get(`/api/v1/tenants/${tenant}/settings`)).json()).toMatchObject({ dailyScanQuota: 200, canEdit: false });
+    expect((await member.get(`/api/v1/tenants/${tenant}/settings`)).json()).toMatchObject({
+      dailyScanQuota: 200,
+      canEdit: false,
+    });
     const ok = await admin.put(`/api/v1/tenants/${tenant}/settings`, body);
     expect(ok.statusCode).toBe(200);
     expect(ok.json()).toMatchObject({ ...body, canEdit: true });
   });
 
   it('validates settings with field-level details', async () => {
-    for (const bad of [{ dailyScanQuota: -1, perAssetConcurrentScans: 1 }, { dailyScanQuota: 1.5, perAssetConcurrentScans: 1 }, { dailyScanQuota: 10, perAssetConcurrentScans: 0 }, { dailyScanQuota: '10', perAssetConcurrentScans: 1 }, { dailyScanQuota: 10 }]) {
+    for (const bad of [
+      { dailyScanQuota: -1, perAssetConcurrentScans: 1 },
+      { dailyScanQuota: 1.5, perAssetConcurrentScans: 1 },
+      { dailyScanQuota: 10, perAssetConcurrentScans: 0 },
+      { dailyScanQuota: '10', perAssetConcurrentScans: 1 },
+      { dailyScanQuota: 10 },
+    ]) {
       const res = await owner.put(`/api/v1/tenants/${tenant}/settings`, bad);
       expect(res.statusCode).toBe(400);
       expect(res.json()).toMatchObject({ error: 'validation_failed', details: expect.any(Array) });
@@ -85,7 +99,11 @@ describe('tenants and members', () => {
   });
 
   it('keeps members to what their role allows in the membership API', async () => {
-    const res = await member.post('/api/auth/organization/invite-member', { email: uniqueEmail('x'), role: 'member', organizationId: tenant });
+    const res = await member.post('/api/auth/organization/invite-member', {
+      email: uniqueEmail('x'),
+      role: 'member',
+      organizationId: tenant,
+    });
     expect(res.statusCode).toBe(403);
     expect(res.json()).toMatchObject({ error: 'forbidden' });
     expect((await member.get(`/api/v1/tenants/${tenant}/audit-log`)).statusCode).toBe(403);
@@ -99,24 +117,50 @@ describe('tenants and members', () => {
       expect(res.statusCode).toBe(403);
       expect(res.json()).toMatchObject({ error: 'tenant_forbidden' });
     }
-    expect((await outsider.get('/api/v1/tenants/not-a-uuid/members')).json()).toMatchObject({ error: 'validation_failed' });
+    expect((await outsider.get('/api/v1/tenants/not-a-uuid/members')).json()).toMatchObject({
+      error: 'validation_failed',
+    });
   });
 
   it('audits role changes, settings and membership in the tenant audit log', async () => {
-    const list = (await owner.get(`/api/v1/tenants/${tenant}/members`)).json() as { members: { id: string; role: string }[] };
+    const list = (await owner.get(`/api/v1/tenants/${tenant}/members`)).json() as {
+      members: { id: string; role: string }[];
+    };
     const m = list.members.find((x) => x.role === 'member')!;
-    const res = await owner.post('/api/auth/organization/update-member-role', { memberId: m.id, role: 'admin', organizationId: tenant });
+    const res = await owner.post('/api/auth/organization/update-member-role', {
+      memberId: m.id,
+      role: 'admin',
+      organizationId: tenant,
+    });
     expect(res.statusCode, res.body).toBe(200);
-    const log = (await owner.get(`/api/v1/tenants/${tenant}/audit-log?limit=100`)).json() as { entries: { action: string; details: Record<string, unknown> }[] };
+    const log = (await owner.get(`/api/v1/tenants/${tenant}/audit-log?limit=100`)).json() as {
+      entries: { action: string; details: Record<string, unknown> }[];
+    };
     const actions = log.entries.map((e) => e.action);
-    expect(actions).toEqual(expect.arrayContaining(['tenant.created', 'member.invited', 'member.joined', 'member.role_changed', 'tenant.settings_updated']));
-    expect(log.entries.find((e) => e.action === 'member.role_changed')?.details).toMatchObject({ from: 'member', to: 'admin' });
+    expect(actions).toEqual(
+      expect.arrayContaining([
+        'tenant.created',
+        'member.invited',
+        'member.joined',
+        'member.role_changed',
+        'tenant.settings_updated',
+      ]),
+    );
+    expect(log.entries.find((e) => e.action === 'member.role_changed')?.details).toMatchObject({
+      from: 'member',
+      to: 'admin',
+    });
     // Filters and pagination.
-    const filtered = (await owner.get(`/api/v1/tenants/${tenant}/audit-log?action=member.&limit=2`)).json() as { entries: { action: string }[]; nextBefore: number | null };
+    const filtered = (await owner.get(`/api/v1/tenants/${tenant}/audit-log?action=member.&limit=2`)).json() as {
+      entries: { action: string }[];
+      nextBefore: number | null;
+    };
     expect(filtered.entries).toHaveLength(2);
     expect(filtered.entries.every((e) => e.action.startsWith('member.'))).toBe(true);
     expect(filtered.nextBefore).not.toBeNull();
-    const next = (await owner.get(`/api/v1/tenants/${tenant}/audit-log?action=member.&limit=2&before=${filtered.nextBefore}`)).json() as { entries: { id: number }[] };
+    const next = (
+      await owner.get(`/api/v1/tenants/${tenant}/audit-log?action=member.&limit=2&before=${filtered.nextBefore}`)
+    ).json() as { entries: { id: number }[] };
     expect(next.entries.length).toBeGreaterThan(0);
   });
 

@@ -23,7 +23,10 @@ function imageArchive(): Buffer {
   mkdirSync(join(dir, 'blobs', 'sha256'), { recursive: true });
   const layer = randomBytes(50_000);
   writeFileSync(join(dir, 'blobs', 'sha256', sha(layer)), layer);
-  writeFileSync(join(dir, 'manifest.json'), JSON.stringify([{ Config: 'blobs/sha256/cfg', RepoTags: ['acme/app:1'], Layers: [`blobs/sha256/${sha(layer)}`] }]));
+  writeFileSync(
+    join(dir, 'manifest.json'),
+    JSON.stringify([{ Config: 'blobs/sha256/cfg', RepoTags: ['acme/app:1'], Layers: [`blobs/sha256/${sha(layer)}`] }]),
+  );
   const out = join(work, 'img.tar');
   execFileSync('tar', ['-cf', out, '-C', dir, '.']);
   return readFileSync(out);
@@ -49,9 +52,13 @@ beforeAll(async () => {
   st = await scanTenant(t, cast.owner);
   await st.settings(1000, 5);
   w = await enrollWorker(t, cast.owner, st.tenantId, { secret: await signingSecret(cast.owner, st.tenantId) });
-  other = await enrollWorker(t, cast.other, cast.otherTenant, { secret: await signingSecret(cast.other, cast.otherTenant) });
+  other = await enrollWorker(t, cast.other, cast.otherTenant, {
+    secret: await signingSecret(cast.other, cast.otherTenant),
+  });
   archive = imageArchive();
-  const up = await cast.owner.request('POST', `${st.base}/assets/archives?fileName=app.tar`, archive, { 'content-type': 'application/octet-stream' });
+  const up = await cast.owner.request('POST', `${st.base}/assets/archives?fileName=app.tar`, archive, {
+    'content-type': 'application/octet-stream',
+  });
   expect(up.statusCode, up.body).toBe(201);
   archiveAsset = up.json().asset.id;
   serverUrl = await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -75,7 +82,9 @@ describe('worker archive download', () => {
 
     // A wrong lease token, and another tenant's worker, get nothing.
     // (Another hex digit, not another case: the token is a UUID and 'B…' is the same UUID as 'b…'.)
-    const wrong = await w.post(`scans/${lease.scanId}/archive`, { leaseToken: `${lease.leaseToken.startsWith('0') ? '1' : '0'}${lease.leaseToken.slice(1)}` });
+    const wrong = await w.post(`scans/${lease.scanId}/archive`, {
+      leaseToken: `${lease.leaseToken.startsWith('0') ? '1' : '0'}${lease.leaseToken.slice(1)}`,
+    });
     expect(wrong.statusCode).toBe(409);
     expect(wrong.json().error).toBe('lease_lost');
     const stranger = await other.post(`scans/${lease.scanId}/archive`, { leaseToken: lease.leaseToken });
@@ -89,7 +98,15 @@ describe('worker archive download', () => {
     expect(got).toEqual({ path: dest, size: archive.length, sha256: sha(archive) });
     expect(Buffer.compare(readFileSync(dest), archive)).toBe(0);
     // Finished here (failed on purpose), so the next test leases its own scan.
-    expect((await w.post(`scans/${lease.scanId}/fail`, { leaseToken: lease.leaseToken, error: 'test done', retryable: false })).statusCode).toBe(200);
+    expect(
+      (
+        await w.post(`scans/${lease.scanId}/fail`, {
+          leaseToken: lease.leaseToken,
+          error: 'test done',
+          retryable: false,
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 
   it('refuses a container scan of a registry reference: there is no archive to fetch', async () => {
@@ -101,7 +118,9 @@ describe('worker archive download', () => {
     expect(res.statusCode).toBe(404);
     expect(res.json().error).toBe('object_not_found');
     const client = createWorkerClient({ serverUrl, token: w.token, signingSecret: w.secret });
-    const err = await client.downloadArchive(lease.scanId, lease.leaseToken, join(work, 'none.tar')).catch((e: unknown) => e);
+    const err = await client
+      .downloadArchive(lease.scanId, lease.leaseToken, join(work, 'none.tar'))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkerApiError);
     expect((err as WorkerApiError).code).toBe('object_not_found');
   });

@@ -1,4 +1,4 @@
-// Signed worker requests (DESIGN §5.3) through the heartbeat route: bearer, X-Rampart-Signature
+// Signed worker requests (docs/worker-protocol.md) through the heartbeat route: bearer, X-Rampart-Signature
 // over the exact body bytes with the tenant's signing secret (and the previous one within its
 // grace period), sentAt within ±5 minutes, nonce replay, and tenant isolation of secrets. Also
 // the webhook-secret settings: shown once, sealed at rest, roles.
@@ -26,7 +26,11 @@ let otherToken: string;
 
 const secretUrl = (id = tenant) => `/api/v1/tenants/${id}/webhook-secret`;
 const nonce = () => randomBytes(16).toString('base64url');
-const envelope = (over: Record<string, unknown> = {}) => ({ sentAt: clock.now().toISOString(), nonce: nonce(), ...over });
+const envelope = (over: Record<string, unknown> = {}) => ({
+  sentAt: clock.now().toISOString(),
+  nonce: nonce(),
+  ...over,
+});
 
 function post(raw: string, headers: Record<string, string | undefined>) {
   const h: Record<string, string> = { 'content-type': 'application/json' };
@@ -41,7 +45,12 @@ const beat = (secret: string, body: Record<string, unknown> = envelope(), bearer
 
 async function enrollIn(c: Client, id: string, name: string): Promise<{ workerId: string; token: string }> {
   const code = (await c.post(`/api/v1/tenants/${id}/worker-enrollments`)).json().code;
-  const res = await new Client(t.app).post('/api/public/worker/v1/enroll', { code, name, platform: 'linux/arm64', version: '0.9.0' });
+  const res = await new Client(t.app).post('/api/public/worker/v1/enroll', {
+    code,
+    name,
+    platform: 'linux/arm64',
+    version: '0.9.0',
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
@@ -65,7 +74,13 @@ afterAll(async () => {
 describe('webhook signing secret', () => {
   it('starts unconfigured, and a worker cannot sign without it', async () => {
     const res = await owner.get(secretUrl());
-    expect(res.json()).toEqual({ configured: false, createdAt: null, rotatedAt: null, previousValidUntil: null, canManage: true });
+    expect(res.json()).toEqual({
+      configured: false,
+      createdAt: null,
+      rotatedAt: null,
+      previousValidUntil: null,
+      canManage: true,
+    });
     const r = await beat('anything');
     expect(r.statusCode).toBe(401);
     expect(r.json().error).toBe('worker_signature_invalid');
@@ -80,9 +95,16 @@ describe('webhook signing secret', () => {
     const { secret } = res.json();
     expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
     const status = await member.get(secretUrl());
-    expect(status.json()).toMatchObject({ configured: true, rotatedAt: null, previousValidUntil: null, canManage: false });
+    expect(status.json()).toMatchObject({
+      configured: true,
+      rotatedAt: null,
+      previousValidUntil: null,
+      canManage: false,
+    });
     expect(status.body).not.toContain(secret);
-    const row = await withService(t.database.db, (tx) => tx.selectFrom('tenant_webhook_secrets').selectAll().where('tenant_id', '=', tenant).executeTakeFirstOrThrow());
+    const row = await withService(t.database.db, (tx) =>
+      tx.selectFrom('tenant_webhook_secrets').selectAll().where('tenant_id', '=', tenant).executeTakeFirstOrThrow(),
+    );
     expect(JSON.stringify(row)).not.toContain(secret.slice(6));
     expect(t.app.services.secretBox.open(row.current_sealed)).toBe(secret);
   });
@@ -105,14 +127,21 @@ describe('signed worker requests', () => {
     const res = await beat(secret, envelope({ version: '0.9.1' }));
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({ ok: true, workerId, serverTime: clock.now().toISOString(), leases: [] });
-    const row = await withService(t.database.db, (tx) => tx.selectFrom('workers').selectAll().where('id', '=', workerId).executeTakeFirstOrThrow());
+    const row = await withService(t.database.db, (tx) =>
+      tx.selectFrom('workers').selectAll().where('id', '=', workerId).executeTakeFirstOrThrow(),
+    );
     expect(new Date(row.last_seen_at!).getTime()).toBe(clock.now().getTime());
     expect(row.version).toBe('0.9.1');
   });
 
   it('need a known bearer', async () => {
     const raw = JSON.stringify(envelope());
-    for (const authorization of [undefined, 'Basic abc', `Bearer ${token}x`, 'Bearer rwk_unknown-token-unknown-token-unknown-token00']) {
+    for (const authorization of [
+      undefined,
+      'Basic abc',
+      `Bearer ${token}x`,
+      'Bearer rwk_unknown-token-unknown-token-unknown-token00',
+    ]) {
       const res = await post(raw, { authorization, 'x-rampart-signature': signBody(secret, raw) });
       expect(res.statusCode, authorization).toBe(401);
       expect(res.json().error).toBe('worker_unauthorized');
@@ -123,19 +152,35 @@ describe('signed worker requests', () => {
     const body = envelope();
     // Spacing is part of the bytes: a signature over a re-serialised body fails.
     const spaced = `{ "sentAt": "${body.sentAt}", "nonce": "${body.nonce}" }`;
-    const wrong = await post(spaced, { authorization: `Bearer ${token}`, 'x-rampart-signature': signBody(secret, JSON.stringify(body)) });
+    const wrong = await post(spaced, {
+      authorization: `Bearer ${token}`,
+      'x-rampart-signature': signBody(secret, JSON.stringify(body)),
+    });
     expect(wrong.statusCode).toBe(401);
     expect(wrong.json().error).toBe('worker_signature_invalid');
-    const right = await post(spaced, { authorization: `Bearer ${token}`, 'x-rampart-signature': signBody(secret, spaced) });
+    const right = await post(spaced, {
+      authorization: `Bearer ${token}`,
+      'x-rampart-signature': signBody(secret, spaced),
+    });
     expect(right.statusCode, right.body).toBe(200);
-    for (const sig of [undefined, '', 'sha256=00', `sha1=${'0'.repeat(40)}`, `sha256=${'0'.repeat(64)}`, signBody('whsec_not-the-secret', spaced)]) {
+    for (const sig of [
+      undefined,
+      '',
+      'sha256=00',
+      `sha1=${'0'.repeat(40)}`,
+      `sha256=${'0'.repeat(64)}`,
+      signBody('whsec_not-the-secret', spaced),
+    ]) {
       const res = await post(spaced, { authorization: `Bearer ${token}`, 'x-rampart-signature': sig });
       expect(res.statusCode, String(sig)).toBe(401);
       expect(res.json().error).toBe('worker_signature_invalid');
     }
     // Upper-case hex is the same signature.
     const raw = JSON.stringify(envelope());
-    const upper = await post(raw, { authorization: `Bearer ${token}`, 'x-rampart-signature': signBody(secret, raw).toUpperCase().replace('SHA256=', 'sha256=') });
+    const upper = await post(raw, {
+      authorization: `Bearer ${token}`,
+      'x-rampart-signature': signBody(secret, raw).toUpperCase().replace('SHA256=', 'sha256='),
+    });
     expect(upper.statusCode).toBe(200);
   });
 
@@ -157,7 +202,9 @@ describe('signed worker requests', () => {
     expect(replay.statusCode).toBe(409);
     expect(replay.json().error).toBe('worker_replay');
     // The same nonce in a fresh body is still a replay.
-    expect((await beat(secret, { ...body, sentAt: new Date(clock.now().getTime() + 1000).toISOString() })).statusCode).toBe(409);
+    expect(
+      (await beat(secret, { ...body, sentAt: new Date(clock.now().getTime() + 1000).toISOString() })).statusCode,
+    ).toBe(409);
     // A nonce is per worker: another worker may use the same one (with its own tenant's secret).
     const otherSecret = await rotate(0, other, otherTenant);
     expect((await beat(otherSecret, body, otherToken)).statusCode).toBe(200);
@@ -165,7 +212,7 @@ describe('signed worker requests', () => {
     expect((await beat(secret, envelope({ nonce: 'short' }))).statusCode).toBe(400);
   });
 
-  it('a worker cannot sign with another tenant\'s secret', async () => {
+  it("a worker cannot sign with another tenant's secret", async () => {
     const otherSecret = await rotate(0, other, otherTenant);
     const res = await beat(otherSecret);
     expect(res.statusCode).toBe(401);
@@ -188,7 +235,9 @@ describe('signed worker requests', () => {
 
   it('refuse invalid JSON only after authentication', async () => {
     const raw = '{"sentAt": ';
-    expect((await post(raw, { authorization: `Bearer ${token}`, 'x-rampart-signature': signBody('nope', raw) })).statusCode).toBe(401);
+    expect(
+      (await post(raw, { authorization: `Bearer ${token}`, 'x-rampart-signature': signBody('nope', raw) })).statusCode,
+    ).toBe(401);
     const res = await post(raw, { authorization: `Bearer ${token}`, 'x-rampart-signature': signBody(secret, raw) });
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toBe('invalid_json');
@@ -217,13 +266,22 @@ describe('rotation', () => {
   it('defaults to 24 hours, and 0 ends the old secret at once', async () => {
     const a = await rotate(0);
     const b = await rotate();
-    expect((await owner.get(secretUrl())).json().previousValidUntil).toBe(new Date(clock.now().getTime() + 24 * 3_600_000).toISOString());
+    expect((await owner.get(secretUrl())).json().previousValidUntil).toBe(
+      new Date(clock.now().getTime() + 24 * 3_600_000).toISOString(),
+    );
     expect((await beat(a)).statusCode).toBe(200);
     const c = await rotate(0);
     expect((await beat(b)).statusCode).toBe(401);
     expect((await beat(a)).statusCode).toBe(401);
     expect((await beat(c)).statusCode).toBe(200);
-    const audit = await withService(t.database.db, (tx) => tx.selectFrom('audit_log').select(['action', 'details']).where('tenant_id', '=', tenant).where('action', 'like', 'workers.webhook_secret_%').execute());
+    const audit = await withService(t.database.db, (tx) =>
+      tx
+        .selectFrom('audit_log')
+        .select(['action', 'details'])
+        .where('tenant_id', '=', tenant)
+        .where('action', 'like', 'workers.webhook_secret_%')
+        .execute(),
+    );
     expect(audit.map((x) => x.action)).toContain('workers.webhook_secret_generated');
     expect(audit.map((x) => x.action)).toContain('workers.webhook_secret_rotated');
     expect(JSON.stringify(audit)).not.toContain(c);

@@ -59,7 +59,13 @@ describe('worker client against the server', () => {
   let workerId = '';
 
   it('enrolls with a code and sends heartbeats the server verifies', async () => {
-    const enrolled = await enrollWorker({ serverUrl, code: await newCode(), name: 'client-test', platform: 'linux/x64', version: '0.1.0' });
+    const enrolled = await enrollWorker({
+      serverUrl,
+      code: await newCode(),
+      name: 'client-test',
+      platform: 'linux/x64',
+      version: '0.1.0',
+    });
     ({ token, workerId } = enrolled);
     expect(enrolled.tenantId).toBe(tenant);
     const client = createWorkerClient({ serverUrl, token, signingSecret: async () => secret });
@@ -79,8 +85,18 @@ describe('worker client against the server', () => {
 
   it('retries a 503 and a network error with a fresh nonce each time, so the server sees no replay', async () => {
     const waits: number[] = [];
-    const rec = recordingFetch([() => new Response('{"error":"service_unavailable","message":"busy"}', { status: 503 }), () => new TypeError('fetch failed')]);
-    const client = createWorkerClient({ serverUrl, token, signingSecret: secret, fetch: rec.fetch, sleep: async (ms) => void waits.push(ms), random: () => 0.5 });
+    const rec = recordingFetch([
+      () => new Response('{"error":"service_unavailable","message":"busy"}', { status: 503 }),
+      () => new TypeError('fetch failed'),
+    ]);
+    const client = createWorkerClient({
+      serverUrl,
+      token,
+      signingSecret: secret,
+      fetch: rec.fetch,
+      sleep: async (ms) => void waits.push(ms),
+      random: () => 0.5,
+    });
     const hb = await client.heartbeat();
     expect(hb.workerId).toBe(workerId);
     expect(rec.bodies).toHaveLength(3);
@@ -93,14 +109,32 @@ describe('worker client against the server', () => {
 
   it('waits as long as Retry-After says on a 429', async () => {
     const waits: number[] = [];
-    const rec = recordingFetch([() => new Response('{"error":"rate_limited","message":"slow down"}', { status: 429, headers: { 'retry-after': '3' } })]);
-    const client = createWorkerClient({ serverUrl, token, signingSecret: secret, fetch: rec.fetch, sleep: async (ms) => void waits.push(ms) });
+    const rec = recordingFetch([
+      () =>
+        new Response('{"error":"rate_limited","message":"slow down"}', {
+          status: 429,
+          headers: { 'retry-after': '3' },
+        }),
+    ]);
+    const client = createWorkerClient({
+      serverUrl,
+      token,
+      signingSecret: secret,
+      fetch: rec.fetch,
+      sleep: async (ms) => void waits.push(ms),
+    });
     await client.heartbeat();
     expect(waits).toEqual([3_000]);
   });
 
   it('gives up after the attempts and says the server was unreachable', async () => {
-    const client = createWorkerClient({ serverUrl: 'http://127.0.0.1:9', token, signingSecret: secret, retry: { attempts: 2 }, sleep: async () => undefined });
+    const client = createWorkerClient({
+      serverUrl: 'http://127.0.0.1:9',
+      token,
+      signingSecret: secret,
+      retry: { attempts: 2 },
+      sleep: async () => undefined,
+    });
     await expect(client.heartbeat()).rejects.toBeInstanceOf(WorkerNetworkError);
   });
 });
@@ -120,7 +154,22 @@ describe('rampart-worker enroll and status', () => {
   it('enrolls, writes the config 0600, and status shows the heartbeat without secrets', async () => {
     const path = join(dir, 'cfg', 'config.json');
     const e = io();
-    const code = await main(['enroll', '--server', serverUrl, '--code', await newCode(), '--name', 'cli-worker', '--secret', secret, '--config', path], e.io);
+    const code = await main(
+      [
+        'enroll',
+        '--server',
+        serverUrl,
+        '--code',
+        await newCode(),
+        '--name',
+        'cli-worker',
+        '--secret',
+        secret,
+        '--config',
+        path,
+      ],
+      e.io,
+    );
     expect(code, e.err()).toBe(0);
     expect(e.out()).toContain('Signed heartbeat accepted');
     const cfg = JSON.parse(readFileSync(path, 'utf8'));
@@ -143,7 +192,12 @@ describe('rampart-worker enroll and status', () => {
 
   it('exits 4 for a code the server refuses and 3 with no config', async () => {
     const e = io();
-    expect(await main(['enroll', '--server', serverUrl, '--code', 'ZZZZZZZZ', '--secret', secret, '--config', join(dir, 'x.json')], e.io)).toBe(4);
+    expect(
+      await main(
+        ['enroll', '--server', serverUrl, '--code', 'ZZZZZZZZ', '--secret', secret, '--config', join(dir, 'x.json')],
+        e.io,
+      ),
+    ).toBe(4);
     expect(e.err()).toContain('enrollment_code_invalid');
     const s = io();
     expect(await main(['status', '--config', join(dir, 'missing.json')], s.io)).toBe(3);
@@ -153,7 +207,10 @@ describe('rampart-worker enroll and status', () => {
   it('takes the secret from RAMPART_WORKER_SECRET and refuses a non-TTY prompt', async () => {
     const path = join(dir, 'env.json');
     const e = io({ RAMPART_WORKER_SECRET: secret });
-    expect(await main(['enroll', '--server', serverUrl, '--code', await newCode(), '--config', path], e.io), e.err()).toBe(0);
+    expect(
+      await main(['enroll', '--server', serverUrl, '--code', await newCode(), '--config', path], e.io),
+      e.err(),
+    ).toBe(0);
     const none = io();
     expect(await main(['enroll', '--server', serverUrl, '--code', 'ABCD1234', '--config', path], none.io)).toBe(2);
     expect(none.err()).toContain('RAMPART_WORKER_SECRET');

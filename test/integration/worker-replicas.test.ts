@@ -28,6 +28,8 @@ afterAll(async () => {
 });
 
 describe('leasing across replicas', () => {
+  // 60 scans leased, reported and ingested one asset turn at a time: about 25 s on an idle
+  // two-core machine, so the test has room beyond the suite's 30 s default.
   it(`20 workers on two replicas lease each of ${ASSETS * SCANS_PER_ASSET} scans once, one scan per asset at a time`, async () => {
     const cast = await tenantCast(a, 'replicas');
     const st = await scanTenant(a, cast.owner);
@@ -73,11 +75,19 @@ describe('leasing across replicas', () => {
           const assetId = assetOf.get(lease.scanId)!;
           if (running.has(assetId)) overlaps.push(`${assetId}: ${running.get(assetId)} and ${lease.scanId}`);
           running.set(assetId, lease.scanId);
-          const progress = await w.post(`scans/${lease.scanId}/progress`, { leaseToken: lease.leaseToken, percent: 50 });
+          const progress = await w.post(`scans/${lease.scanId}/progress`, {
+            leaseToken: lease.leaseToken,
+            percent: 50,
+          });
           expect(progress.statusCode, progress.body).toBe(200);
           // Clear our mark before the report ends the lease, so no false overlap is seen.
           running.delete(assetId);
-          const report = await w.post('report', { scanId: lease.scanId, leaseToken: lease.leaseToken, format: 'native', report: `${JSON.stringify({ type: 'report', version: 1, scanner: 'port' })}\n` });
+          const report = await w.post('report', {
+            scanId: lease.scanId,
+            leaseToken: lease.leaseToken,
+            format: 'native',
+            report: `${JSON.stringify({ type: 'report', version: 1, scanner: 'port' })}\n`,
+          });
           expect(report.statusCode, report.body).toBe(200);
         }
       }),
@@ -91,7 +101,9 @@ describe('leasing across replicas', () => {
     expect(new Set(leases.map((l) => l.worker % 2)).size).toBe(2);
     // Every report is read (by either replica's runner) and every scan ends succeeded.
     await Promise.all([a.app.services.ingestion.drain(), b.app.services.ingestion.drain()]);
-    const statuses = await withService(a.database.db, (tx) => tx.selectFrom('scans').select('status').where('tenant_id', '=', st.tenantId).execute());
+    const statuses = await withService(a.database.db, (tx) =>
+      tx.selectFrom('scans').select('status').where('tenant_id', '=', st.tenantId).execute(),
+    );
     expect(statuses.filter((r) => r.status !== 'succeeded')).toEqual([]);
-  });
+  }, 120_000);
 });

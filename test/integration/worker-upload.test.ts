@@ -34,24 +34,51 @@ async function leased(worker = w): Promise<{ scanId: string; leaseToken: string 
   expect(lease.scanId).toBe(scan.id);
   return lease;
 }
-async function init(lease: { scanId: string; leaseToken: string }, body: string | Buffer, over: Record<string, unknown> = {}) {
-  return w.post('report/init', { scanId: lease.scanId, leaseToken: lease.leaseToken, size: Buffer.byteLength(body), sha256: sha(body), format: 'native', ...over });
+async function init(
+  lease: { scanId: string; leaseToken: string },
+  body: string | Buffer,
+  over: Record<string, unknown> = {},
+) {
+  return w.post('report/init', {
+    scanId: lease.scanId,
+    leaseToken: lease.leaseToken,
+    size: Buffer.byteLength(body),
+    sha256: sha(body),
+    format: 'native',
+    ...over,
+  });
 }
 /** PUT to a built-in upload URL through inject. */
-function put(url: string, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/octet-stream' }) {
+function put(
+  url: string,
+  body: string | Buffer,
+  headers: Record<string, string> = { 'content-type': 'application/octet-stream' },
+) {
   const u = new URL(url);
   return t.app.inject({ method: 'PUT', url: `${u.pathname}${u.search}`, payload: body, headers });
 }
-const uploadRow = (id: string) => withService(t.database.db, (tx) => tx.selectFrom('report_uploads').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
+const uploadRow = (id: string) =>
+  withService(t.database.db, (tx) =>
+    tx.selectFrom('report_uploads').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
+  );
 
 beforeAll(async () => {
   s3 = await startS3Server();
-  t = await createTestApp({ deps: { clock }, env: { REPORT_MAX_BYTES: '65536', WORKER_LEGACY_REPORT_MAX_BYTES: '4096' } });
+  t = await createTestApp({
+    deps: { clock },
+    env: { REPORT_MAX_BYTES: '65536', WORKER_LEGACY_REPORT_MAX_BYTES: '4096' },
+  });
   const cast = await tenantCast(t, 'upload');
   st = await scanTenant(t, cast.owner);
   await st.settings(1000, 5);
-  w = await enrollWorker(t, cast.owner, st.tenantId, { secret: await signingSecret(cast.owner, st.tenantId), now: clock.now });
-  other = await enrollWorker(t, cast.other, cast.otherTenant, { secret: await signingSecret(cast.other, cast.otherTenant), now: clock.now });
+  w = await enrollWorker(t, cast.owner, st.tenantId, {
+    secret: await signingSecret(cast.owner, st.tenantId),
+    now: clock.now,
+  });
+  other = await enrollWorker(t, cast.other, cast.otherTenant, {
+    secret: await signingSecret(cast.other, cast.otherTenant),
+    now: clock.now,
+  });
 });
 afterAll(async () => {
   await t.close();
@@ -64,7 +91,11 @@ describe('two-phase upload to built-in storage', () => {
     const res = await init(lease, REPORT, { fileName: 'report.jsonl' });
     expect(res.statusCode, res.body).toBe(201);
     const up = res.json();
-    expect(up).toMatchObject({ method: 'PUT', storage: 'builtin', headers: { 'content-length': String(Buffer.byteLength(REPORT)) } });
+    expect(up).toMatchObject({
+      method: 'PUT',
+      storage: 'builtin',
+      headers: { 'content-length': String(Buffer.byteLength(REPORT)) },
+    });
     expect(new Date(up.expiresAt).getTime() - clock.now().getTime()).toBeLessThanOrEqual(15 * 60_000);
     const putRes = await put(up.url, REPORT);
     expect(putRes.statusCode, putRes.body).toBe(200);
@@ -74,19 +105,31 @@ describe('two-phase upload to built-in storage', () => {
     expect(fin.statusCode, fin.body).toBe(200);
     expect(fin.json()).toMatchObject({ uploadId: up.uploadId, scanId: lease.scanId, status: 'finalized' });
     expect(await scanRow(t, lease.scanId)).toMatchObject({ status: 'ingesting', lease_token: null });
-    expect(await uploadRow(up.uploadId)).toMatchObject({ status: 'finalized', ingestion_id: fin.json().ingestionId, format: 'native', file_name: 'report.jsonl' });
+    expect(await uploadRow(up.uploadId)).toMatchObject({
+      status: 'finalized',
+      ingestion_id: fin.json().ingestionId,
+      format: 'native',
+      file_name: 'report.jsonl',
+    });
     // A retry (say, the answer was lost) answers the same, although the lease has ended.
     const again = await w.post('report/finalize', { uploadId: up.uploadId, leaseToken: lease.leaseToken });
     expect(again.json()).toEqual(fin.json());
     // Further writes under the ended lease are refused.
-    expect((await w.post(`scans/${lease.scanId}/progress`, { leaseToken: lease.leaseToken, percent: 5 })).json().error).toBe('lease_lost');
+    expect(
+      (await w.post(`scans/${lease.scanId}/progress`, { leaseToken: lease.leaseToken, percent: 5 })).json().error,
+    ).toBe('lease_lost');
     // The built-in PUT is closed once finalized.
     expect((await put(up.url, REPORT)).statusCode).toBe(409);
   });
 
   it('refuses a declared size over REPORT_MAX_BYTES, more bytes than declared, and a wrong hash — keeping nothing', async () => {
     const lease = await leased();
-    const big = await w.post('report/init', { scanId: lease.scanId, leaseToken: lease.leaseToken, size: 65537, sha256: sha('x') });
+    const big = await w.post('report/init', {
+      scanId: lease.scanId,
+      leaseToken: lease.leaseToken,
+      size: 65537,
+      sha256: sha('x'),
+    });
     expect(big.statusCode).toBe(413);
     expect(big.json().error).toBe('payload_too_large');
 
@@ -117,7 +160,12 @@ describe('two-phase upload to built-in storage', () => {
     const lease = await leased();
     const stale = await init({ ...lease, leaseToken: '00000000-0000-4000-8000-000000000000' }, REPORT);
     expect(stale.json().error).toBe('lease_lost');
-    const theirs = await other.post('report/init', { scanId: lease.scanId, leaseToken: lease.leaseToken, size: 10, sha256: sha('0123456789') });
+    const theirs = await other.post('report/init', {
+      scanId: lease.scanId,
+      leaseToken: lease.leaseToken,
+      size: 10,
+      sha256: sha('0123456789'),
+    });
     expect(theirs.json().error).toBe('scan_not_found');
     const up = (await init(lease, REPORT)).json();
     expect((await put(up.url, REPORT)).statusCode).toBe(200);
@@ -138,21 +186,34 @@ describe('two-phase upload to built-in storage', () => {
     expect(await (await t.app.services.storage.forTenant(st.tenantId)).head(row.object_key)).not.toBeNull();
     const reaped = async () => {
       await t.app.services.uploads.reapOrphans();
-      return !!(await withService(t.database.db, (tx) => tx.selectFrom('report_uploads').select('id').where('id', '=', up.uploadId).executeTakeFirst()));
+      return !!(await withService(t.database.db, (tx) =>
+        tx.selectFrom('report_uploads').select('id').where('id', '=', up.uploadId).executeTakeFirst(),
+      ));
     };
     expect(await reaped()).toBe(true);
     // The URL expired 61 minutes ago (the reaper uses the database's clock).
-    await withService(t.database.db, (tx) => sql`update report_uploads set expires_at = now() - interval '61 minutes' where id = ${up.uploadId}`.execute(tx));
+    await withService(t.database.db, (tx) =>
+      sql`update report_uploads set expires_at = now() - interval '61 minutes' where id = ${up.uploadId}`.execute(tx),
+    );
     expect(await reaped()).toBe(false);
     expect(await (await t.app.services.storage.forTenant(st.tenantId)).head(row.object_key)).toBeNull();
-    expect(await withService(t.database.db, (tx) => tx.selectFrom('report_uploads').select('id').where('id', '=', up.uploadId).executeTakeFirst())).toBeUndefined();
+    expect(
+      await withService(t.database.db, (tx) =>
+        tx.selectFrom('report_uploads').select('id').where('id', '=', up.uploadId).executeTakeFirst(),
+      ),
+    ).toBeUndefined();
   });
 });
 
 describe('legacy single shot', () => {
   it('takes the report inside the signed body, within its own body limit', async () => {
     const lease = await leased();
-    const res = await w.post('report', { scanId: lease.scanId, leaseToken: lease.leaseToken, format: 'native', report: REPORT });
+    const res = await w.post('report', {
+      scanId: lease.scanId,
+      leaseToken: lease.leaseToken,
+      format: 'native',
+      report: REPORT,
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ scanId: lease.scanId, status: 'finalized' });
     const row = await uploadRow(res.json().uploadId);
@@ -160,7 +221,11 @@ describe('legacy single shot', () => {
     expect((await scanRow(t, lease.scanId)).status).toBe('ingesting');
 
     const lease2 = await leased();
-    const tooBig = await w.post('report', { scanId: lease2.scanId, leaseToken: lease2.leaseToken, report: 'x'.repeat(5000) });
+    const tooBig = await w.post('report', {
+      scanId: lease2.scanId,
+      leaseToken: lease2.leaseToken,
+      report: 'x'.repeat(5000),
+    });
     expect(tooBig.statusCode).toBe(413);
     expect((await scanRow(t, lease2.scanId)).status).toBe('leased');
   });
@@ -183,7 +248,12 @@ describe('two-phase upload to a tenant bucket', () => {
     const lease = await leased();
 
     const body = Buffer.from(REPORT);
-    const initRes = await w.post('report/init', { scanId: lease.scanId, leaseToken: lease.leaseToken, size: body.length, sha256: sha(body) });
+    const initRes = await w.post('report/init', {
+      scanId: lease.scanId,
+      leaseToken: lease.leaseToken,
+      size: body.length,
+      sha256: sha(body),
+    });
     expect(initRes.statusCode, initRes.body).toBe(201);
     const up = initRes.json();
     expect(up.storage).toBe('s3');
@@ -191,7 +261,11 @@ describe('two-phase upload to a tenant bucket', () => {
     expect(new URL(up.url).searchParams.get('X-Amz-SignedHeaders')).toContain('content-length');
 
     // A body of another length breaks the signature: the server refuses it.
-    const short = await fetch(up.url, { method: 'PUT', headers: { ...up.headers, 'content-length': String(body.length - 1) }, body: body.subarray(1) });
+    const short = await fetch(up.url, {
+      method: 'PUT',
+      headers: { ...up.headers, 'content-length': String(body.length - 1) },
+      body: body.subarray(1),
+    });
     expect(short.ok).toBe(false);
     // Same length, other bytes: this server does not check the checksum header, finalize does.
     const forged = Buffer.from(REPORT.replace('port', 'p0rt'));

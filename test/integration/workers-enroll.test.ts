@@ -1,4 +1,4 @@
-// Worker enrollment (DESIGN §5.3): code format, shown once and stored hashed, 15-minute expiry,
+// Worker enrollment (docs/worker-protocol.md): code format, shown once and stored hashed, 15-minute expiry,
 // single use under concurrent redemption, the per-address throttle on failures, hashed bearer,
 // listing (last seen, version, current scan), revocation, roles, hosted enrollments by staff, and
 // tenant isolation.
@@ -34,7 +34,8 @@ async function newCode(c = owner, id = tenant): Promise<string> {
   return res.json().code as string;
 }
 
-const enroll = (code: string, ip?: string, name = 'runner-1') => new Client(t.app, ip).post(enrollUrl, { code, name, platform: 'linux/amd64', version: '1.2.3' });
+const enroll = (code: string, ip?: string, name = 'runner-1') =>
+  new Client(t.app, ip).post(enrollUrl, { code, name, platform: 'linux/amd64', version: '1.2.3' });
 
 beforeAll(async () => {
   t = await createTestApp({ deps: { clock } });
@@ -66,7 +67,9 @@ describe('enrollment codes', () => {
     expect(res.statusCode).toBe(201);
     const { id, code, expiresAt } = res.json();
     expect(new Date(expiresAt).getTime() - clock.now().getTime()).toBe(15 * 60_000);
-    const row = await withService(t.database.db, (tx) => tx.selectFrom('worker_enrollments').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
+    const row = await withService(t.database.db, (tx) =>
+      tx.selectFrom('worker_enrollments').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
+    );
     expect(row.code_hash).toBe(hashCode(code));
     expect(JSON.stringify(row)).not.toContain(code);
     expect(row.used_at).toBeNull();
@@ -79,7 +82,9 @@ describe('enrollment codes', () => {
     expect((await member.post(`/api/v1/tenants/${tenant}/worker-enrollments`)).statusCode).toBe(403);
     expect((await other.post(`/api/v1/tenants/${tenant}/worker-enrollments`)).statusCode).toBe(403);
     // The CSRF token is required like every other session write.
-    expect((await owner.post(`/api/v1/tenants/${tenant}/worker-enrollments`, {}, { 'x-csrf-token': 'nope' })).statusCode).toBe(403);
+    expect(
+      (await owner.post(`/api/v1/tenants/${tenant}/worker-enrollments`, {}, { 'x-csrf-token': 'nope' })).statusCode,
+    ).toBe(403);
   });
 });
 
@@ -92,23 +97,48 @@ describe('enroll', () => {
     const { workerId, tenantId, token } = res.json();
     expect(tenantId).toBe(tenant);
     expect(token).toMatch(/^rwk_[A-Za-z0-9_-]{43}$/);
-    const row = await withService(t.database.db, (tx) => tx.selectFrom('workers').selectAll().where('id', '=', workerId).executeTakeFirstOrThrow());
+    const row = await withService(t.database.db, (tx) =>
+      tx.selectFrom('workers').selectAll().where('id', '=', workerId).executeTakeFirstOrThrow(),
+    );
     expect(row.token_hash).toBe(hashWorkerToken(token));
     expect(JSON.stringify(row)).not.toContain(token.slice(4));
-    expect(row).toMatchObject({ tenant_id: tenant, name: 'runner-1', platform: 'linux/amd64', version: '1.2.3', hosted: false, revoked_at: null });
-    const used = await withService(t.database.db, (tx) => tx.selectFrom('worker_enrollments').selectAll().where('code_hash', '=', hashCode(code)).executeTakeFirstOrThrow());
+    expect(row).toMatchObject({
+      tenant_id: tenant,
+      name: 'runner-1',
+      platform: 'linux/amd64',
+      version: '1.2.3',
+      hosted: false,
+      revoked_at: null,
+    });
+    const used = await withService(t.database.db, (tx) =>
+      tx.selectFrom('worker_enrollments').selectAll().where('code_hash', '=', hashCode(code)).executeTakeFirstOrThrow(),
+    );
     expect(used.worker_id).toBe(workerId);
     expect(used.used_at).not.toBeNull();
   });
 
   it('is single use, also under concurrent redemption', async () => {
     const code = await newCode();
-    const results = await Promise.all([enroll(code, undefined, 'a'), enroll(code, undefined, 'b'), enroll(code, undefined, 'c')]);
+    const results = await Promise.all([
+      enroll(code, undefined, 'a'),
+      enroll(code, undefined, 'b'),
+      enroll(code, undefined, 'c'),
+    ]);
     expect(results.map((r) => r.statusCode).sort()).toEqual([201, 401, 401]);
     for (const r of results.filter((x) => x.statusCode === 401)) expect(r.json().error).toBe('enrollment_code_invalid');
     const again = await enroll(code);
     expect(again.statusCode).toBe(401);
-    const n = await withService(t.database.db, (tx) => tx.selectFrom('workers').select(sql<number>`count(*)::int`.as('n')).where('enrollment_id', 'in', tx.selectFrom('worker_enrollments').select('id').where('code_hash', '=', hashCode(code))).executeTakeFirstOrThrow());
+    const n = await withService(t.database.db, (tx) =>
+      tx
+        .selectFrom('workers')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where(
+          'enrollment_id',
+          'in',
+          tx.selectFrom('worker_enrollments').select('id').where('code_hash', '=', hashCode(code)),
+        )
+        .executeTakeFirstOrThrow(),
+    );
     expect(n.n).toBe(1);
   });
 
@@ -146,7 +176,9 @@ describe('enroll', () => {
     offset += 60_000;
     const next = await newCode();
     expect((await enroll(next, ip)).statusCode).toBe(201);
-    const rows = await withService(t.database.db, (tx) => tx.selectFrom('enroll_attempts').selectAll().where('address', '=', ip).orderBy('window_start').execute());
+    const rows = await withService(t.database.db, (tx) =>
+      tx.selectFrom('enroll_attempts').selectAll().where('address', '=', ip).orderBy('window_start').execute(),
+    );
     // The refused attempt did not count; the successful one gave its reservation back.
     expect(rows.map((r) => r.failures)).toEqual([10, 0]);
   });
@@ -154,7 +186,10 @@ describe('enroll', () => {
   it('throttles a parallel burst exactly like sequential attempts', async () => {
     const ip = '10.77.0.3';
     const results = await Promise.all(Array.from({ length: 15 }, () => enroll('ZZZZZZZZ', ip)));
-    const counts = results.reduce<Record<number, number>>((acc, r) => ({ ...acc, [r.statusCode]: (acc[r.statusCode] ?? 0) + 1 }), {});
+    const counts = results.reduce<Record<number, number>>(
+      (acc, r) => ({ ...acc, [r.statusCode]: (acc[r.statusCode] ?? 0) + 1 }),
+      {},
+    );
     expect(counts).toEqual({ 401: 10, 429: 5 });
   });
 });
@@ -174,7 +209,15 @@ describe('workers list and revoke', () => {
     const body = res.json();
     expect(body.canManage).toBe(false);
     const w = body.workers.find((x: { id: string }) => x.id === workerId);
-    expect(w).toMatchObject({ name: 'lister', platform: 'linux/amd64', version: '1.2.3', status: 'active', lastSeenAt: null, currentScan: null, hosted: false });
+    expect(w).toMatchObject({
+      name: 'lister',
+      platform: 'linux/amd64',
+      version: '1.2.3',
+      status: 'active',
+      lastSeenAt: null,
+      currentScan: null,
+      hosted: false,
+    });
     expect((await owner.get(`/api/v1/tenants/${tenant}/workers`)).json().canManage).toBe(true);
   });
 
@@ -183,11 +226,25 @@ describe('workers list and revoke', () => {
     const asset = await s.asset('host');
     const { scan } = await s.queue({ assetId: asset, kind: 'port' });
     const w = (await enroll(await newCode(owner, s.tenantId), undefined, 'busy')).json();
-    await withService(t.database.db, (tx) => sql`update scans set status = 'running', leased_by = ${w.workerId}, percent = 40, started_at = now() where id = ${scan.id}`.execute(tx));
+    await withService(t.database.db, (tx) =>
+      sql`update scans set status = 'running', leased_by = ${w.workerId}, percent = 40, started_at = now() where id = ${scan.id}`.execute(
+        tx,
+      ),
+    );
     const list = (await owner.get(`${s.base}/workers`)).json();
-    expect(list.workers.find((x: { id: string }) => x.id === w.workerId).currentScan).toEqual({ id: scan.id, kind: 'port', status: 'running', percent: 40 });
-    await withService(t.database.db, (tx) => sql`update scans set status = 'succeeded', percent = 100 where id = ${scan.id}`.execute(tx));
-    expect((await owner.get(`${s.base}/workers`)).json().workers.find((x: { id: string }) => x.id === w.workerId).currentScan).toBeNull();
+    expect(list.workers.find((x: { id: string }) => x.id === w.workerId).currentScan).toEqual({
+      id: scan.id,
+      kind: 'port',
+      status: 'running',
+      percent: 40,
+    });
+    await withService(t.database.db, (tx) =>
+      sql`update scans set status = 'succeeded', percent = 100 where id = ${scan.id}`.execute(tx),
+    );
+    expect(
+      (await owner.get(`${s.base}/workers`)).json().workers.find((x: { id: string }) => x.id === w.workerId)
+        .currentScan,
+    ).toBeNull();
   });
 
   it('keeps other tenants out', async () => {
@@ -208,10 +265,22 @@ describe('workers list and revoke', () => {
     const secret = (await owner.post(`/api/v1/tenants/${tenant}/webhook-secret`, {})).json().secret as string;
     const beat = (nonce: string) => {
       const body = JSON.stringify({ sentAt: clock.now().toISOString(), nonce });
-      return t.app.inject({ method: 'POST', url: '/api/public/worker/v1/heartbeat', payload: body, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-rampart-signature': signBody(secret, body) } });
+      return t.app.inject({
+        method: 'POST',
+        url: '/api/public/worker/v1/heartbeat',
+        payload: body,
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${token}`,
+          'x-rampart-signature': signBody(secret, body),
+        },
+      });
     };
     expect((await beat('nonce-before-revoke-1')).statusCode).toBe(200);
-    const noncesOf = () => withService(t.database.db, (tx) => tx.selectFrom('worker_nonces').select('nonce').where('worker_id', '=', workerId).execute());
+    const noncesOf = () =>
+      withService(t.database.db, (tx) =>
+        tx.selectFrom('worker_nonces').select('nonce').where('worker_id', '=', workerId).execute(),
+      );
     expect(await noncesOf()).toEqual([{ nonce: 'nonce-before-revoke-1' }]);
     const res = await owner.post(`/api/v1/tenants/${tenant}/workers/${workerId}/revoke`);
     expect(res.statusCode).toBe(200);
@@ -224,7 +293,14 @@ describe('workers list and revoke', () => {
     expect(after.json().error).toBe('worker_unauthorized');
     // Idempotent, and the audit log has it.
     expect((await owner.post(`/api/v1/tenants/${tenant}/workers/${workerId}/revoke`)).statusCode).toBe(200);
-    const audit = await withService(t.database.db, (tx) => tx.selectFrom('audit_log').select('action').where('tenant_id', '=', tenant).where('target_id', '=', workerId).execute());
+    const audit = await withService(t.database.db, (tx) =>
+      tx
+        .selectFrom('audit_log')
+        .select('action')
+        .where('tenant_id', '=', tenant)
+        .where('target_id', '=', workerId)
+        .execute(),
+    );
     expect(audit.map((a) => a.action)).toEqual(expect.arrayContaining(['workers.enrolled', 'workers.revoked']));
   });
 });
@@ -235,7 +311,9 @@ describe('hosted workers', () => {
     const staffOnly = await bootstrapStaff(t, uniqueEmail('workers-staff', STAFF_DOMAIN), 'staff');
     expect((await staffOnly.post('/api/v1/staff/worker-enrollments', { tenantId: tenant })).statusCode).toBe(403);
     expect((await owner.post('/api/v1/staff/worker-enrollments', { tenantId: tenant })).statusCode).toBe(403);
-    const unknown = await admin.post('/api/v1/staff/worker-enrollments', { tenantId: '00000000-0000-4000-8000-000000000000' });
+    const unknown = await admin.post('/api/v1/staff/worker-enrollments', {
+      tenantId: '00000000-0000-4000-8000-000000000000',
+    });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error).toBe('tenant_not_found');
     const res = await admin.post('/api/v1/staff/worker-enrollments', { tenantId: tenant });
@@ -243,6 +321,9 @@ describe('hosted workers', () => {
     expect(res.json().hosted).toBe(true);
     const w = (await enroll(res.json().code, undefined, 'rampart-hosted-1')).json();
     const list = (await owner.get(`/api/v1/tenants/${tenant}/workers`)).json();
-    expect(list.workers.find((x: { id: string }) => x.id === w.workerId)).toMatchObject({ hosted: true, name: 'rampart-hosted-1' });
+    expect(list.workers.find((x: { id: string }) => x.id === w.workerId)).toMatchObject({
+      hosted: true,
+      name: 'rampart-hosted-1',
+    });
   });
 });

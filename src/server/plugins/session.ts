@@ -1,5 +1,6 @@
-// Session resolution and the server-side checks every route uses: requireSession,
-// requireTenantRole (in the tenants service), requireStaff, requireSuperAdmin. Cookie-authenticated
+// Session resolution and the server-side checks every route uses: requireSession, requireStaff,
+// requireSuperAdmin. Tenant membership and role are checked by the services through
+// withTenantMember (src/db/tenant.ts), under row-level security. Cookie-authenticated
 // writes must carry x-csrf-token = HMAC(secret, session token), handed out by GET /api/v1/me.
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -45,9 +46,13 @@ export interface SessionGuards {
   csrfTokenFor(session: AuthSession): string;
 }
 
-export function registerSession(app: FastifyInstance, deps: { auth: Auth; secret: string; staff: StaffService }): SessionGuards {
+export function registerSession(
+  app: FastifyInstance,
+  deps: { auth: Auth; secret: string; staff: StaffService },
+): SessionGuards {
   const { auth, secret, staff } = deps;
-  const csrfTokenFor = (s: AuthSession) => createHmac('sha256', secret).update(`csrf:${s.sessionToken}`).digest('base64url');
+  const csrfTokenFor = (s: AuthSession) =>
+    createHmac('sha256', secret).update(`csrf:${s.sessionToken}`).digest('base64url');
 
   app.decorateRequest('authSession', function (this: FastifyRequest & { [kSession]?: Promise<AuthSession | null> }) {
     this[kSession] ??= (async () => {
@@ -56,7 +61,13 @@ export function registerSession(app: FastifyInstance, deps: { auth: Auth; secret
       if (!result) return null;
       const u = result.user;
       return {
-        user: { id: u.id, name: u.name, email: u.email, emailVerified: u.emailVerified, twoFactorEnabled: Boolean(u.twoFactorEnabled) },
+        user: {
+          id: u.id,
+          name: u.name,
+          email: u.email,
+          emailVerified: u.emailVerified,
+          twoFactorEnabled: Boolean(u.twoFactorEnabled),
+        },
         sessionId: result.session.id,
         sessionToken: result.session.token,
         activeTenantId: (result.session as { activeOrganizationId?: string | null }).activeOrganizationId ?? null,
@@ -85,7 +96,8 @@ export function registerSession(app: FastifyInstance, deps: { auth: Auth; secret
 
   async function requireSuperAdmin(req: FastifyRequest): Promise<StaffIdentity> {
     const identity = await requireStaff(req);
-    if (identity.platformRole !== 'super_admin') throw appError('super_admin_only', 'Only a platform super-admin may do this.');
+    if (identity.platformRole !== 'super_admin')
+      throw appError('super_admin_only', 'Only a platform super-admin may do this.');
     return identity;
   }
 

@@ -23,7 +23,11 @@ export function AppLayout() {
     if (meQuery.isError)
       return (
         <Container size="sm" py="xl">
-          <ErrorState error={meQuery.error} title="Could not load your account" onRetry={() => void meQuery.refetch()} />
+          <ErrorState
+            error={meQuery.error}
+            title="Could not load your account"
+            onRetry={() => void meQuery.refetch()}
+          />
         </Container>
       );
     return <FullPageLoader />;
@@ -66,7 +70,9 @@ function Shell({ me }: { me: Me }) {
   const [navOpen, nav] = useDisclosure(false);
   // Decided from the rendered matches, not the location: while a navigation is pending the
   // location is already the new one but the outlet still shows the old page.
-  const tenantOptional = useMatches({ select: (matches) => matches.some((m) => m.staticData?.tenantOptional === true) });
+  const tenantOptional = useMatches({
+    select: (matches) => matches.some((m) => m.staticData?.tenantOptional === true),
+  });
   const tenant = activeTenantOf(me);
   const { activating, error } = useEnsureActiveTenant(me);
   const config = useQuery(publicConfigQueryOptions);

@@ -14,7 +14,17 @@ interface ConfirmDialogProps {
 }
 
 /** A confirmation dialog; Cancel has focus first so Enter never destroys anything by accident. */
-export function ConfirmDialog({ opened, title, children, confirmLabel, cancelLabel = 'Cancel', danger, loading, onConfirm, onClose }: ConfirmDialogProps) {
+export function ConfirmDialog({
+  opened,
+  title,
+  children,
+  confirmLabel,
+  cancelLabel = 'Cancel',
+  danger,
+  loading,
+  onConfirm,
+  onClose,
+}: ConfirmDialogProps) {
   return (
     <Modal opened={opened} onClose={onClose} title={title} centered>
       <Stack gap="lg">

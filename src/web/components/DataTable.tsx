@@ -23,12 +23,21 @@ interface DataTableProps {
 }
 
 export function DataTable({ label, minWidth, columns, striped, empty, children }: DataTableProps) {
-  const shown = columns.filter((c) => c !== false && c !== undefined).map((c) => (typeof c === 'string' ? { label: c } : c));
+  const shown = columns
+    .filter((c) => c !== false && c !== undefined)
+    .map((c) => (typeof c === 'string' ? { label: c } : c));
   return (
     // A native scroll box that keyboard users can focus and scroll (WCAG: scrollable regions must
     // be reachable without a mouse), named so screen readers announce what it holds. Positioned,
     // so visually hidden header text (absolutely placed) stays inside it instead of widening the page.
-    <Table.ScrollContainer minWidth={minWidth} type="native" tabIndex={0} role="region" aria-label={label} style={{ position: 'relative' }}>
+    <Table.ScrollContainer
+      minWidth={minWidth}
+      type="native"
+      tabIndex={0}
+      role="region"
+      aria-label={label}
+      style={{ position: 'relative' }}
+    >
       <Table striped={striped}>
         <Table.Thead>
           <Table.Tr>

@@ -38,7 +38,11 @@ export function EmailRoleForm<R extends string, D>(props: EmailRoleFormProps<R, 
   });
 
   return (
-    <form ref={form.formRef} onSubmit={form.onSubmit((v) => submit.mutate({ email: v.email.trim(), role: v.role }))} noValidate>
+    <form
+      ref={form.formRef}
+      onSubmit={form.onSubmit((v) => submit.mutate({ email: v.email.trim(), role: v.role }))}
+      noValidate
+    >
       <Group align="flex-start" gap="sm" wrap="wrap">
         <TextInput
           label={emailLabel}

@@ -2,7 +2,16 @@
 // text is longer, so a form shows the limit where the text is typed (the LLM helper forms).
 import { Textarea, type TextareaProps } from '@mantine/core';
 
-export function LimitedTextarea({ value, onValueChange, max, ...props }: Omit<TextareaProps, 'value' | 'onChange' | 'error'> & { value: string; onValueChange: (v: string) => void; max: number }) {
+export function LimitedTextarea({
+  value,
+  onValueChange,
+  max,
+  ...props
+}: Omit<TextareaProps, 'value' | 'onChange' | 'error'> & {
+  value: string;
+  onValueChange: (v: string) => void;
+  max: number;
+}) {
   return (
     <Textarea
       autosize

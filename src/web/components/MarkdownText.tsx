@@ -38,7 +38,8 @@ export function parseMarkdown(text: string): Block[] {
     }
     if (TABLE_ROW.test(line)) {
       const rows: string[][] = [];
-      for (; i < lines.length && TABLE_ROW.test(lines[i]!); i++) if (!TABLE_RULE.test(lines[i]!)) rows.push(cells(lines[i]!));
+      for (; i < lines.length && TABLE_ROW.test(lines[i]!); i++)
+        if (!TABLE_RULE.test(lines[i]!)) rows.push(cells(lines[i]!));
       i--;
       blocks.push({ kind: 'table', rows });
       continue;
@@ -61,7 +62,17 @@ export function parseMarkdown(text: string): Block[] {
       continue;
     }
     const para: string[] = [];
-    for (; i < lines.length && lines[i]!.trim() && !HEADING.test(lines[i]!) && !TABLE_ROW.test(lines[i]!) && !BULLET.test(lines[i]!) && !NUMBERED.test(lines[i]!); i++) para.push(lines[i]!.trim());
+    for (
+      ;
+      i < lines.length &&
+      lines[i]!.trim() &&
+      !HEADING.test(lines[i]!) &&
+      !TABLE_ROW.test(lines[i]!) &&
+      !BULLET.test(lines[i]!) &&
+      !NUMBERED.test(lines[i]!);
+      i++
+    )
+      para.push(lines[i]!.trim());
     i--;
     blocks.push({ kind: 'paragraph', lines: para });
   }
@@ -107,7 +118,10 @@ export function inline(text: string): ReactNode[] {
 
 export function MarkdownText({ text, testId }: { text: string; testId?: string }) {
   return (
-    <Box data-testid={testId} style={{ overflowWrap: 'anywhere', fontSize: 'var(--mantine-font-size-sm)', lineHeight: 1.55 }}>
+    <Box
+      data-testid={testId}
+      style={{ overflowWrap: 'anywhere', fontSize: 'var(--mantine-font-size-sm)', lineHeight: 1.55 }}
+    >
       {parseMarkdown(text).map((b, i) => {
         if (b.kind === 'heading')
           return (

@@ -19,10 +19,7 @@ import {
   IconWorkers,
 } from './icons.tsx';
 import { NavItem } from './links.tsx';
-import { IconCalendar } from '../pages/schedules/schedule-ui.tsx';
-import { IconImport } from '../pages/imports/ScanIngestionPanel.tsx';
-import { IconExplain } from '../pages/llm/ExplainResultPage.tsx';
-import { IconTemplate } from '../pages/templates/ScanTemplatesPage.tsx';
+import { IconCalendar, IconExplain, IconImport, IconTemplate } from './icons.tsx';
 
 const AREAS = [
   { to: '/assets', label: 'Assets', icon: <IconAssets /> },
@@ -37,7 +34,17 @@ const AREAS = [
   { to: '/workers', label: 'Workers', icon: <IconWorkers /> },
 ] as const;
 
-function Group({ label, icon, open, children }: { label: string; icon: ReactNode; open: boolean; children: ReactNode }) {
+function Group({
+  label,
+  icon,
+  open,
+  children,
+}: {
+  label: string;
+  icon: ReactNode;
+  open: boolean;
+  children: ReactNode;
+}) {
   return (
     <NavLink component="button" type="button" label={label} leftSection={icon} defaultOpened={open} childrenOffset={28}>
       {children}
@@ -68,7 +75,9 @@ export function Navigation({ me, tenant, onNavigate }: NavigationProps) {
               <NavItem to="/settings/members" label="Members" leftSection={<IconUsers size={16} />} />
               <NavItem to="/settings/tenant" label="Tenant settings" leftSection={<IconSettings size={16} />} />
               <NavItem to="/settings/storage" label="Storage" leftSection={<IconAssets size={16} />} />
-              {isTenantAdmin(tenant) && <NavItem to="/settings/audit-log" label="Audit log" leftSection={<IconLog size={16} />} />}
+              {isTenantAdmin(tenant) && (
+                <NavItem to="/settings/audit-log" label="Audit log" leftSection={<IconLog size={16} />} />
+              )}
             </Group>
           </>
         )}
@@ -78,16 +87,33 @@ export function Navigation({ me, tenant, onNavigate }: NavigationProps) {
               Platform
             </Text>
             <Group label="Staff" icon={<IconShield />} open>
-              <NavItem to="/settings/staff/audit-log" label="Audit log (all tenants)" leftSection={<IconLog size={16} />} />
+              <NavItem
+                to="/settings/staff/audit-log"
+                label="Audit log (all tenants)"
+                leftSection={<IconLog size={16} />}
+              />
               <NavItem to="/settings/staff/tenants" label="Tenants" leftSection={<IconBuilding size={16} />} />
               <NavItem to="/settings/staff/mesh" label="Mesh records" leftSection={<IconWorkers size={16} />} />
+              <NavItem to="/settings/staff/mesh-outbox" label="Mesh outbox" leftSection={<IconWorkers size={16} />} />
               <NavItem to="/settings/cmmc" label="CMMC dashboard" leftSection={<IconCmmc size={16} />} />
-              {me.superAdmin && <NavItem to="/settings/staff/roles" label="Platform roles" leftSection={<IconKey size={16} />} />}
-              {me.superAdmin && <NavItem to="/settings/staff/workers" label="Hosted workers" leftSection={<IconWorkers size={16} />} />}
-              {me.superAdmin && <NavItem to="/settings/mesh-health" label="Mesh health" leftSection={<IconShield size={16} />} />}
-              {me.superAdmin && <NavItem to="/settings/mesh" label="Mesh console" leftSection={<IconKey size={16} />} />}
+              {me.superAdmin && (
+                <NavItem to="/settings/staff/roles" label="Platform roles" leftSection={<IconKey size={16} />} />
+              )}
+              {me.superAdmin && (
+                <NavItem to="/settings/staff/workers" label="Hosted workers" leftSection={<IconWorkers size={16} />} />
+              )}
+              {me.superAdmin && (
+                <NavItem to="/settings/mesh-health" label="Mesh health" leftSection={<IconShield size={16} />} />
+              )}
+              {me.superAdmin && (
+                <NavItem to="/settings/mesh" label="Mesh console" leftSection={<IconKey size={16} />} />
+              )}
               <NavItem to="/settings/mesh-ask" label="Ask operations" leftSection={<IconShield size={16} />} />
-              <NavItem to="/settings/staff/language-model" label="Language model" leftSection={<IconExplain size={16} />} />
+              <NavItem
+                to="/settings/staff/language-model"
+                label="Language model"
+                leftSection={<IconExplain size={16} />}
+              />
             </Group>
           </>
         )}

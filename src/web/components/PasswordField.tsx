@@ -9,7 +9,13 @@ export function PasswordField(props: PasswordInputProps) {
 }
 
 /** "New password" and "Confirm password", bound to the form's `password` and `confirm` fields. */
-export function NewPasswordFields<V extends { password: string; confirm: string }>({ form, autoFocus }: { form: FormState<V>; autoFocus?: boolean }) {
+export function NewPasswordFields<V extends { password: string; confirm: string }>({
+  form,
+  autoFocus,
+}: {
+  form: FormState<V>;
+  autoFocus?: boolean;
+}) {
   return (
     <>
       <PasswordField

@@ -14,7 +14,15 @@ export function LoadingState({ label = 'Loading…' }: { label?: string }) {
   );
 }
 
-export function ErrorState({ error, title = 'Could not load this', onRetry }: { error: unknown; title?: string; onRetry?: () => void }) {
+export function ErrorState({
+  error,
+  title = 'Could not load this',
+  onRetry,
+}: {
+  error: unknown;
+  title?: string;
+  onRetry?: () => void;
+}) {
   return (
     <Alert color="red" variant="light" title={title} icon={<IconAlert />} role="alert">
       <Stack gap="sm" align="flex-start">
@@ -69,7 +77,17 @@ export function NoMatches({ children }: { children: ReactNode }) {
 }
 
 /** A list with nothing in it yet: what will appear here, and the way to add the first one. */
-export function FirstItemState({ icon, title, description, action }: { icon: ReactNode; title: string; description: string; action?: { label: string; onClick: () => void } }) {
+export function FirstItemState({
+  icon,
+  title,
+  description,
+  action,
+}: {
+  icon: ReactNode;
+  title: string;
+  description: string;
+  action?: { label: string; onClick: () => void };
+}) {
   return (
     <Paper withBorder p={{ base: 'lg', sm: 'xl' }} radius="md">
       <EmptyState icon={icon} variant="light" title={title} description={description} size="md">

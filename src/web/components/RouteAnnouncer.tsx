@@ -21,7 +21,8 @@ export function RouteAnnouncer() {
       const heading = document.querySelector<HTMLElement>('[data-page-heading]');
       const active = document.activeElement;
       // Keep focus where it is when the user is typing in a form on the new page.
-      if (heading && (!active || active === document.body || active.closest('nav, header, [role="menu"]'))) heading.focus();
+      if (heading && (!active || active === document.body || active.closest('nav, header, [role="menu"]')))
+        heading.focus();
     }, 50);
     return () => window.clearTimeout(timer);
   }, [pathname, status]);

@@ -29,7 +29,10 @@ interface ForbiddenProps {
 }
 
 /** Shown in place of a page the user may not see; nothing of the data is fetched. */
-export function ForbiddenPage({ title = 'Staff only', message = 'This area is for Rampart staff. Your account does not have staff rights, so nothing here is shown.' }: ForbiddenProps) {
+export function ForbiddenPage({
+  title = 'Staff only',
+  message = 'This area is for Rampart staff. Your account does not have staff rights, so nothing here is shown.',
+}: ForbiddenProps) {
   usePageTitle(title);
   return (
     <Stack align="flex-start" gap="md" maw={560} py="xl">

@@ -137,7 +137,13 @@ export interface StreamedAnswerProps {
   onRetry?: () => void;
 }
 
-export function StreamedAnswer({ answer, title = 'Answer', headingLevel = 3, emptyText, onRetry }: StreamedAnswerProps) {
+export function StreamedAnswer({
+  answer,
+  title = 'Answer',
+  headingLevel = 3,
+  emptyText,
+  onRetry,
+}: StreamedAnswerProps) {
   const { status, text, meta, error, fallbackReason, stop } = answer;
   const running = status === 'waiting' || status === 'streaming';
   if (status === 'idle' && !emptyText) return null;
@@ -181,17 +187,18 @@ export function StreamedAnswer({ answer, title = 'Answer', headingLevel = 3, emp
                 <Group justify="space-between" align="center">
                   <Text size="sm">{fallbackReason} The offline analysis below is based only on the data.</Text>
                   {/* A busy or slow model may answer later; exhausted credits will not come back by retrying. */}
-                  {onRetry && !running && meta?.fallbackError && meta.fallbackError.error !== 'llm_credits_exhausted' && (
-                    <Button size="xs" variant="default" onClick={onRetry}>
-                      Try again
-                    </Button>
-                  )}
+                  {onRetry &&
+                    !running &&
+                    meta?.fallbackError &&
+                    meta.fallbackError.error !== 'llm_credits_exhausted' && (
+                      <Button size="xs" variant="default" onClick={onRetry}>
+                        Try again
+                      </Button>
+                    )}
                 </Group>
               </Alert>
             )}
-            {text && (
-              <MarkdownText text={text} testId="streamed-answer" />
-            )}
+            {text && <MarkdownText text={text} testId="streamed-answer" />}
             {status === 'stopped' && (
               <Text size="sm" c="dimmed">
                 Stopped. The answer above is incomplete and was not saved.

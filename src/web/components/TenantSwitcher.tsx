@@ -49,7 +49,9 @@ export function TenantSwitcher({ me, tenant }: { me: Me; tenant: MeTenant }) {
           {me.tenants.map((t) => (
             <Menu.Item
               key={t.id}
-              leftSection={t.id === tenant.id ? <IconCheck size={16} /> : <span style={{ width: 16, display: 'inline-block' }} />}
+              leftSection={
+                t.id === tenant.id ? <IconCheck size={16} /> : <span style={{ width: 16, display: 'inline-block' }} />
+              }
               rightSection={
                 <Text size="xs" c="dimmed">
                   {tenantRoleLabel(t.role)}

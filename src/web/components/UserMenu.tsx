@@ -40,7 +40,10 @@ export function UserMenu({ me }: { me: Me }) {
         <Menu.Item leftSection={<IconUser size={16} />} onClick={() => void navigate({ to: '/account' })}>
           Account
         </Menu.Item>
-        <Menu.Item leftSection={dark ? <IconSun size={16} /> : <IconMoon size={16} />} onClick={() => setColorScheme(dark ? 'light' : 'dark')}>
+        <Menu.Item
+          leftSection={dark ? <IconSun size={16} /> : <IconMoon size={16} />}
+          onClick={() => setColorScheme(dark ? 'light' : 'dark')}
+        >
           {dark ? 'Light theme' : 'Dark theme'}
         </Menu.Item>
         <Menu.Divider />

@@ -27,8 +27,8 @@ export function VerifyEmailBanner({ email }: { email: string }) {
     >
       <Group gap="sm" justify="space-between" align="center">
         <Text size="sm">
-          We sent a link to <strong>{email}</strong>. Open it to confirm the address; some features (such as staff rights) need a verified
-          e-mail.
+          We sent a link to <strong>{email}</strong>. Open it to confirm the address; some features (such as staff
+          rights) need a verified e-mail.
         </Text>
         <Button size="xs" variant="default" loading={resend.isPending} onClick={() => resend.mutate()}>
           Resend verification e-mail

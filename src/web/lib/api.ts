@@ -45,7 +45,10 @@ const DEFAULT_MESSAGES: Record<number, string> = {
 };
 
 export function defaultMessageFor(status: number): string {
-  return DEFAULT_MESSAGES[status] ?? (status >= 500 ? 'The server had a problem. Try again in a moment.' : `Request failed (${status}).`);
+  return (
+    DEFAULT_MESSAGES[status] ??
+    (status >= 500 ? 'The server had a problem. Try again in a moment.' : `Request failed (${status}).`)
+  );
 }
 
 type QueryValue = string | number | boolean | null | undefined;
@@ -75,7 +78,11 @@ async function toApiError(response: Response): Promise<ApiError> {
   } catch {
     // not JSON (proxy error page, empty body): fall back to a generic message
   }
-  const obj = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; message?: unknown; details?: unknown };
+  const obj = (typeof body === 'object' && body !== null ? body : {}) as {
+    error?: unknown;
+    message?: unknown;
+    details?: unknown;
+  };
   const code = typeof obj.error === 'string' ? obj.error : `http_${response.status}`;
   const message =
     response.status === 429

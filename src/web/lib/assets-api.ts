@@ -4,7 +4,16 @@ import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
 import { api, ApiError, defaultMessageFor, fetchMe } from './api.ts';
 import { ME_KEY, queryClient } from './query-client.ts';
 import type { Me } from './types.ts';
-import type { AssetDetail, AssetFilters, AssetResponse, AssetsPage, BypassBody, CreateAssetBody, UpdateAssetBody, VerifyAssetResponse } from './types.ts';
+import type {
+  AssetDetail,
+  AssetFilters,
+  AssetResponse,
+  AssetsPage,
+  BypassBody,
+  CreateAssetBody,
+  UpdateAssetBody,
+  VerifyAssetResponse,
+} from './types.ts';
 
 /** Assets per page of the list ("Load more" fetches the next). */
 export const ASSETS_PAGE_SIZE = 50;
@@ -24,7 +33,15 @@ export const assetsQuery = (tenantId: string, filters: AssetFilters) =>
     queryKey: assetKeys.list(tenantId, filters),
     queryFn: ({ pageParam, signal }) =>
       api<AssetsPage>(base(tenantId), {
-        query: { q: filters.q, kind: filters.kind, status: filters.status, tag: filters.tag, archived: filters.archived, before: pageParam, limit: ASSETS_PAGE_SIZE },
+        query: {
+          q: filters.q,
+          kind: filters.kind,
+          status: filters.status,
+          tag: filters.tag,
+          archived: filters.archived,
+          before: pageParam,
+          limit: ASSETS_PAGE_SIZE,
+        },
         signal,
       }),
     initialPageParam: undefined as string | undefined,
@@ -86,7 +103,9 @@ export async function uploadImageArchive(
   const query = new URLSearchParams({ fileName: file.name });
   if (opts.name && !opts.assetId) query.set('name', opts.name);
   const url = opts.assetId ? `${one(tenantId, opts.assetId)}/archive?${query}` : `${base(tenantId)}/archives?${query}`;
-  const me = queryClient.getQueryData<Me | null>(ME_KEY) ?? (await queryClient.fetchQuery({ queryKey: ME_KEY, queryFn: fetchMe, staleTime: 0 }));
+  const me =
+    queryClient.getQueryData<Me | null>(ME_KEY) ??
+    (await queryClient.fetchQuery({ queryKey: ME_KEY, queryFn: fetchMe, staleTime: 0 }));
   const csrf = me?.csrfToken ?? '';
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
@@ -94,7 +113,8 @@ export async function uploadImageArchive(
     xhr.setRequestHeader('content-type', 'application/octet-stream');
     xhr.setRequestHeader('accept', 'application/json');
     xhr.setRequestHeader('x-csrf-token', csrf);
-    xhr.upload.onprogress = (e) => opts.onProgress?.({ loaded: e.loaded, total: e.lengthComputable ? e.total : file.size });
+    xhr.upload.onprogress = (e) =>
+      opts.onProgress?.({ loaded: e.loaded, total: e.lengthComputable ? e.total : file.size });
     xhr.onload = () => {
       type Body = { error?: unknown; message?: unknown; details?: unknown };
       const body = ((): Body | null => {
@@ -106,10 +126,16 @@ export async function uploadImageArchive(
       })();
       if (xhr.status >= 200 && xhr.status < 300 && body) return resolve(body as unknown as AssetResponse);
       const code = typeof body?.error === 'string' ? body.error : `http_${xhr.status}`;
-      const message = typeof body?.message === 'string' ? body.message : xhr.status === 413 ? 'The file is larger than the server accepts.' : defaultMessageFor(xhr.status);
+      const message =
+        typeof body?.message === 'string'
+          ? body.message
+          : xhr.status === 413
+            ? 'The file is larger than the server accepts.'
+            : defaultMessageFor(xhr.status);
       reject(new ApiError(xhr.status, code, message, body?.details));
     };
-    xhr.onerror = () => reject(new ApiError(0, 'network_error', 'The upload was interrupted. Check your connection and try again.'));
+    xhr.onerror = () =>
+      reject(new ApiError(0, 'network_error', 'The upload was interrupted. Check your connection and try again.'));
     xhr.onabort = () => reject(new DOMException('The upload was cancelled.', 'AbortError'));
     opts.signal?.addEventListener('abort', () => xhr.abort(), { once: true });
     xhr.send(file);

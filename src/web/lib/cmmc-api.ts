@@ -2,7 +2,15 @@
 // signing key, and the in-browser signature check of a device-check script (/verify-script).
 // Types come from the server's zod schemas (type-only imports: nothing of zod enters the bundle).
 import { queryOptions } from '@tanstack/react-query';
-import type { DeviceDto, DeviceListDto, IssuedTokenDto, ProfileBody, ProfileDto, ProfileResponse, SigningKeyDto } from '../../cmmc/cmmc-schemas.ts';
+import type {
+  DeviceDto,
+  DeviceListDto,
+  IssuedTokenDto,
+  ProfileBody,
+  ProfileDto,
+  ProfileResponse,
+  SigningKeyDto,
+} from '../../cmmc/cmmc-schemas.ts';
 import { api, ApiError, defaultMessageFor, fetchMe } from './api.ts';
 import { ed25519Verify } from './ed25519.ts';
 import { ME_KEY, queryClient } from './query-client.ts';
@@ -21,9 +29,21 @@ export const cmmcKeys = {
 const base = (tenantId: string) => `/api/v1/tenants/${encodeURIComponent(tenantId)}/cmmc`;
 export const SIGNING_KEY_URL = '/api/public/cmmc/signing-key';
 
-export const profileQuery = (tenantId: string) => queryOptions({ queryKey: cmmcKeys.profile(tenantId), queryFn: ({ signal }) => api<ProfileResponse>(`${base(tenantId)}/profile`, { signal }) });
-export const devicesQuery = (tenantId: string) => queryOptions({ queryKey: cmmcKeys.devices(tenantId), queryFn: ({ signal }) => api<DeviceListDto>(`${base(tenantId)}/devices`, { signal }) });
-export const signingKeyQuery = queryOptions({ queryKey: cmmcKeys.signingKey, queryFn: ({ signal }) => api<SigningKeyDto>(SIGNING_KEY_URL, { signal }), staleTime: 300_000 });
+export const profileQuery = (tenantId: string) =>
+  queryOptions({
+    queryKey: cmmcKeys.profile(tenantId),
+    queryFn: ({ signal }) => api<ProfileResponse>(`${base(tenantId)}/profile`, { signal }),
+  });
+export const devicesQuery = (tenantId: string) =>
+  queryOptions({
+    queryKey: cmmcKeys.devices(tenantId),
+    queryFn: ({ signal }) => api<DeviceListDto>(`${base(tenantId)}/devices`, { signal }),
+  });
+export const signingKeyQuery = queryOptions({
+  queryKey: cmmcKeys.signingKey,
+  queryFn: ({ signal }) => api<SigningKeyDto>(SIGNING_KEY_URL, { signal }),
+  staleTime: 300_000,
+});
 
 export function saveProfile(tenantId: string, body: ProfileBody) {
   return api<ProfileResponse>(`${base(tenantId)}/profile`, { method: 'PUT', body });
@@ -62,7 +82,13 @@ export const SIGNATURE_PREFIX = '# RAMPART-SIGNATURE v1 ed25519 ';
 
 export type ScriptVerdict =
   | { valid: true; lineEndings: 'lf' | 'crlf'; fileSha256: string; signedSha256: string; keyFingerprint: string }
-  | { valid: false; reason: 'no_signature' | 'bad_signature' | 'unsupported'; fileSha256: string; keyFingerprint: string; detail?: string };
+  | {
+      valid: false;
+      reason: 'no_signature' | 'bad_signature' | 'unsupported';
+      fileSha256: string;
+      keyFingerprint: string;
+      detail?: string;
+    };
 
 const hex = (buf: ArrayBuffer) => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, '0')).join('');
 const b64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
@@ -77,7 +103,14 @@ const b64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
 export async function verifyScriptInBrowser(bytes: ArrayBuffer, key: SigningKeyDto): Promise<ScriptVerdict> {
   const subtle = globalThis.crypto?.subtle;
   const keyFingerprint = key.fingerprint;
-  if (!subtle) return { valid: false, reason: 'unsupported', fileSha256: '', keyFingerprint, detail: 'This browser offers no WebCrypto here (the page must be served over HTTPS).' };
+  if (!subtle)
+    return {
+      valid: false,
+      reason: 'unsupported',
+      fileSha256: '',
+      keyFingerprint,
+      detail: 'This browser offers no WebCrypto here (the page must be served over HTTPS).',
+    };
   const fileSha256 = hex(await subtle.digest('SHA-256', bytes));
   const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
   const trimmed = text.replace(/(\r?\n)+$/, '');
@@ -85,7 +118,14 @@ export async function verifyScriptInBrowser(bytes: ArrayBuffer, key: SigningKeyD
   const last = trimmed.slice(start).replace(/\r$/, '');
   if (!last.startsWith(SIGNATURE_PREFIX)) return { valid: false, reason: 'no_signature', fileSha256, keyFingerprint };
   const sigText = last.slice(SIGNATURE_PREFIX.length).trim();
-  if (!/^[A-Za-z0-9+/]{86}==$/.test(sigText)) return { valid: false, reason: 'bad_signature', fileSha256, keyFingerprint, detail: 'The signature line is damaged.' };
+  if (!/^[A-Za-z0-9+/]{86}==$/.test(sigText))
+    return {
+      valid: false,
+      reason: 'bad_signature',
+      fileSha256,
+      keyFingerprint,
+      detail: 'The signature line is damaged.',
+    };
   const signature = b64(sigText);
   const rawKey = b64(key.publicKey);
   // WebCrypto Ed25519 where the browser has it; otherwise @noble/ed25519 (ed25519.ts).
@@ -95,7 +135,10 @@ export async function verifyScriptInBrowser(bytes: ArrayBuffer, key: SigningKeyD
   } catch {
     publicKey = null;
   }
-  const check = (message: Uint8Array<ArrayBuffer>) => (publicKey ? subtle.verify({ name: 'Ed25519' }, publicKey, signature, message) : ed25519Verify(rawKey, signature, message));
+  const check = (message: Uint8Array<ArrayBuffer>) =>
+    publicKey
+      ? subtle.verify({ name: 'Ed25519' }, publicKey, signature, message)
+      : ed25519Verify(rawKey, signature, message);
   const body = trimmed.slice(0, start);
   const enc = new TextEncoder();
   if (await check(enc.encode(body))) {
@@ -106,26 +149,49 @@ export async function verifyScriptInBrowser(bytes: ArrayBuffer, key: SigningKeyD
     if (await check(enc.encode(lfBody))) {
       // The SHA-256 the Device check tab showed is of the LF file as generated.
       const original = `${lfBody}${SIGNATURE_PREFIX}${sigText}\n`;
-      return { valid: true, lineEndings: 'crlf', fileSha256, signedSha256: hex(await subtle.digest('SHA-256', enc.encode(original))), keyFingerprint };
+      return {
+        valid: true,
+        lineEndings: 'crlf',
+        fileSha256,
+        signedSha256: hex(await subtle.digest('SHA-256', enc.encode(original))),
+        keyFingerprint,
+      };
     }
   }
   return { valid: false, reason: 'bad_signature', fileSha256, keyFingerprint };
 }
 
 // ---- program: attestations, policies, score and SPRS, exports, handoff, staff -------------------
-// Response types are the server's service results (type-only import).
-type Program = import('../../cmmc/cmmc-program.ts').CmmcProgram;
-export type AttestationsDto = Awaited<ReturnType<Program['attestations']>>;
+// Response types come from the program routes' response schemas (type-only import).
+import type {
+  AnswerResponse,
+  AttestationsResponse,
+  EvidenceFileDto,
+  EvidenceUploadResponse,
+  HandoffClaimResponse,
+  HandoffPreviewResponse,
+  PoliciesResponse,
+  PolicyDocDto as PolicyVersionDto,
+  PolicyDocWithBody,
+  ScoreResponse,
+  SprsConfirmationResponse,
+  SprsProofResponse,
+  STAFF_FILTERS,
+  StaffListResponse,
+  StaffProfileDto,
+} from '../../cmmc/cmmc-program-schemas.ts';
+export type AttestationsDto = AttestationsResponse;
 export type AttestationItemDto = AttestationsDto['requirements'][number]['items'][number];
-export type EvidenceFileDto = AttestationItemDto['evidence'][number];
-export type PoliciesDto = Awaited<ReturnType<Program['policies']>>;
-export type PolicyDocDto = Awaited<ReturnType<Program['getPolicy']>>;
-export type ScoreDto = Awaited<ReturnType<Program['score']>>;
-export type SprsConfirmationDto = Awaited<ReturnType<Program['confirmSprs']>>;
-export type StaffListDto = Awaited<ReturnType<Program['listStaff']>>;
-export type StaffProfileDto = StaffListDto['profiles'][number];
-export type HandoffPreviewDto = Awaited<ReturnType<Program['handoffPreview']>>;
-export type StaffFilter = 'all' | 'compliant' | 'in_progress' | 'expired' | 'renewing_soon' | 'devices_pending';
+export type { EvidenceFileDto, StaffProfileDto };
+export type PoliciesDto = PoliciesResponse;
+/** A policy version with its Markdown text. */
+export type PolicyDocDto = PolicyDocWithBody;
+export type { PolicyVersionDto };
+export type ScoreDto = ScoreResponse;
+export type SprsConfirmationDto = SprsConfirmationResponse;
+export type StaffListDto = StaffListResponse;
+export type HandoffPreviewDto = HandoffPreviewResponse;
+export type StaffFilter = (typeof STAFF_FILTERS)[number];
 
 export const programKeys = {
   attestations: (tenantId: string) => ['tenant', tenantId, 'cmmc', 'attestations'] as const,
@@ -136,17 +202,38 @@ export const programKeys = {
 };
 
 export const cmmcBase = base;
-export const attestationsQuery = (tenantId: string) => queryOptions({ queryKey: programKeys.attestations(tenantId), queryFn: ({ signal }) => api<AttestationsDto>(`${base(tenantId)}/attestations`, { signal }) });
-export const policiesQuery = (tenantId: string) => queryOptions({ queryKey: programKeys.policies(tenantId), queryFn: ({ signal }) => api<PoliciesDto>(`${base(tenantId)}/policies`, { signal }) });
-export const policyQuery = (tenantId: string, id: string) => queryOptions({ queryKey: programKeys.policy(tenantId, id), queryFn: ({ signal }) => api<PolicyDocDto>(`${base(tenantId)}/policies/${encodeURIComponent(id)}`, { signal }) });
-export const scoreQuery = (tenantId: string) => queryOptions({ queryKey: programKeys.score(tenantId), queryFn: ({ signal }) => api<ScoreDto>(`${base(tenantId)}/score`, { signal }) });
+export const attestationsQuery = (tenantId: string) =>
+  queryOptions({
+    queryKey: programKeys.attestations(tenantId),
+    queryFn: ({ signal }) => api<AttestationsDto>(`${base(tenantId)}/attestations`, { signal }),
+  });
+export const policiesQuery = (tenantId: string) =>
+  queryOptions({
+    queryKey: programKeys.policies(tenantId),
+    queryFn: ({ signal }) => api<PoliciesDto>(`${base(tenantId)}/policies`, { signal }),
+  });
+export const policyQuery = (tenantId: string, id: string) =>
+  queryOptions({
+    queryKey: programKeys.policy(tenantId, id),
+    queryFn: ({ signal }) => api<PolicyDocDto>(`${base(tenantId)}/policies/${encodeURIComponent(id)}`, { signal }),
+  });
+export const scoreQuery = (tenantId: string) =>
+  queryOptions({
+    queryKey: programKeys.score(tenantId),
+    queryFn: ({ signal }) => api<ScoreDto>(`${base(tenantId)}/score`, { signal }),
+  });
 /** Rows per page of the staff dashboard. */
 export const STAFF_PAGE_SIZE = 100;
 /** The largest page the API serves (staffQuerySchema); the export walks the list in these. */
 const STAFF_EXPORT_PAGE = 500;
-const staffUrl = (filter: StaffFilter, q: string, limit: number, offset: number) => `/api/v1/staff/cmmc/profiles?${new URLSearchParams({ filter, limit: String(limit), offset: String(offset), ...(q.trim() ? { q: q.trim() } : {}) }).toString()}`;
+const staffUrl = (filter: StaffFilter, q: string, limit: number, offset: number) =>
+  `/api/v1/staff/cmmc/profiles?${new URLSearchParams({ filter, limit: String(limit), offset: String(offset), ...(q.trim() ? { q: q.trim() } : {}) }).toString()}`;
 export const staffProfilesQuery = (filter: StaffFilter, q: string, page = 0) =>
-  queryOptions({ queryKey: [...programKeys.staff(filter, q), page] as const, queryFn: ({ signal }) => api<StaffListDto>(staffUrl(filter, q, STAFF_PAGE_SIZE, page * STAFF_PAGE_SIZE), { signal }) });
+  queryOptions({
+    queryKey: [...programKeys.staff(filter, q), page] as const,
+    queryFn: ({ signal }) =>
+      api<StaffListDto>(staffUrl(filter, q, STAFF_PAGE_SIZE, page * STAFF_PAGE_SIZE), { signal }),
+  });
 /**
  * Every profile of the filtered, searched list (for the browser export), page by page. Rows that
  * move between pages while it runs (a profile added or renewed meanwhile) are de-duplicated by id.
@@ -162,45 +249,91 @@ export async function fetchAllStaffProfiles(filter: StaffFilter, q: string): Pro
   return { ...first, profiles: [...byId.values()] };
 }
 
-export const answerItem = (tenantId: string, itemId: string, body: { answer: 'yes' | 'no' | 'not_applicable'; note: string | null }) => api(`${base(tenantId)}/attestations/${encodeURIComponent(itemId)}`, { method: 'PUT', body });
-export const deleteCmmcEvidence = (tenantId: string, id: string) => api<void>(`${base(tenantId)}/evidence/${encodeURIComponent(id)}`, { method: 'DELETE' });
-export const generatePolicies = (tenantId: string) => api<{ generated: number }>(`${base(tenantId)}/policies/generate`, { method: 'POST', body: {} });
-export const approvePolicy = (tenantId: string, id: string, effectiveDate: string) => api(`${base(tenantId)}/policies/${encodeURIComponent(id)}/approve`, { method: 'POST', body: { effectiveDate, forAffirmingOfficial: true } });
-export const confirmSprs = (tenantId: string, body: { statusDate: string; affirmedInSprsOn: string; scopeDescription: string; cageCodes: string[]; affirm: true; affirmationTextVersion: string }) =>
-  api<SprsConfirmationDto>(`${base(tenantId)}/sprs-confirmation`, { method: 'POST', body });
-export const previewHandoff = (token: string) => api<HandoffPreviewDto>(`/api/v1/cmmc/handoff?token=${encodeURIComponent(token)}`);
-export const claimHandoff = (tenantId: string, token: string) => api<{ prefill: Record<string, unknown>; profileExists: boolean }>(`${base(tenantId)}/handoff/claim`, { method: 'POST', body: { token } });
+export const answerItem = (
+  tenantId: string,
+  itemId: string,
+  body: { answer: 'yes' | 'no' | 'not_applicable'; note: string | null },
+) => api<AnswerResponse>(`${base(tenantId)}/attestations/${encodeURIComponent(itemId)}`, { method: 'PUT', body });
+export const deleteCmmcEvidence = (tenantId: string, id: string) =>
+  api<void>(`${base(tenantId)}/evidence/${encodeURIComponent(id)}`, { method: 'DELETE' });
+export const generatePolicies = (tenantId: string) =>
+  api<{ generated: number }>(`${base(tenantId)}/policies/generate`, { method: 'POST', body: {} });
+export const approvePolicy = (tenantId: string, id: string, effectiveDate: string) =>
+  api<PolicyVersionDto>(`${base(tenantId)}/policies/${encodeURIComponent(id)}/approve`, {
+    method: 'POST',
+    body: { effectiveDate, forAffirmingOfficial: true },
+  });
+export const confirmSprs = (
+  tenantId: string,
+  body: {
+    statusDate: string;
+    affirmedInSprsOn: string;
+    scopeDescription: string;
+    cageCodes: string[];
+    affirm: true;
+    affirmationTextVersion: string;
+  },
+) => api<SprsConfirmationDto>(`${base(tenantId)}/sprs-confirmation`, { method: 'POST', body });
+export const previewHandoff = (token: string) =>
+  api<HandoffPreviewDto>(`/api/v1/cmmc/handoff?token=${encodeURIComponent(token)}`);
+export const claimHandoff = (tenantId: string, token: string) =>
+  api<HandoffClaimResponse>(`${base(tenantId)}/handoff/claim`, { method: 'POST', body: { token } });
 
 export const evidenceUrl = (tenantId: string, id: string) => `${base(tenantId)}/evidence/${encodeURIComponent(id)}`;
-export const policyPdfUrl = (tenantId: string, id: string) => `${base(tenantId)}/policies/${encodeURIComponent(id)}/pdf`;
-export const exportUrls = (tenantId: string) => ({ csv: `${base(tenantId)}/export/controls.csv`, json: `${base(tenantId)}/export/controls.json`, zip: `${base(tenantId)}/export/evidence-pack.zip` });
+export const policyPdfUrl = (tenantId: string, id: string) =>
+  `${base(tenantId)}/policies/${encodeURIComponent(id)}/pdf`;
+export const exportUrls = (tenantId: string) => ({
+  csv: `${base(tenantId)}/export/controls.csv`,
+  json: `${base(tenantId)}/export/controls.json`,
+  zip: `${base(tenantId)}/export/evidence-pack.zip`,
+});
 
 /** Uploads one evidence file for an attestation item. */
-export const uploadCmmcEvidence = (tenantId: string, itemId: string, file: File) => postFile<{ evidence: EvidenceFileDto }>(`${base(tenantId)}/attestations/${encodeURIComponent(itemId)}/evidence`, file);
+export const uploadCmmcEvidence = (tenantId: string, itemId: string, file: File) =>
+  postFile<EvidenceUploadResponse>(`${base(tenantId)}/attestations/${encodeURIComponent(itemId)}/evidence`, file);
 /** Attaches a screenshot or PDF of the SPRS entry to the latest confirmation. */
-export const uploadSprsProof = (tenantId: string, file: File) => postFile<{ confirmationId: string; fileName: string; sha256: string }>(`${base(tenantId)}/sprs-confirmation/proof`, file);
+export const uploadSprsProof = (tenantId: string, file: File) =>
+  postFile<SprsProofResponse>(`${base(tenantId)}/sprs-confirmation/proof`, file);
 export const sprsProofUrl = (tenantId: string) => `${base(tenantId)}/sprs-confirmation/proof`;
 
 /** One file as multipart field "file", with the CSRF header as api() sends it. */
 async function postFile<T>(path: string, file: File): Promise<T> {
   const form = new FormData();
   form.append('file', file, file.name);
-  const me = queryClient.getQueryData<Me | null>(ME_KEY) ?? (await queryClient.fetchQuery({ queryKey: ME_KEY, queryFn: fetchMe, staleTime: 0 }));
+  const me =
+    queryClient.getQueryData<Me | null>(ME_KEY) ??
+    (await queryClient.fetchQuery({ queryKey: ME_KEY, queryFn: fetchMe, staleTime: 0 }));
   let response: Response;
   try {
-    response = await fetch(path, { method: 'POST', body: form, credentials: 'same-origin', headers: { accept: 'application/json', ...(me ? { 'x-csrf-token': me.csrfToken } : {}) } });
+    response = await fetch(path, {
+      method: 'POST',
+      body: form,
+      credentials: 'same-origin',
+      headers: { accept: 'application/json', ...(me ? { 'x-csrf-token': me.csrfToken } : {}) },
+    });
   } catch {
     throw new ApiError(0, 'network_error', 'Cannot reach the Rampart server. Check your connection and try again.');
   }
-  const body = (await response.json().catch(() => null)) as { error?: string; message?: string; details?: unknown } | null;
-  if (!response.ok) throw new ApiError(response.status, body?.error ?? `http_${response.status}`, body?.message ?? defaultMessageFor(response.status), body?.details);
+  const body = (await response.json().catch(() => null)) as {
+    error?: string;
+    message?: string;
+    details?: unknown;
+  } | null;
+  if (!response.ok)
+    throw new ApiError(
+      response.status,
+      body?.error ?? `http_${response.status}`,
+      body?.message ?? defaultMessageFor(response.status),
+      body?.details,
+    );
   return body as T;
 }
 
 // The server's CAGE code rule itself (src/cmmc/cage-code.ts), so the form and the API agree.
 import { cageCodeProblem } from '../../cmmc/cage-code.ts';
 /** The profile's stored CAGE codes that are not valid (saved before I and O were refused). */
-export const invalidStoredCageCodes = (p: Pick<ProfileDto, 'cageCode' | 'additionalCageCodes'>): string[] => [p.cageCode, ...p.additionalCageCodes].filter((c) => cageCodeProblem(c) !== null);
+export const invalidStoredCageCodes = (p: Pick<ProfileDto, 'cageCode' | 'additionalCageCodes'>): string[] =>
+  [p.cageCode, ...p.additionalCageCodes].filter((c) => cageCodeProblem(c) !== null);
 
 const PREFILL_KEY = 'rampart.cmmc.handoff-prefill';
 /**
@@ -210,10 +343,19 @@ const PREFILL_KEY = 'rampart.cmmc.handoff-prefill';
 export function storeHandoffPrefill(tenantId: string, prefill: Record<string, unknown>, profileExists = false): void {
   sessionStorage.setItem(PREFILL_KEY, JSON.stringify({ tenantId, prefill, profileExists }));
 }
-export type HandoffPrefill = { cageCode?: string; companyName?: string; contactEmail?: string; profileExisted?: boolean };
+export type HandoffPrefill = {
+  cageCode?: string;
+  companyName?: string;
+  contactEmail?: string;
+  profileExisted?: boolean;
+};
 export function readHandoffPrefill(tenantId: string): HandoffPrefill | null {
   try {
-    const v = JSON.parse(sessionStorage.getItem(PREFILL_KEY) ?? 'null') as { tenantId: string; prefill: Record<string, string>; profileExists?: boolean } | null;
+    const v = JSON.parse(sessionStorage.getItem(PREFILL_KEY) ?? 'null') as {
+      tenantId: string;
+      prefill: Record<string, string>;
+      profileExists?: boolean;
+    } | null;
     return v && v.tenantId === tenantId ? { ...v.prefill, profileExisted: v.profileExists === true } : null;
   } catch {
     return null;

@@ -11,7 +11,12 @@
 // (RFC 4180).
 import { stringify } from 'csv-stringify/browser/esm/sync';
 import type { z } from 'zod';
-import type { inboundEventSchema, outboundEventSchema, outboxEntrySchema, receivedEventSchema } from '../../staff/mesh-records-schemas.ts';
+import type {
+  inboundEventSchema,
+  outboundEventSchema,
+  outboxEntrySchema,
+  receivedEventSchema,
+} from '../../staff/mesh-records-schemas.ts';
 import type { SweepResult } from '../../staff/mesh-health-schemas.ts';
 
 export type CsvValue = string | number | boolean | null | undefined;
@@ -59,7 +64,12 @@ export function buildCsv(columns: CsvColumns, rows: readonly CsvRow[]): string {
 }
 
 /** `<prefix>-<kind>-<YYYYMMDD>-<HHMMSS>.<ext>`, UTC time. */
-export function exportFileName(prefix: string, kind: 'operations-log' | 'mesh-check-results', ext: 'csv' | 'json', at: Date = new Date()): string {
+export function exportFileName(
+  prefix: string,
+  kind: 'operations-log' | 'mesh-check-results',
+  ext: 'csv' | 'json',
+  at: Date = new Date(),
+): string {
   const stamp = at.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   const safe = prefix.replace(/[^A-Za-z0-9._-]/g, '-') || 'rampart';
   return `${safe}-${kind}-${stamp}.${ext}`;
@@ -80,7 +90,17 @@ export const MESH_CHECK_COLUMNS: CsvColumns = [
 ];
 
 export function sweepRows(results: readonly SweepResult[]): CsvRow[] {
-  return results.map((r) => ({ peer: r.peer, outcome: r.outcome, label: r.label, ok: r.ok, httpStatus: r.httpStatus, error: r.error, durationMs: r.durationMs, requestId: r.requestId, at: r.at }));
+  return results.map((r) => ({
+    peer: r.peer,
+    outcome: r.outcome,
+    label: r.label,
+    ok: r.ok,
+    httpStatus: r.httpStatus,
+    error: r.error,
+    durationMs: r.durationMs,
+    requestId: r.requestId,
+    at: r.at,
+  }));
 }
 
 // ---- operations log (mesh records) ----
@@ -110,16 +130,71 @@ export const OPERATIONS_LOG_COLUMNS: CsvColumns = [
 ];
 
 /** One flat row per record, newest first within each list as given. Response bodies and data stay in the JSON export. */
-export function operationsLogRows(lists: { inbound?: readonly Inbound[]; outbound?: readonly Outbound[]; received?: readonly Received[]; outbox?: readonly Outbox[] }): CsvRow[] {
+export function operationsLogRows(lists: {
+  inbound?: readonly Inbound[];
+  outbound?: readonly Outbound[];
+  received?: readonly Received[];
+  outbox?: readonly Outbox[];
+}): CsvRow[] {
   const rows: CsvRow[] = [];
   for (const e of lists.received ?? [])
-    rows.push({ record: 'received', at: e.receivedAt, peer: e.caller, flow: 'event_report', event: e.kind, severity: e.severity, title: e.title, requestId: e.requestId, id: e.id });
+    rows.push({
+      record: 'received',
+      at: e.receivedAt,
+      peer: e.caller,
+      flow: 'event_report',
+      event: e.kind,
+      severity: e.severity,
+      title: e.title,
+      requestId: e.requestId,
+      id: e.id,
+    });
   for (const e of lists.inbound ?? [])
-    rows.push({ record: 'inbound', at: e.receivedAt, peer: e.caller, flow: e.flow, ok: e.status < 400, httpStatus: e.status, error: e.errorCode, durationMs: e.durationMs, verified: e.verified, replayed: e.replayed, requestId: e.requestId, id: e.id });
+    rows.push({
+      record: 'inbound',
+      at: e.receivedAt,
+      peer: e.caller,
+      flow: e.flow,
+      ok: e.status < 400,
+      httpStatus: e.status,
+      error: e.errorCode,
+      durationMs: e.durationMs,
+      verified: e.verified,
+      replayed: e.replayed,
+      requestId: e.requestId,
+      id: e.id,
+    });
   for (const e of lists.outbound ?? [])
-    rows.push({ record: 'outbound', at: e.createdAt, peer: e.peer, flow: e.flow, event: e.eventType, severity: e.severity, ok: e.ok, httpStatus: e.httpStatus, error: e.error, durationMs: e.durationMs, attempt: e.attempt, requestId: e.requestId, id: e.id });
+    rows.push({
+      record: 'outbound',
+      at: e.createdAt,
+      peer: e.peer,
+      flow: e.flow,
+      event: e.eventType,
+      severity: e.severity,
+      ok: e.ok,
+      httpStatus: e.httpStatus,
+      error: e.error,
+      durationMs: e.durationMs,
+      attempt: e.attempt,
+      requestId: e.requestId,
+      id: e.id,
+    });
   for (const e of lists.outbox ?? [])
-    rows.push({ record: 'outbox', at: e.createdAt, peer: e.peer, flow: e.flow, event: e.eventType, severity: e.severity, ok: e.status === 'delivered', error: e.lastError, attempt: e.attempts, title: e.status, requestId: e.requestId, id: e.id });
+    rows.push({
+      record: 'outbox',
+      at: e.createdAt,
+      peer: e.peer,
+      flow: e.flow,
+      event: e.eventType,
+      severity: e.severity,
+      ok: e.status === 'delivered',
+      error: e.lastError,
+      attempt: e.attempts,
+      title: e.status,
+      requestId: e.requestId,
+      id: e.id,
+    });
   return rows;
 }
 
@@ -129,7 +204,10 @@ export function operationsLogRows(lists: { inbound?: readonly Inbound[]; outboun
  * files that travel, and hold only presence booleans and what identifies a call, not where peers
  * live; docs/mesh.md section 11.5).
  */
-export function operationsLogItems(kind: 'received' | 'inbound' | 'outbound' | 'outbox', entries: readonly object[]): Record<string, unknown>[] {
+export function operationsLogItems(
+  kind: 'received' | 'inbound' | 'outbound' | 'outbox',
+  entries: readonly object[],
+): Record<string, unknown>[] {
   return entries.map((e) => {
     const { url: _url, ...rest } = e as Record<string, unknown>;
     return { record: kind, ...rest };
@@ -137,7 +215,13 @@ export function operationsLogItems(kind: 'received' | 'inbound' | 'outbound' | '
 }
 
 /** A JSON export document. */
-export function buildJson(kind: 'operations-log' | 'mesh-check-results', source: string, items: readonly unknown[], extra: Record<string, unknown> = {}, at: Date = new Date()): string {
+export function buildJson(
+  kind: 'operations-log' | 'mesh-check-results',
+  source: string,
+  items: readonly unknown[],
+  extra: Record<string, unknown> = {},
+  at: Date = new Date(),
+): string {
   return `${JSON.stringify({ format: `rampart-${kind}`, version: 1, source, generatedAt: at.toISOString(), ...extra, count: items.length, items }, null, 2)}\n`;
 }
 

@@ -4,7 +4,11 @@
 import { verifyAsync } from '@noble/ed25519';
 
 /** True when `signature` (64 bytes) is a valid Ed25519 signature of `message` by `publicKey` (32 bytes). */
-export async function ed25519Verify(publicKey: Uint8Array, signature: Uint8Array, message: Uint8Array): Promise<boolean> {
+export async function ed25519Verify(
+  publicKey: Uint8Array,
+  signature: Uint8Array,
+  message: Uint8Array,
+): Promise<boolean> {
   if (publicKey.length !== 32 || signature.length !== 64) return false;
   try {
     return await verifyAsync(signature, message, publicKey);

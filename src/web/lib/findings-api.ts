@@ -30,6 +30,7 @@ export interface FindingFilters {
   status?: FindingStatus[];
   assetId?: string;
   scanner?: Scanner;
+  scanId?: string;
   q?: string;
   overdue?: boolean;
   sort?: FindingSort;
@@ -52,6 +53,7 @@ function toQuery(f: FindingFilters): Record<string, string | undefined> {
     status: f.status?.length ? f.status.join(',') : undefined,
     assetId: f.assetId,
     scanner: f.scanner,
+    scanId: f.scanId,
     q: f.q,
     overdue: f.overdue ? 'true' : undefined,
     sort: f.sort,
@@ -62,7 +64,11 @@ function toQuery(f: FindingFilters): Record<string, string | undefined> {
 export const findingsQuery = (tenantId: string, filters: FindingFilters) =>
   infiniteQueryOptions({
     queryKey: findingKeys.list(tenantId, filters),
-    queryFn: ({ pageParam, signal }) => api<FindingsPage>(base(tenantId), { query: { ...toQuery(filters), cursor: pageParam, limit: FINDINGS_PAGE_SIZE }, signal }),
+    queryFn: ({ pageParam, signal }) =>
+      api<FindingsPage>(base(tenantId), {
+        query: { ...toQuery(filters), cursor: pageParam, limit: FINDINGS_PAGE_SIZE },
+        signal,
+      }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextCursor ?? undefined,
   });

@@ -44,7 +44,10 @@ export function slugify(name: string): string {
 }
 
 export function initials(nameOrEmail: string): string {
-  const parts = nameOrEmail.trim().split(/[\s@._-]+/).filter(Boolean);
+  const parts = nameOrEmail
+    .trim()
+    .split(/[\s@._-]+/)
+    .filter(Boolean);
   const letters = parts.slice(0, 2).map((p) => p[0]?.toUpperCase() ?? '');
   return letters.join('') || '?';
 }

@@ -18,6 +18,8 @@ export const hostedWorkersQuery = queryOptions({
   refetchInterval: 30_000,
 });
 
-export const createHostedWorker = (tenantId: string) => api<HostedWorker>('/api/v1/staff/hosted-workers', { method: 'POST', body: { tenantId } });
+export const createHostedWorker = (tenantId: string) =>
+  api<HostedWorker>('/api/v1/staff/hosted-workers', { method: 'POST', body: { tenantId } });
 
-export const createHostedEnrollment = (tenantId: string) => api<HostedEnrollment>('/api/v1/staff/worker-enrollments', { method: 'POST', body: { tenantId } });
+export const createHostedEnrollment = (tenantId: string) =>
+  api<HostedEnrollment>('/api/v1/staff/worker-enrollments', { method: 'POST', body: { tenantId } });

@@ -12,7 +12,13 @@
 // connection, which aborts the model call on the server; the promise then rejects with an
 // AbortError.
 import { queryOptions } from '@tanstack/react-query';
-import type { AnswerMeta, EvidenceReview, ExplanationDetail, ExplanationSummary, LlmStreamEvent } from '../../llm/llm-schemas.ts';
+import type {
+  AnswerMeta,
+  EvidenceReview,
+  ExplanationDetail,
+  ExplanationSummary,
+  LlmStreamEvent,
+} from '../../llm/llm-schemas.ts';
 import { api, ApiError, defaultMessageFor, fetchMe } from './api.ts';
 import { ME_KEY, queryClient } from './query-client.ts';
 import type { Me } from './types.ts';
@@ -52,7 +58,9 @@ export interface StreamResult {
 const base = (tenantId: string) => `/api/v1/tenants/${encodeURIComponent(tenantId)}/llm`;
 
 async function csrf(): Promise<string> {
-  const me = queryClient.getQueryData<Me | null>(ME_KEY) ?? (await queryClient.fetchQuery({ queryKey: ME_KEY, queryFn: fetchMe, staleTime: 0 }));
+  const me =
+    queryClient.getQueryData<Me | null>(ME_KEY) ??
+    (await queryClient.fetchQuery({ queryKey: ME_KEY, queryFn: fetchMe, staleTime: 0 }));
   return me?.csrfToken ?? '';
 }
 
@@ -64,7 +72,12 @@ async function errorOf(response: Response): Promise<LlmError> {
     // not JSON: a proxy's page
   }
   const code = typeof body.error === 'string' ? body.error : `http_${response.status}`;
-  const message = typeof body.message === 'string' ? body.message : response.status === 413 ? 'The file is larger than the server accepts.' : defaultMessageFor(response.status);
+  const message =
+    typeof body.message === 'string'
+      ? body.message
+      : response.status === 413
+        ? 'The file is larger than the server accepts.'
+        : defaultMessageFor(response.status);
   return new LlmError(response.status, code, message, body.details);
 }
 
@@ -107,7 +120,11 @@ export async function openAnswerStream(path: string, body: FormData | string, si
  * event throws its LlmError; Stop (the signal) throws an AbortError; an answer that ends or breaks
  * before its result throws a friendly LlmError.
  */
-export async function readAnswerEvents<T>(response: Response, signal: AbortSignal | undefined, on: (event: string, data: Record<string, unknown>) => T | undefined): Promise<T> {
+export async function readAnswerEvents<T>(
+  response: Response,
+  signal: AbortSignal | undefined,
+  on: (event: string, data: Record<string, unknown>) => T | undefined,
+): Promise<T> {
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   try {
@@ -120,7 +137,12 @@ export async function readAnswerEvents<T>(response: Response, signal: AbortSigna
         const data = JSON.parse(e.data) as Record<string, unknown>;
         if (e.event === 'error') {
           const d = data as { error?: string; message?: string; retryAfterSeconds?: number };
-          throw new LlmError(200, d.error ?? 'llm_unavailable', d.message ?? 'The answer could not be completed.', d.retryAfterSeconds !== undefined ? { retryAfterSeconds: d.retryAfterSeconds } : undefined);
+          throw new LlmError(
+            200,
+            d.error ?? 'llm_unavailable',
+            d.message ?? 'The answer could not be completed.',
+            d.retryAfterSeconds !== undefined ? { retryAfterSeconds: d.retryAfterSeconds } : undefined,
+          );
         }
         const result = on(e.event, data);
         if (result !== undefined) return result;
@@ -138,7 +160,12 @@ export async function readAnswerEvents<T>(response: Response, signal: AbortSigna
 }
 
 /** POSTs `body` to a streaming route and reads its events (see the file header). */
-export async function streamLlm(path: string, body: FormData | string, handlers: StreamHandlers = {}, signal?: AbortSignal): Promise<StreamResult> {
+export async function streamLlm(
+  path: string,
+  body: FormData | string,
+  handlers: StreamHandlers = {},
+  signal?: AbortSignal,
+): Promise<StreamResult> {
   const response = await openAnswerStream(path, body, signal);
   let meta: StreamMeta | null = null;
   let text = '';
@@ -169,14 +196,21 @@ export async function streamLlm(path: string, body: FormData | string, handlers:
 /** A friendly sentence for an LLM error, with the wait when the model was busy. */
 export function llmErrorMessage(error: unknown): string {
   if (error instanceof LlmError && error.code === 'llm_busy')
-    return error.retryAfterSeconds !== undefined ? `The language model is busy. Try again in ${error.retryAfterSeconds} second${error.retryAfterSeconds === 1 ? '' : 's'}.` : 'The language model is busy. Try again in a moment.';
+    return error.retryAfterSeconds !== undefined
+      ? `The language model is busy. Try again in ${error.retryAfterSeconds} second${error.retryAfterSeconds === 1 ? '' : 's'}.`
+      : 'The language model is busy. Try again in a moment.';
   if (error instanceof ApiError) return error.message;
   return 'Something went wrong. Try again.';
 }
 
 // ---- result-file explainer ---------------------------------------------------------------------
 
-export function explainResultFile(tenantId: string, file: File, handlers: StreamHandlers, signal?: AbortSignal): Promise<StreamResult> {
+export function explainResultFile(
+  tenantId: string,
+  file: File,
+  handlers: StreamHandlers,
+  signal?: AbortSignal,
+): Promise<StreamResult> {
   const form = new FormData();
   form.append('file', file, file.name);
   return streamLlm(`${base(tenantId)}/explain`, form, handlers, signal);
@@ -190,22 +224,35 @@ export const llmKeys = {
 export const explanationsQuery = (tenantId: string) =>
   queryOptions({
     queryKey: llmKeys.explanations(tenantId),
-    queryFn: ({ signal }) => api<{ explanations: ExplanationSummary[] }>(`${base(tenantId)}/explanations`, { signal }).then((r) => r.explanations),
+    queryFn: ({ signal }) =>
+      api<{ explanations: ExplanationSummary[] }>(`${base(tenantId)}/explanations`, { signal }).then(
+        (r) => r.explanations,
+      ),
   });
 
 export const explanationQuery = (tenantId: string, id: string) =>
   queryOptions({
     queryKey: llmKeys.explanation(tenantId, id),
-    queryFn: ({ signal }) => api<{ explanation: ExplanationDetail }>(`${base(tenantId)}/explanations/${encodeURIComponent(id)}`, { signal }).then((r) => r.explanation),
+    queryFn: ({ signal }) =>
+      api<{ explanation: ExplanationDetail }>(`${base(tenantId)}/explanations/${encodeURIComponent(id)}`, {
+        signal,
+      }).then((r) => r.explanation),
   });
 
-export const deleteExplanation = (tenantId: string, id: string) => api<void>(`${base(tenantId)}/explanations/${encodeURIComponent(id)}`, { method: 'DELETE' });
+export const deleteExplanation = (tenantId: string, id: string) =>
+  api<void>(`${base(tenantId)}/explanations/${encodeURIComponent(id)}`, { method: 'DELETE' });
 
 /** The download address of the result file kept with an explanation (an attachment; the session cookie authorizes it). */
-export const explanationFileUrl = (tenantId: string, id: string) => `${base(tenantId)}/explanations/${encodeURIComponent(id)}/file`;
+export const explanationFileUrl = (tenantId: string, id: string) =>
+  `${base(tenantId)}/explanations/${encodeURIComponent(id)}/file`;
 
 /** The first `maxBytes` of the kept result file as text (for a preview; the download has it all). */
-export async function previewExplanationFile(tenantId: string, id: string, maxBytes: number, signal?: AbortSignal): Promise<{ text: string; truncated: boolean }> {
+export async function previewExplanationFile(
+  tenantId: string,
+  id: string,
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<{ text: string; truncated: boolean }> {
   const response = await fetch(explanationFileUrl(tenantId, id), { credentials: 'same-origin', signal });
   if (!response.ok || !response.body) throw await errorOf(response);
   const reader = response.body.getReader();
@@ -236,7 +283,12 @@ export async function previewExplanationFile(tenantId: string, id: string, maxBy
 // ---- device-check explainer ------------------------------------------------------------------
 
 /** Explains the latest device-check run per computer (optionally only `hostnames`), plus pasted output and notes; nothing is stored. */
-export async function explainDeviceCheck(tenantId: string, input: { pastedOutput?: string; notes?: string; hostnames?: string[] }, handlers: StreamHandlers, signal?: AbortSignal): Promise<StreamResult> {
+export async function explainDeviceCheck(
+  tenantId: string,
+  input: { pastedOutput?: string; notes?: string; hostnames?: string[] },
+  handlers: StreamHandlers,
+  signal?: AbortSignal,
+): Promise<StreamResult> {
   const body: Record<string, unknown> = {};
   if (input.pastedOutput?.trim()) body.pastedOutput = input.pastedOutput;
   if (input.notes?.trim()) body.notes = input.notes;
@@ -251,7 +303,12 @@ export async function explainDeviceCheck(tenantId: string, input: { pastedOutput
  * Streams an evidence review: `onPreliminary` gets the offline review as soon as the documents are
  * read (while a model reviews them); the promise resolves with the final review.
  */
-export async function reviewEvidence(tenantId: string, input: { files: File[]; notes?: string }, signal?: AbortSignal, onPreliminary?: (review: EvidenceReview) => void): Promise<EvidenceReview> {
+export async function reviewEvidence(
+  tenantId: string,
+  input: { files: File[]; notes?: string },
+  signal?: AbortSignal,
+  onPreliminary?: (review: EvidenceReview) => void,
+): Promise<EvidenceReview> {
   const form = new FormData();
   if (input.notes?.trim()) form.append('notes', input.notes);
   for (const f of input.files) form.append('files', f, f.name);

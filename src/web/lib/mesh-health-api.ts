@@ -2,7 +2,13 @@
 // NDJSON stream reader, and the console call.
 import { queryOptions } from '@tanstack/react-query';
 import type { ConsolePeers, ConsoleSendResponse } from '../../staff/mesh-console-schemas.ts';
-import type { HealthResponse, HealthWindow, PeerHealth, SweepLine, SweepResult } from '../../staff/mesh-health-schemas.ts';
+import type {
+  HealthResponse,
+  HealthWindow,
+  PeerHealth,
+  SweepLine,
+  SweepResult,
+} from '../../staff/mesh-health-schemas.ts';
 import { api, ApiError, defaultMessageFor } from './api.ts';
 import { queryClient, ME_KEY } from './query-client.ts';
 import type { Me } from './types.ts';
@@ -49,21 +55,29 @@ export interface ConsoleSendInput {
   requestId?: string;
 }
 
-export const sendConsoleCall = (body: ConsoleSendInput) => api<ConsoleSendResponse>('/api/v1/staff/mesh/console/send', { method: 'POST', body });
+export const sendConsoleCall = (body: ConsoleSendInput) =>
+  api<ConsoleSendResponse>('/api/v1/staff/mesh/console/send', { method: 'POST', body });
 
 /**
  * Runs the sweep: POST /api/v1/staff/mesh/health/sweep answers NDJSON, one JSON object per line
  * ({"type":"start"} · {"type":"result"} per peer as it arrives · {"type":"done"}); each line is
  * handed to onLine as soon as it is read. Errors before the stream (401, 403) throw ApiError.
  */
-export async function runSweep(onLine: (line: SweepLine) => void, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+export async function runSweep(
+  onLine: (line: SweepLine) => void,
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<void> {
   const me = queryClient.getQueryData<Me | null>(ME_KEY);
   let response: Response;
   try {
     response = await fetch('/api/v1/staff/mesh/health/sweep', {
       method: 'POST',
       credentials: 'same-origin',
-      headers: { 'content-type': 'application/json', accept: 'application/x-ndjson', ...(me?.csrfToken ? { 'x-csrf-token': me.csrfToken } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/x-ndjson',
+        ...(me?.csrfToken ? { 'x-csrf-token': me.csrfToken } : {}),
+      },
       body: JSON.stringify(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
       signal: opts.signal,
     });
@@ -78,7 +92,11 @@ export async function runSweep(onLine: (line: SweepLine) => void, opts: { timeou
     } catch {
       // not JSON
     }
-    throw new ApiError(response.status, body.error ?? `http_${response.status}`, body.message ?? defaultMessageFor(response.status));
+    throw new ApiError(
+      response.status,
+      body.error ?? `http_${response.status}`,
+      body.message ?? defaultMessageFor(response.status),
+    );
   }
   const reader = response.body.getReader();
   const decoder = new TextDecoder();

@@ -4,7 +4,9 @@ import type { Me } from './types.ts';
 export const ME_KEY = ['me'] as const;
 
 function isUnauthenticated(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && 'status' in error && (error as { status: unknown }).status === 401;
+  return (
+    typeof error === 'object' && error !== null && 'status' in error && (error as { status: unknown }).status === 401
+  );
 }
 
 export const queryClient: QueryClient = new QueryClient({

@@ -10,6 +10,7 @@ import type {
   scanDetailSchema,
   scanKindSchema,
   scanListSchema,
+  scanOutcomeSchema,
   scanSchema,
   scanStatusSchema,
   scanUsageSchema,
@@ -25,6 +26,8 @@ import type { Asset, AssetsPage } from './types.ts';
 
 export type ScanKind = z.infer<typeof scanKindSchema>;
 export type ScanStatus = z.infer<typeof scanStatusSchema>;
+export type ScanOutcome = z.infer<typeof scanOutcomeSchema>;
+export type ReportCoverage = NonNullable<ScanDetail['coverage']>;
 export type Severity = z.infer<typeof severitySchema>;
 export type Scan = z.infer<typeof scanSchema>;
 export type ScanDetail = z.infer<typeof scanDetailSchema>;
@@ -66,7 +69,8 @@ export const scheduleKeys = {
   all: (tenantId: string) => ['tenant', tenantId, 'schedules'] as const,
   lists: (tenantId: string) => ['tenant', tenantId, 'schedules', 'list'] as const,
   detail: (tenantId: string, id: string) => ['tenant', tenantId, 'schedules', 'detail', id] as const,
-  preview: (tenantId: string, cron: string, timeZone: string) => ['tenant', tenantId, 'schedules', 'preview', cron, timeZone] as const,
+  preview: (tenantId: string, cron: string, timeZone: string) =>
+    ['tenant', tenantId, 'schedules', 'preview', cron, timeZone] as const,
 };
 
 const t = (tenantId: string) => `/api/v1/tenants/${encodeURIComponent(tenantId)}`;
@@ -77,10 +81,15 @@ const scheduleUrl = (tenantId: string, id: string) => `${t(tenantId)}/scan-sched
 export const scansQuery = (tenantId: string, filters: ScanFilters) =>
   infiniteQueryOptions({
     queryKey: scanKeys.list(tenantId, filters),
-    queryFn: ({ pageParam, signal }) => api<ScansPage>(`${t(tenantId)}/scans`, { query: { ...filters, before: pageParam, limit: SCANS_PAGE_SIZE }, signal }),
+    queryFn: ({ pageParam, signal }) =>
+      api<ScansPage>(`${t(tenantId)}/scans`, {
+        query: { ...filters, before: pageParam, limit: SCANS_PAGE_SIZE },
+        signal,
+      }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextBefore ?? undefined,
-    refetchInterval: (q) => (q.state.data?.pages.some((p) => p.scans.some((s) => !isFinished(s))) ? LIVE_REFRESH_MS : false),
+    refetchInterval: (q) =>
+      q.state.data?.pages.some((p) => p.scans.some((s) => !isFinished(s))) ? LIVE_REFRESH_MS : false,
   });
 
 /** A scan and its chunks; refreshes itself until the scan has finished. */
@@ -92,7 +101,10 @@ export const scanQuery = (tenantId: string, scanId: string) =>
   });
 
 export const scanUsageQuery = (tenantId: string) =>
-  queryOptions({ queryKey: scanKeys.usage(tenantId), queryFn: ({ signal }) => api<ScanUsage>(`${t(tenantId)}/scan-usage`, { signal }) });
+  queryOptions({
+    queryKey: scanKeys.usage(tenantId),
+    queryFn: ({ signal }) => api<ScanUsage>(`${t(tenantId)}/scan-usage`, { signal }),
+  });
 
 export function createScan(tenantId: string, body: CreateScanBody) {
   return api<ScanDetail>(`${t(tenantId)}/scans`, { method: 'POST', body });
@@ -105,7 +117,11 @@ export function cancelScan(tenantId: string, scanId: string) {
 export const schedulesQuery = (tenantId: string) =>
   infiniteQueryOptions({
     queryKey: scheduleKeys.lists(tenantId),
-    queryFn: ({ pageParam, signal }) => api<SchedulesPage>(`${t(tenantId)}/scan-schedules`, { query: { before: pageParam, limit: SCANS_PAGE_SIZE }, signal }),
+    queryFn: ({ pageParam, signal }) =>
+      api<SchedulesPage>(`${t(tenantId)}/scan-schedules`, {
+        query: { before: pageParam, limit: SCANS_PAGE_SIZE },
+        signal,
+      }),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextBefore ?? undefined,
   });
@@ -121,7 +137,8 @@ export const scheduleQuery = (tenantId: string, id: string) =>
 export const cronPreviewQuery = (tenantId: string, cron: string, timeZone: string) =>
   queryOptions({
     queryKey: scheduleKeys.preview(tenantId, cron, timeZone),
-    queryFn: ({ signal }) => api<CronPreview>(`${t(tenantId)}/scan-schedules/preview`, { query: { cron, timeZone }, signal }),
+    queryFn: ({ signal }) =>
+      api<CronPreview>(`${t(tenantId)}/scan-schedules/preview`, { query: { cron, timeZone }, signal }),
     retry: false,
     staleTime: 60_000,
   });
@@ -148,6 +165,8 @@ export const scannableAssetsQuery = (tenantId: string) =>
     queryKey: ['tenant', tenantId, 'assets', 'scannable'] as const,
     queryFn: async ({ signal }) => {
       const page = await api<AssetsPage>(`${t(tenantId)}/assets`, { query: { limit: 200 }, signal });
-      return page.assets.filter((a: Asset) => !a.archivedAt && (a.verification.status === 'verified' || a.verification.status === 'bypassed'));
+      return page.assets.filter(
+        (a: Asset) => !a.archivedAt && (a.verification.status === 'verified' || a.verification.status === 'bypassed'),
+      );
     },
   });

@@ -23,7 +23,8 @@ export const staffKeys = {
   tenants: ['staff', 'tenants'] as const,
   roles: ['staff', 'platform-roles'] as const,
   audit: (filters: AuditFilters) => ['staff', 'audit-log', filters] as const,
-  mesh: (records: 'received-events' | 'inbound' | 'outbound' | 'outbox', filters: object) => ['staff', 'mesh', records, filters] as const,
+  mesh: (records: 'received-events' | 'inbound' | 'outbound' | 'outbox', filters: object) =>
+    ['staff', 'mesh', records, filters] as const,
 };
 
 /** Entries per page of the mesh records. */
@@ -87,7 +88,14 @@ export const meshInboundQuery = (filters: MeshInboundFilters) =>
   newestFirstQuery<MeshInboundPage, ReturnType<typeof staffKeys.mesh>>(
     staffKeys.mesh('inbound', filters),
     '/api/v1/staff/mesh/inbound',
-    { caller: filters.caller, flow: filters.flow, status: filters.status, errorCode: filters.errorCode, from: filters.from, to: filters.to },
+    {
+      caller: filters.caller,
+      flow: filters.flow,
+      status: filters.status,
+      errorCode: filters.errorCode,
+      from: filters.from,
+      to: filters.to,
+    },
     MESH_PAGE_SIZE,
   );
 
@@ -95,9 +103,21 @@ export const meshOutboundQuery = (filters: MeshOutboundFilters) =>
   newestFirstQuery<MeshOutboundPage, ReturnType<typeof staffKeys.mesh>>(
     staffKeys.mesh('outbound', filters),
     '/api/v1/staff/mesh/outbound',
-    { peer: filters.peer, flow: filters.flow, ok: filters.ok, requestId: filters.requestId, from: filters.from, to: filters.to },
+    {
+      peer: filters.peer,
+      flow: filters.flow,
+      ok: filters.ok,
+      requestId: filters.requestId,
+      from: filters.from,
+      to: filters.to,
+    },
     MESH_PAGE_SIZE,
   );
 
 export const meshOutboxQuery = (filters: MeshOutboxFilters) =>
-  newestFirstQuery<MeshOutboxPage, ReturnType<typeof staffKeys.mesh>>(staffKeys.mesh('outbox', filters), '/api/v1/staff/mesh/outbox', { status: filters.status, peer: filters.peer }, MESH_PAGE_SIZE);
+  newestFirstQuery<MeshOutboxPage, ReturnType<typeof staffKeys.mesh>>(
+    staffKeys.mesh('outbox', filters),
+    '/api/v1/staff/mesh/outbox',
+    { status: filters.status, peer: filters.peer },
+    MESH_PAGE_SIZE,
+  );

@@ -2,7 +2,11 @@
 // tenant's own S3-compatible bucket. Keys are write-only: the server answers presence booleans.
 import { queryOptions } from '@tanstack/react-query';
 import type { z } from 'zod';
-import type { s3SettingsBodySchema, storageSettingsSchema, storageTestResponseSchema } from '../../storage/storage-schemas.ts';
+import type {
+  s3SettingsBodySchema,
+  storageSettingsSchema,
+  storageTestResponseSchema,
+} from '../../storage/storage-schemas.ts';
 import { api } from './api.ts';
 
 export type StorageSettings = z.infer<typeof storageSettingsSchema>;
@@ -14,7 +18,10 @@ export const storageKeys = { settings: (tenantId: string) => ['tenant', tenantId
 const base = (tenantId: string) => `/api/v1/tenants/${encodeURIComponent(tenantId)}/storage`;
 
 export const storageQuery = (tenantId: string) =>
-  queryOptions({ queryKey: storageKeys.settings(tenantId), queryFn: ({ signal }) => api<StorageSettings>(base(tenantId), { signal }) });
+  queryOptions({
+    queryKey: storageKeys.settings(tenantId),
+    queryFn: ({ signal }) => api<StorageSettings>(base(tenantId), { signal }),
+  });
 
 export function saveStorage(tenantId: string, body: S3SettingsBody) {
   return api<StorageSettings>(base(tenantId), { method: 'PUT', body });
@@ -27,5 +34,8 @@ export function removeStorage(tenantId: string) {
 
 /** Tests the saved settings (no body) or the form's candidate settings. */
 export function testStorage(tenantId: string, candidate?: Omit<S3SettingsBody, 'enabled'>) {
-  return api<StorageTestResult>(`${base(tenantId)}/test`, { method: 'POST', ...(candidate ? { body: candidate } : {}) });
+  return api<StorageTestResult>(`${base(tenantId)}/test`, {
+    method: 'POST',
+    ...(candidate ? { body: candidate } : {}),
+  });
 }

@@ -19,17 +19,46 @@ export const templateKeys = {
 const base = (tenantId: string) => `/api/v1/tenants/${encodeURIComponent(tenantId)}/scan-templates`;
 const one = (tenantId: string, id: string) => `${base(tenantId)}/${encodeURIComponent(id)}`;
 
-export const templatesQuery = (tenantId: string) => queryOptions({ queryKey: templateKeys.list(tenantId), queryFn: ({ signal }) => api<TemplateList>(base(tenantId), { signal }) });
+export const templatesQuery = (tenantId: string) =>
+  queryOptions({
+    queryKey: templateKeys.list(tenantId),
+    queryFn: ({ signal }) => api<TemplateList>(base(tenantId), { signal }),
+  });
 
 export const templateQuery = (tenantId: string, id: string) =>
-  queryOptions({ queryKey: templateKeys.detail(tenantId, id), queryFn: ({ signal }) => api<{ template: ScanTemplateDetail }>(one(tenantId, id), { signal }) });
+  queryOptions({
+    queryKey: templateKeys.detail(tenantId, id),
+    queryFn: ({ signal }) => api<{ template: ScanTemplateDetail }>(one(tenantId, id), { signal }),
+  });
 
-export function createTemplate(tenantId: string, yaml: string) {
-  return api<{ template: ScanTemplateDetail }>(base(tenantId), { method: 'POST', body: { yaml } });
+/** Payload files by the path the template names them (helpers/wordlists/users.txt) → text. */
+export type PayloadFiles = Record<string, string>;
+
+export function createTemplate(tenantId: string, yaml: string, payloadFiles?: PayloadFiles) {
+  return api<{ template: ScanTemplateDetail }>(base(tenantId), {
+    method: 'POST',
+    body: { yaml, ...(payloadFiles ? { payloadFiles } : {}) },
+  });
 }
 
-export function replaceTemplate(tenantId: string, id: string, yaml: string) {
-  return api<{ template: ScanTemplateDetail }>(one(tenantId, id), { method: 'PUT', body: { yaml } });
+/** Without payloadFiles the stored files stay. */
+export function replaceTemplate(tenantId: string, id: string, yaml: string, payloadFiles?: PayloadFiles) {
+  return api<{ template: ScanTemplateDetail }>(one(tenantId, id), {
+    method: 'PUT',
+    body: { yaml, ...(payloadFiles ? { payloadFiles } : {}) },
+  });
+}
+
+/**
+ * The path under which the template names a picked file: the `payloads:` value ending in the
+ * file's name (browsers give names, not folders); the bare name when the template names none.
+ */
+export function payloadPathFor(yaml: string, fileName: string): string {
+  for (const m of yaml.matchAll(/^\s+[\w-]+:\s*["']?([\w./-]+)["']?\s*$/gm)) {
+    const p = m[1]!;
+    if (p === fileName || p.endsWith(`/${fileName}`)) return p;
+  }
+  return fileName;
 }
 
 export function deleteTemplate(tenantId: string, id: string) {

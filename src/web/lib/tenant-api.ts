@@ -15,10 +15,16 @@ export const tenantKeys = {
 const base = (tenantId: string) => `/api/v1/tenants/${encodeURIComponent(tenantId)}`;
 
 export const membersQuery = (tenantId: string) =>
-  queryOptions({ queryKey: tenantKeys.members(tenantId), queryFn: () => api<MembersResponse>(`${base(tenantId)}/members`) });
+  queryOptions({
+    queryKey: tenantKeys.members(tenantId),
+    queryFn: () => api<MembersResponse>(`${base(tenantId)}/members`),
+  });
 
 export const settingsQuery = (tenantId: string) =>
-  queryOptions({ queryKey: tenantKeys.settings(tenantId), queryFn: () => api<TenantSettings>(`${base(tenantId)}/settings`) });
+  queryOptions({
+    queryKey: tenantKeys.settings(tenantId),
+    queryFn: () => api<TenantSettings>(`${base(tenantId)}/settings`),
+  });
 
 export function saveSettings(tenantId: string, body: TenantSettingsBody) {
   return api<TenantSettings>(`${base(tenantId)}/settings`, { method: 'PUT', body });
@@ -29,7 +35,14 @@ export const tenantAuditQuery = (tenantId: string, filters: AuditFilters) =>
     queryKey: tenantKeys.audit(tenantId, filters),
     queryFn: ({ pageParam, signal }) =>
       api<AuditPage>(`${base(tenantId)}/audit-log`, {
-        query: { action: filters.action, actor: filters.actor, from: filters.from, to: filters.to, before: pageParam, limit: AUDIT_PAGE_SIZE },
+        query: {
+          action: filters.action,
+          actor: filters.actor,
+          from: filters.from,
+          to: filters.to,
+          before: pageParam,
+          limit: AUDIT_PAGE_SIZE,
+        },
         signal,
       }),
     initialPageParam: undefined as number | undefined,

@@ -86,14 +86,23 @@ export type PlatformRoleResponse = z.infer<typeof platformRoleResponseSchema>;
 /** GET /api/v1/staff/mesh/...: the service-mesh records. Filters leave paging (`before`, `limit`) to the query. */
 export type MeshReceivedEvent = z.infer<typeof receivedEventSchema>;
 export type MeshReceivedPage = z.infer<typeof receivedEventsPageSchema>;
-export type MeshReceivedFilters = Pick<z.input<typeof receivedEventsQuerySchema>, 'caller' | 'kind' | 'severity' | 'from' | 'to'>;
+export type MeshReceivedFilters = Pick<
+  z.input<typeof receivedEventsQuerySchema>,
+  'caller' | 'kind' | 'severity' | 'from' | 'to'
+>;
 export type MeshInboundEvent = z.infer<typeof inboundEventSchema>;
 export type MeshInboundPage = z.infer<typeof inboundPageSchema>;
 /** `status` is coerced from the query string on the server; the web app sends a number. */
-export type MeshInboundFilters = Pick<z.input<typeof inboundQuerySchema>, 'caller' | 'flow' | 'errorCode' | 'from' | 'to'> & { status?: number };
+export type MeshInboundFilters = Pick<
+  z.input<typeof inboundQuerySchema>,
+  'caller' | 'flow' | 'errorCode' | 'from' | 'to'
+> & { status?: number };
 export type MeshOutboundEvent = z.infer<typeof outboundEventSchema>;
 export type MeshOutboundPage = z.infer<typeof outboundPageSchema>;
-export type MeshOutboundFilters = Pick<z.input<typeof outboundQuerySchema>, 'peer' | 'flow' | 'ok' | 'requestId' | 'from' | 'to'>;
+export type MeshOutboundFilters = Pick<
+  z.input<typeof outboundQuerySchema>,
+  'peer' | 'flow' | 'ok' | 'requestId' | 'from' | 'to'
+>;
 export type MeshOutboxEntry = z.infer<typeof outboxEntrySchema>;
 export type MeshOutboxPage = z.infer<typeof outboxPageSchema>;
 export type MeshOutboxFilters = Pick<z.input<typeof outboxQuerySchema>, 'status' | 'peer'>;

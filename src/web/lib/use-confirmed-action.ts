@@ -14,7 +14,13 @@ interface ConfirmedActionOptions<T> {
   refreshOnError?: boolean;
 }
 
-export function useConfirmedAction<T>({ action, successMessage, errorTitle, queryKey, refreshOnError }: ConfirmedActionOptions<T>) {
+export function useConfirmedAction<T>({
+  action,
+  successMessage,
+  errorTitle,
+  queryKey,
+  refreshOnError,
+}: ConfirmedActionOptions<T>) {
   const queryClient = useQueryClient();
   const [target, setTarget] = useState<T | null>(null);
   const refresh = () => queryClient.invalidateQueries({ queryKey });

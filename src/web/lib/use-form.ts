@@ -29,7 +29,10 @@ function clean<V>(errors: FormErrors<V>): FormErrors<V> {
   return out;
 }
 
-export function useForm<V extends Record<string, unknown>>(initial: V, validate?: (values: V) => FormErrors<V>): FormState<V> {
+export function useForm<V extends Record<string, unknown>>(
+  initial: V,
+  validate?: (values: V) => FormErrors<V>,
+): FormState<V> {
   const [values, setAll] = useState<V>(initial);
   const [errors, setErrorsState] = useState<FormErrors<V>>({});
   const formRef = useRef<HTMLFormElement | null>(null);

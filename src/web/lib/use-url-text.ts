@@ -3,7 +3,10 @@
 import { useDebouncedValue } from '@mantine/hooks';
 import { useEffect, useRef, useState } from 'react';
 
-export function useUrlText(urlValue: string | undefined, commit: (value: string | undefined) => void): [string, (value: string) => void] {
+export function useUrlText(
+  urlValue: string | undefined,
+  commit: (value: string | undefined) => void,
+): [string, (value: string) => void] {
   const [text, setText] = useState(urlValue ?? '');
   const [debounced] = useDebouncedValue(text, 300);
   const pushed = useRef(urlValue ?? '');

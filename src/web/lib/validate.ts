@@ -23,7 +23,8 @@ export function validateSlug(value: string): string | null {
 
 /** Only same-site paths are accepted as post-login destinations (no open redirects). */
 export function safeRedirect(value: unknown, fallback = '/assets'): string {
-  if (typeof value !== 'string' || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return fallback;
+  if (typeof value !== 'string' || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\'))
+    return fallback;
   if (value.startsWith('/sign-in') || value.startsWith('/sign-up')) return fallback;
   return value;
 }

@@ -1,7 +1,13 @@
 // Workers (/api/v1/tenants/:tenantId/workers, worker-enrollments, webhook-secret). Enrollment codes
 // and signing secrets are shown once, in the answer that creates them; nothing reads them back.
 import { queryOptions } from '@tanstack/react-query';
-import type { EnrollmentCreatedDto, WebhookSecretCreatedDto, WebhookSecretStatusDto, WorkerDto, WorkerListDto } from '../../workers/workers-schemas.ts';
+import type {
+  EnrollmentCreatedDto,
+  WebhookSecretCreatedDto,
+  WebhookSecretStatusDto,
+  WorkerDto,
+  WorkerListDto,
+} from '../../workers/workers-schemas.ts';
 import { api } from './api.ts';
 
 export type Worker = WorkerDto;
@@ -19,13 +25,23 @@ export const workersKeys = {
 
 export const workersQuery = (tenantId: string) =>
   // Last seen moves with every heartbeat: refresh while the page is open.
-  queryOptions({ queryKey: workersKeys.list(tenantId), queryFn: ({ signal }) => api<WorkerList>(`${base(tenantId)}/workers`, { signal }), refetchInterval: 30_000 });
+  queryOptions({
+    queryKey: workersKeys.list(tenantId),
+    queryFn: ({ signal }) => api<WorkerList>(`${base(tenantId)}/workers`, { signal }),
+    refetchInterval: 30_000,
+  });
 
 export const webhookSecretQuery = (tenantId: string) =>
-  queryOptions({ queryKey: workersKeys.secret(tenantId), queryFn: ({ signal }) => api<WebhookSecretStatus>(`${base(tenantId)}/webhook-secret`, { signal }) });
+  queryOptions({
+    queryKey: workersKeys.secret(tenantId),
+    queryFn: ({ signal }) => api<WebhookSecretStatus>(`${base(tenantId)}/webhook-secret`, { signal }),
+  });
 
-export const createEnrollment = (tenantId: string) => api<Enrollment>(`${base(tenantId)}/worker-enrollments`, { method: 'POST' });
+export const createEnrollment = (tenantId: string) =>
+  api<Enrollment>(`${base(tenantId)}/worker-enrollments`, { method: 'POST' });
 
-export const revokeWorker = (tenantId: string, workerId: string) => api<Worker>(`${base(tenantId)}/workers/${encodeURIComponent(workerId)}/revoke`, { method: 'POST' });
+export const revokeWorker = (tenantId: string, workerId: string) =>
+  api<Worker>(`${base(tenantId)}/workers/${encodeURIComponent(workerId)}/revoke`, { method: 'POST' });
 
-export const rotateWebhookSecret = (tenantId: string, graceHours: number) => api<WebhookSecretCreated>(`${base(tenantId)}/webhook-secret`, { method: 'POST', body: { graceHours } });
+export const rotateWebhookSecret = (tenantId: string, graceHours: number) =>
+  api<WebhookSecretCreated>(`${base(tenantId)}/webhook-secret`, { method: 'POST', body: { graceHours } });

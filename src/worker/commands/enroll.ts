@@ -25,7 +25,8 @@ Options:
 /** Reads a line from a terminal without echoing it. */
 export async function promptHidden(io: CliIo, question: string): Promise<string> {
   const input = io.stdin;
-  if (!input.isTTY || typeof input.setRawMode !== 'function') throw new UsageError('No signing secret: pass --secret or set RAMPART_WORKER_SECRET');
+  if (!input.isTTY || typeof input.setRawMode !== 'function')
+    throw new UsageError('No signing secret: pass --secret or set RAMPART_WORKER_SECRET');
   io.stderr.write(question);
   input.setRawMode(true);
   input.resume();
@@ -54,7 +55,19 @@ export async function promptHidden(io: CliIo, question: string): Promise<string>
 }
 
 export async function enrollCommand(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args, options: { server: { type: 'string' }, code: { type: 'string' }, name: { type: 'string' }, secret: { type: 'string' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
+  const { values } = parseArgs({
+    args,
+    options: {
+      server: { type: 'string' },
+      code: { type: 'string' },
+      name: { type: 'string' },
+      secret: { type: 'string' },
+      config: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
   if (values.help) {
     io.stdout.write(ENROLL_HELP);
     return EXIT.ok;
@@ -68,25 +81,52 @@ export async function enrollCommand(args: string[], io: CliIo): Promise<number> 
     throw new UsageError((e as Error).message);
   }
   const code = values.code.trim();
-  if (!/^[0-9A-Za-z][0-9A-Za-z -]{6,14}[0-9A-Za-z]$/.test(code)) throw new UsageError('The enrollment code is 8 letters and digits, e.g. 7KQ2-M9XD');
+  if (!/^[0-9A-Za-z][0-9A-Za-z -]{6,14}[0-9A-Za-z]$/.test(code))
+    throw new UsageError('The enrollment code is 8 letters and digits, e.g. 7KQ2-M9XD');
   const name = (values.name ?? hostname()).trim().slice(0, 100) || 'worker';
   const path = values.config ?? defaultConfigPath(io.env);
-  const secret = (values.secret ?? io.env.RAMPART_WORKER_SECRET ?? (await promptHidden(io, 'Webhook signing secret: '))).trim();
+  const secret = (
+    values.secret ??
+    io.env.RAMPART_WORKER_SECRET ??
+    (await promptHidden(io, 'Webhook signing secret: '))
+  ).trim();
   if (!secret) throw new UsageError('The signing secret is empty');
 
-  const enrolled = await enrollWorker({ serverUrl, code, name, platform: `${process.platform}/${process.arch}`, version: WORKER_VERSION }, { userAgent: `rampart-worker/${WORKER_VERSION}`, signal: io.signal });
-  const config: WorkerConfig = { version: CONFIG_VERSION, serverUrl, workerId: enrolled.workerId, tenantId: enrolled.tenantId, name, token: enrolled.token, signingSecret: secret, enrolledAt: new Date().toISOString() };
+  const enrolled = await enrollWorker(
+    { serverUrl, code, name, platform: `${process.platform}/${process.arch}`, version: WORKER_VERSION },
+    { userAgent: `rampart-worker/${WORKER_VERSION}`, signal: io.signal },
+  );
+  const config: WorkerConfig = {
+    version: CONFIG_VERSION,
+    serverUrl,
+    workerId: enrolled.workerId,
+    tenantId: enrolled.tenantId,
+    name,
+    token: enrolled.token,
+    signingSecret: secret,
+    enrolledAt: new Date().toISOString(),
+  };
   await writeConfig(path, config);
-  io.stdout.write(`Enrolled as worker ${enrolled.workerId} (${name}) of tenant ${enrolled.tenantId}.\nConfig written to ${path} (mode 0600).\n`);
+  io.stdout.write(
+    `Enrolled as worker ${enrolled.workerId} (${name}) of tenant ${enrolled.tenantId}.\nConfig written to ${path} (mode 0600).\n`,
+  );
 
-  const client = createWorkerClient({ serverUrl, token: enrolled.token, signingSecret: secret, userAgent: `rampart-worker/${WORKER_VERSION}`, retry: { attempts: 2 } });
+  const client = createWorkerClient({
+    serverUrl,
+    token: enrolled.token,
+    signingSecret: secret,
+    userAgent: `rampart-worker/${WORKER_VERSION}`,
+    retry: { attempts: 2 },
+  });
   try {
     await client.heartbeat([], { version: WORKER_VERSION, signal: io.signal });
     io.stdout.write('Signed heartbeat accepted. Start the worker with `rampart-worker run`.\n');
     return EXIT.ok;
   } catch (e) {
     if (e instanceof WorkerApiError && e.code === 'worker_signature_invalid') {
-      io.stderr.write(`The server did not accept the signing secret: ${e.message}\nPut the tenant's current secret into "signingSecret" in ${path}, or set RAMPART_WORKER_SECRET.\n`);
+      io.stderr.write(
+        `The server did not accept the signing secret: ${e.message}\nPut the tenant's current secret into "signingSecret" in ${path}, or set RAMPART_WORKER_SECRET.\n`,
+      );
       return EXIT.refused;
     }
     io.stderr.write(`Enrolled, but the check heartbeat failed: ${describeError(e)}\n`);

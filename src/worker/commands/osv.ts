@@ -22,13 +22,21 @@ Options:
 `;
 
 export async function osvCommand(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { db: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args,
+    options: { db: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+    allowPositionals: true,
+  });
   if (values.help) {
     io.stdout.write(OSV_HELP);
     return EXIT.ok;
   }
   const [sub, source, extra] = positionals;
-  if (sub !== 'import') throw new UsageError(`osv needs a subcommand: rampart-worker osv import <path>${sub ? ` (not ${JSON.stringify(sub)})` : ''}`);
+  if (sub !== 'import')
+    throw new UsageError(
+      `osv needs a subcommand: rampart-worker osv import <path>${sub ? ` (not ${JSON.stringify(sub)})` : ''}`,
+    );
   if (!source) throw new UsageError('osv import needs the path of an OSV dump');
   if (extra) throw new UsageError(`Unexpected argument ${JSON.stringify(extra)}`);
   const from = resolve(source);
@@ -54,6 +62,7 @@ export async function osvCommand(args: string[], io: CliIo): Promise<number> {
   if (eco.length) io.stdout.write(`  by ecosystem: ${eco.map(([k, n]) => `${k} ${n}`).join(', ')}\n`);
   if (summary.withdrawn) io.stdout.write(`  withdrawn, left out: ${summary.withdrawn}\n`);
   if (summary.superseded) io.stdout.write(`  older copies replaced by a newer one: ${summary.superseded}\n`);
-  if (summary.invalid) io.stdout.write(`  invalid, left out: ${summary.invalid} (${summary.invalidExamples.slice(0, 5).join('; ')})\n`);
+  if (summary.invalid)
+    io.stdout.write(`  invalid, left out: ${summary.invalid} (${summary.invalidExamples.slice(0, 5).join('; ')})\n`);
   return EXIT.ok;
 }

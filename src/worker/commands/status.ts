@@ -15,7 +15,12 @@ heartbeat (worker id, server time, clock skew).
 `;
 
 export async function statusCommand(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args, options: { json: { type: 'boolean' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
+  const { values } = parseArgs({
+    args,
+    options: { json: { type: 'boolean' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+    allowPositionals: false,
+  });
   if (values.help) {
     io.stdout.write(STATUS_HELP);
     return EXIT.ok;
@@ -26,7 +31,9 @@ export async function statusCommand(args: string[], io: CliIo): Promise<number> 
 
   let reachable: { ok: boolean; status?: number; error?: string };
   try {
-    const res = await fetch(apiUrl(config.serverUrl, '/healthz'), { signal: AbortSignal.any([io.signal, AbortSignal.timeout(10_000)]) });
+    const res = await fetch(apiUrl(config.serverUrl, '/healthz'), {
+      signal: AbortSignal.any([io.signal, AbortSignal.timeout(10_000)]),
+    });
     await res.arrayBuffer().catch(() => undefined);
     reachable = { ok: res.ok, status: res.status };
   } catch (e) {
@@ -35,16 +42,31 @@ export async function statusCommand(args: string[], io: CliIo): Promise<number> 
   out.server = reachable;
 
   let code: number = EXIT.ok;
-  const client = createWorkerClient({ serverUrl: config.serverUrl, token: config.token, signingSecret: io.env.RAMPART_WORKER_SECRET?.trim() || config.signingSecret, userAgent: `rampart-worker/${WORKER_VERSION}`, retry: { attempts: 1 }, timeoutMs: 10_000 });
+  const client = createWorkerClient({
+    serverUrl: config.serverUrl,
+    token: config.token,
+    signingSecret: io.env.RAMPART_WORKER_SECRET?.trim() || config.signingSecret,
+    userAgent: `rampart-worker/${WORKER_VERSION}`,
+    retry: { attempts: 1 },
+    timeoutMs: 10_000,
+  });
   const sent = Date.now();
   try {
     const hb = await client.heartbeat([], { version: WORKER_VERSION, signal: io.signal });
     const received = Date.now();
     // The server's clock read roughly halfway through the round trip.
     const skewMs = Date.parse(hb.serverTime) - Math.round((sent + received) / 2);
-    out.heartbeat = { ok: true, workerId: hb.workerId, serverTime: hb.serverTime, clockSkewMs: skewMs, roundTripMs: received - sent };
-    if (hb.workerId !== config.workerId) out.warning = `The server knows this token as worker ${hb.workerId}, the config says ${config.workerId}`;
-    if (Math.abs(skewMs) > 60_000) out.warning = `This machine's clock is ${Math.round(skewMs / 1000)} s off the server's; beyond 300 s every request fails`;
+    out.heartbeat = {
+      ok: true,
+      workerId: hb.workerId,
+      serverTime: hb.serverTime,
+      clockSkewMs: skewMs,
+      roundTripMs: received - sent,
+    };
+    if (hb.workerId !== config.workerId)
+      out.warning = `The server knows this token as worker ${hb.workerId}, the config says ${config.workerId}`;
+    if (Math.abs(skewMs) > 60_000)
+      out.warning = `This machine's clock is ${Math.round(skewMs / 1000)} s off the server's; beyond 300 s every request fails`;
   } catch (e) {
     out.heartbeat = { ok: false, error: describeError(e) };
     code = exitCodeOf(e);

@@ -21,7 +21,12 @@ export interface BuiltinScannerSettings {
 }
 
 export function builtinScanners(s: BuiltinScannerSettings = {}): Scanner[] {
-  const scanners = [createPortScanner(s.port), createTemplateScanner(s.template), createWebappScanner(s.webapp), createEdgeScanner(s.edge)];
+  const scanners = [
+    createPortScanner(s.port),
+    createTemplateScanner(s.template),
+    createWebappScanner(s.webapp),
+    createEdgeScanner(s.edge),
+  ];
   if (s.container?.osvDbPath) scanners.push(createContainerScanner(s.container));
   return scanners;
 }

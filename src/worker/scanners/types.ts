@@ -1,6 +1,7 @@
 // What the agent and the CLI need from a scanner: one kind, a tool name for the report header, and
 // run(), which scans one target (one lease, or one CLI invocation) and returns its findings.
-import type { NormalizedFindingInput } from '../../findings/index.ts';
+import type { NormalizedFindingInput, ReportCoverage } from '../../findings/index.ts';
+import type { EgressPolicy } from '../../lib/egress.ts';
 import type { ScanKind } from '../client.ts';
 
 export interface ScanTask {
@@ -18,6 +19,16 @@ export interface ScanTask {
    * container asset. Scanners that read files use it instead of the target.
    */
   localFile?: string;
+  /**
+   * Out-of-band callbacks the server received for this lease since the last call (template scans
+   * whose lease carries `options.oob`); absent where there is no server (the CLI).
+   */
+  oobInteractions?(): Promise<{ token: string; protocol: 'http' | 'dns'; request: string; remoteAddress: string }[]>;
+  /**
+   * The egress policy of the server's in-process hosted worker: every address the scan connects to
+   * is resolved and checked through it (docs/security.md). Absent for enrolled workers and the CLI.
+   */
+  egress?: EgressPolicy;
   /** Progress 0–100 with a short message; callers throttle what they send. */
   progress(percent: number, message?: string): void;
 }
@@ -29,6 +40,14 @@ export interface ScanOutput {
    * time budget ran out. The report says so and the server closes nothing as fixed.
    */
   partial?: string;
+  /**
+   * Set (to the reason) when nothing was actually looked at: every probe was refused or timed out,
+   * a crawl fetched no page, no port could be connected. The server records the scan as
+   * inconclusive and closes nothing.
+   */
+  inconclusive?: string;
+  /** What the scan covered: hosts, ports, URLs, templates, rules, image (docs/report-format.md). */
+  coverage?: ReportCoverage;
   /** Scanner-specific results for local output (the CLI's table and JSON). */
   details?: Record<string, unknown>;
 }
@@ -49,7 +68,8 @@ export class ScannerError extends Error {
   }
 }
 
-export const isRetryable = (e: unknown): boolean => typeof e === 'object' && e !== null && (e as { retryable?: unknown }).retryable === true;
+export const isRetryable = (e: unknown): boolean =>
+  typeof e === 'object' && e !== null && (e as { retryable?: unknown }).retryable === true;
 
 /** A parsed command-line flag value (node:util parseArgs). */
 export type CliFlagValue = string | boolean | string[] | boolean[] | undefined;

@@ -1,26 +1,45 @@
 // Shared pieces of the report importers: the typed parse error, byte-bounded line and document
 // readers, and `finalizeFinding`, which turns a loosely built finding into one the findings schema
 // accepts (clipping over-long text, dropping malformed ids) instead of refusing it.
-import type { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
-import { normalizedFindingSchema, type NormalizedFinding, type NormalizedFindingInput, type Severity } from '../../findings/index.ts';
+// Over 500 lines on purpose: the limits every importer shares (byte-bounded readers, finalizeFinding's clipping) kept
+// in one file so they are read and changed together.
+import {
+  normalizedFindingSchema,
+  type NormalizedFinding,
+  type NormalizedFindingInput,
+  type ReportCoverage,
+  type Severity,
+} from '../../findings/index.ts';
+import { cleanString, cleanValue, CleanLog, safeMessage, type CleanKind } from './clean.ts';
+import { Coverage, type CoverageJson } from './coverage.ts';
 
 /** The findings model's scanner kinds (findings-schemas.ts SCANNERS). */
 export type Scanner = 'port' | 'template' | 'webapp' | 'container' | 'edge';
 export const SCANNER_KINDS: readonly Scanner[] = ['port', 'template', 'webapp', 'container', 'edge'];
 const CVE_RE = /^CVE-\d{4}-\d{4,9}$/i;
 
-export const REPORT_FORMATS = ['native', 'nmap', 'nuclei', 'zap', 'trivy', 'sarif'] as const;
+export const REPORT_FORMATS = [
+  'native',
+  'nmap',
+  'nuclei',
+  'zap',
+  'trivy',
+  'sarif',
+  'nessus',
+  'openvas',
+  'burp',
+  'grype',
+  'testssl',
+] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
 /** Longest accepted JSON Lines line (a nuclei line carries request + response: 1 MiB is generous). */
 export const MAX_LINE_BYTES = 4 * 1024 * 1024;
-/** ZAP, Trivy and SARIF reports are single JSON documents, parsed whole up to this size. */
-export const MAX_DOCUMENT_BYTES = 256 * 1024 * 1024;
 /** Skipped records are counted; the first few keep their reason for the import summary. */
 const MAX_SKIP_SAMPLES = 20;
 
-export type ImportErrorCode = 'invalid_json' | 'line_too_long' | 'document_too_large' | 'invalid_xml' | 'invalid_report' | 'unknown_format';
+export type ImportErrorCode =
+  'invalid_json' | 'line_too_long' | 'value_too_large' | 'invalid_xml' | 'invalid_report' | 'unknown_format';
 
 /** A report that cannot be read; `line` (1-based) and `offset` (0-based characters) say where. */
 export class ImportError extends Error {
@@ -28,8 +47,23 @@ export class ImportError extends Error {
   readonly format: ReportFormat | null;
   readonly line: number | undefined;
   readonly offset: number | undefined;
-  constructor(code: ImportErrorCode, format: ReportFormat | null, message: string, where: { line?: number; offset?: number } = {}) {
-    super(where.line !== undefined ? `${message} (line ${where.line}${where.offset !== undefined ? `, offset ${where.offset}` : ''})` : message);
+  /** `where` is appended to the message unless `located` says the message already names it. */
+  constructor(
+    code: ImportErrorCode,
+    format: ReportFormat | null,
+    message: string,
+    where: { line?: number; offset?: number } = {},
+    located = false,
+  ) {
+    const at = located
+      ? ''
+      : where.line !== undefined
+        ? ` (line ${where.line}${where.offset !== undefined ? `, offset ${where.offset}` : ''})`
+        : where.offset !== undefined
+          ? ` (at byte ${where.offset})`
+          : '';
+    // The message is stored and shown: never raw report bytes (a NUL cannot even be stored).
+    super(safeMessage(`${message}${at}`));
     this.name = 'ImportError';
     this.code = code;
     this.format = format;
@@ -38,25 +72,125 @@ export class ImportError extends Error {
   }
 }
 
-/** Filled in while a report is read: the scanner kind and what was skipped. */
+/**
+ * A finding as the importers hand it over: valid under the findings schema, plus the tool whose
+ * rule namespace it belongs to when its rule id is that tool's own (a SARIF rule, a ZAP plugin
+ * id, a Nessus plugin id). Findings of different tools then never merge; rule ids that name the
+ * same thing whoever reports it (an open port, a CVE in a package, a nuclei template) carry none.
+ */
+export type ImportedFinding = NormalizedFinding & {
+  tool?: string;
+  /** The class of check that reported it (Trivy's vuln, misconfig, secret, license): a result closes only the classes it ran. */
+  checkClass?: string;
+  /** Other names of the finding's host in the report (an nmap host's address and names): used to match it to an asset. */
+  aliases?: string[];
+};
+
+/** Why records were skipped: the reason, how often, and the first few places. */
+export interface SkipReason {
+  reason: string;
+  count: number;
+  where: string[];
+}
+
+/** Filled in while a report is read: the scanner kind, what was skipped and cleaned, coverage. */
 export interface ReportMeta {
   format: ReportFormat;
   scanner: Scanner;
   tool: string | null;
+  /** Records (results, alerts, ports, ...) read from the report, used or not. */
+  records: number;
+  /** Records that report a check that passed (not a problem): neither findings nor skipped. */
+  passed: number;
   findings: number;
   skipped: number;
   skipSamples: { where: string; reason: string }[];
+  /** Skips grouped by reason (at most MAX_SKIP_REASONS reasons; the rest under "other"). */
+  skipReasons: SkipReason[];
+  /** Values cleaned so the rest of the report could be kept. */
+  cleaned: CleanLog;
+  /** What the report says was looked at: tools, checks, hosts, ports, targets. */
+  coverage: Coverage;
   /** The native header's `partial` reason: findings are recorded, nothing is closed. */
   partial?: string;
+  /** The native header's `inconclusive` reason: nothing was looked at, so nothing is closed. */
+  inconclusive?: string;
+  /**
+   * What a native report's header says it covered (Rampart's scanners; nmap imports derive one
+   * from their scan info): stored on the scan for coverage-based closing.
+   */
+  scanCoverage?: ReportCoverage;
+}
+
+/** ReportMeta as plain data (stored in the import's summary, sent between threads). */
+export interface ReportMetaJson {
+  format: ReportFormat;
+  scanner: Scanner;
+  tool: string | null;
+  records: number;
+  passed: number;
+  findings: number;
+  skipped: number;
+  skipSamples: { where: string; reason: string }[];
+  skipReasons: SkipReason[];
+  cleaned: { counts: Record<CleanKind, number>; samples: { kind: CleanKind; where: string }[] };
+  coverage: CoverageJson;
+  partial?: string;
+  inconclusive?: string;
+  scanCoverage?: ReportCoverage;
+}
+
+export function metaJson(m: ReportMeta): ReportMetaJson {
+  return {
+    format: m.format,
+    scanner: m.scanner,
+    tool: m.tool,
+    records: m.records,
+    passed: m.passed,
+    findings: m.findings,
+    skipped: m.skipped,
+    skipSamples: m.skipSamples,
+    skipReasons: m.skipReasons,
+    cleaned: { counts: { ...m.cleaned.counts }, samples: [...m.cleaned.samples] },
+    coverage: m.coverage.toJSON(),
+    ...(m.partial ? { partial: m.partial } : {}),
+    ...(m.inconclusive ? { inconclusive: m.inconclusive } : {}),
+    ...(m.scanCoverage ? { scanCoverage: m.scanCoverage } : {}),
+  };
 }
 
 export function newMeta(format: ReportFormat, scanner: Scanner): ReportMeta {
-  return { format, scanner, tool: null, findings: 0, skipped: 0, skipSamples: [] };
+  return {
+    format,
+    scanner,
+    tool: null,
+    records: 0,
+    passed: 0,
+    findings: 0,
+    skipped: 0,
+    skipSamples: [],
+    skipReasons: [],
+    cleaned: new CleanLog(),
+    coverage: new Coverage(),
+  };
 }
 
+const MAX_SKIP_REASONS = 30;
+
+/** Counts a skipped record under its reason (the reason is a short, stable sentence). */
 export function skip(meta: ReportMeta, where: string, reason: string): void {
   meta.skipped += 1;
-  if (meta.skipSamples.length < MAX_SKIP_SAMPLES) meta.skipSamples.push({ where, reason: reason.slice(0, 300) });
+  const r = safeMessage(reason, 300);
+  if (meta.skipSamples.length < MAX_SKIP_SAMPLES) meta.skipSamples.push({ where, reason: r });
+  const key =
+    meta.skipReasons.length >= MAX_SKIP_REASONS && !meta.skipReasons.some((x) => x.reason === r) ? 'other reasons' : r;
+  let entry = meta.skipReasons.find((x) => x.reason === key);
+  if (!entry) {
+    entry = { reason: key, count: 0, where: [] };
+    meta.skipReasons.push(entry);
+  }
+  entry.count += 1;
+  if (entry.where.length < 5) entry.where.push(where);
 }
 
 // ---- readers --------------------------------------------------------------------------------
@@ -65,7 +199,11 @@ export function skip(meta: ReportMeta, where: string, reason: string): void {
  * The stream's lines (without CR/LF), 1-based numbers, blank lines left out. A line longer than
  * `maxBytes` is an error as soon as it is seen, so memory stays bounded by the limit.
  */
-export async function* readLines(stream: Readable, format: ReportFormat, maxBytes = MAX_LINE_BYTES): AsyncGenerator<{ text: string; lineNo: number }> {
+export async function* readLines(
+  stream: AsyncIterable<Buffer | string>,
+  format: ReportFormat,
+  maxBytes = MAX_LINE_BYTES,
+): AsyncGenerator<{ text: string; lineNo: number }> {
   let parts: Buffer[] = [];
   let partLen = 0;
   let lineNo = 0;
@@ -83,7 +221,8 @@ export async function* readLines(stream: Readable, format: ReportFormat, maxByte
     for (;;) {
       const nl = chunk.indexOf(0x0a, start);
       if (nl === -1) break;
-      if (partLen + (nl - start) > maxBytes) throw new ImportError('line_too_long', format, `A line is longer than ${maxBytes} bytes`, { line: lineNo + 1 });
+      if (partLen + (nl - start) > maxBytes)
+        throw new ImportError('line_too_long', format, `A line is longer than ${maxBytes} bytes`, { line: lineNo + 1 });
       const piece = chunk.subarray(start, nl);
       const whole = partLen === 0 ? piece : Buffer.concat([...parts, piece]);
       parts = [];
@@ -94,7 +233,8 @@ export async function* readLines(stream: Readable, format: ReportFormat, maxByte
     }
     if (start < chunk.length) {
       partLen += chunk.length - start;
-      if (partLen > maxBytes) throw new ImportError('line_too_long', format, `A line is longer than ${maxBytes} bytes`, { line: lineNo + 1 });
+      if (partLen > maxBytes)
+        throw new ImportError('line_too_long', format, `A line is longer than ${maxBytes} bytes`, { line: lineNo + 1 });
       // Copy: the stream may reuse its buffer.
       parts.push(Buffer.from(chunk.subarray(start)));
     }
@@ -111,48 +251,20 @@ export function parseJsonLine(text: string, lineNo: number, format: ReportFormat
     return JSON.parse(text);
   } catch (err) {
     const pos = /position (\d+)/.exec(String((err as Error).message));
-    throw new ImportError('invalid_json', format, `Line is not valid JSON: ${(err as Error).message}`, { line: lineNo, offset: pos ? Number(pos[1]) : undefined });
-  }
-}
-
-/** Reads a whole JSON document of at most `maxBytes` and parses it. */
-export async function readJsonDocument(stream: Readable, format: ReportFormat, maxBytes = MAX_DOCUMENT_BYTES): Promise<unknown> {
-  const decoder = new StringDecoder('utf8');
-  const parts: string[] = [];
-  let bytes = 0;
-  for await (const raw of stream) {
-    const chunk: Buffer = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : (raw as Buffer);
-    bytes += chunk.length;
-    if (bytes > maxBytes) {
-      stream.destroy();
-      throw new ImportError('document_too_large', format, `The report is larger than ${maxBytes} bytes`);
-    }
-    parts.push(decoder.write(chunk));
-  }
-  parts.push(decoder.end());
-  const text = parts.join('').replace(/^\uFEFF/, '');
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    const msg = String((err as Error).message);
-    const m = /position (\d+)/.exec(msg);
-    let where: { line?: number; offset?: number } = {};
-    if (m) {
-      const offset = Number(m[1]);
-      let line = 1;
-      for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) line += 1;
-      where = { line, offset };
-    } else if (/end of (JSON )?input/i.test(msg)) {
-      where = { line: text.split('\n').length, offset: text.length };
-    }
-    throw new ImportError('invalid_json', format, `The report is not valid JSON${text.trim() === '' ? ' (it is empty)' : ''}: ${msg}`, where);
+    const msg = (err as Error).message.replace(/, "[^]*$/, '');
+    throw new ImportError('invalid_json', format, `Line is not valid JSON: ${msg}`, {
+      line: lineNo,
+      offset: pos ? Number(pos[1]) : undefined,
+    });
   }
 }
 
 // ---- value helpers --------------------------------------------------------------------------
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-export const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : typeof v === 'number' && Number.isFinite(v) ? String(v) : undefined);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+export const str = (v: unknown): string | undefined =>
+  typeof v === 'string' && v.trim() !== '' ? v : typeof v === 'number' && Number.isFinite(v) ? String(v) : undefined;
 export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 export function clip(s: string | undefined, max: number): string | undefined {
@@ -202,14 +314,24 @@ export function extractUrls(text: string): string[] {
 const CWE_ANY = /^(?:CWE-)?(\d{1,6})$/i;
 const CVSS_VECTOR = /^(?:CVSS:\d\.\d\/)?[A-Za-z]{1,3}:[A-Za-z0-9.]+(?:\/[A-Za-z]{1,3}:[A-Za-z0-9.]+)*$/;
 
-const LOCATION_CAPS: Record<string, number> = { url: 2_000, host: 253, protocol: 20, path: 2_000, param: 200, package: 300, version: 200, file: 1_000 };
+const LOCATION_CAPS: Record<string, number> = {
+  url: 2_000,
+  host: 253,
+  protocol: 20,
+  path: 2_000,
+  param: 200,
+  package: 300,
+  version: 200,
+  file: 1_000,
+};
 
 /**
  * Makes a best-effort finding valid: text clipped to the schema caps, malformed CWE/CVE ids,
  * references and CVSS dropped, evidence over its size cap trimmed. Throws only if the finding
  * still fails (no rule id or title), which callers count as a skipped record.
  */
-export function finalizeFinding(f: NormalizedFindingInput): NormalizedFinding {
+export function finalizeFinding(input: NormalizedFindingInput, log?: CleanLog): NormalizedFinding {
+  const f = cleanFinding(input, log);
   const location: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(f.location ?? {})) {
     if (v === undefined || v === null) continue;
@@ -226,7 +348,10 @@ export function finalizeFinding(f: NormalizedFindingInput): NormalizedFinding {
     ?.map((x) => (typeof x === 'number' ? x : Number(CWE_ANY.exec(String(x).trim())?.[1] ?? NaN)))
     .filter((n) => Number.isInteger(n) && n >= 1 && n <= 999_999)
     .slice(0, 20);
-  const cve = f.cve?.map((x) => String(x).trim()).filter((x) => CVE_RE.test(x)).slice(0, 50);
+  const cve = f.cve
+    ?.map((x) => String(x).trim())
+    .filter((x) => CVE_RE.test(x))
+    .slice(0, 50);
   const references = [...new Set(f.references ?? [])]
     .filter((u) => {
       if (typeof u !== 'string' || u.length > 2_000) return false;
@@ -240,13 +365,21 @@ export function finalizeFinding(f: NormalizedFindingInput): NormalizedFinding {
   let cvss = f.cvss;
   if (cvss) {
     const score = Number(cvss.score);
-    const vector = typeof cvss.vector === 'string' && cvss.vector.length <= 200 && CVSS_VECTOR.test(cvss.vector.trim()) ? cvss.vector.trim() : undefined;
+    const vector =
+      typeof cvss.vector === 'string' && cvss.vector.length <= 200 && CVSS_VECTOR.test(cvss.vector.trim())
+        ? cvss.vector.trim()
+        : undefined;
     cvss = Number.isFinite(score) && score >= 0 && score <= 10 ? { score, ...(vector ? { vector } : {}) } : undefined;
   }
   let evidence = f.evidence;
   if (evidence) {
     evidence = { ...evidence };
-    if (evidence.extracted) evidence.extracted = evidence.extracted.filter((x) => typeof x === 'string').slice(0, 50).map((x) => x.slice(0, 100_000));
+    if (evidence.extracted)
+      evidence.extracted = evidence.extracted
+        .filter((x) => typeof x === 'string')
+        .slice(0, 50)
+        .map((x) => x.slice(0, 100_000));
+    if (evidence.data) evidence.data = cleanValue(evidence.data, log) as Record<string, unknown>;
     if (evidence.data && JSON.stringify(evidence.data).length > 16_384) {
       // Keep the small scalar fields; the bulky ones are what overflowed.
       const small: Record<string, unknown> = {};
@@ -276,18 +409,112 @@ export function finalizeFinding(f: NormalizedFindingInput): NormalizedFinding {
     ...(clip(f.discriminator, 200) ? { discriminator: clip(f.discriminator, 200) } : {}),
   };
   const parsed = normalizedFindingSchema.safeParse(candidate);
-  if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'finding'}: ${i.message}`).join('; '));
+  if (!parsed.success)
+    throw new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'finding'}: ${i.message}`).join('; '));
   return parsed.data;
 }
 
-/** finalizeFinding that counts the result: a finding, or a skipped record with its reason. */
-export function tryFinalize(meta: ReportMeta, where: string, f: NormalizedFindingInput): NormalizedFinding | null {
+/** Every text field of a finding with NUL and unpaired surrogates replaced (counted in `log`). */
+function cleanFinding(f: NormalizedFindingInput, log?: CleanLog): NormalizedFindingInput {
+  const s = (v: string | undefined) => (typeof v === 'string' ? cleanString(v, log) : v);
+  const location: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(f.location ?? {})) location[k] = typeof v === 'string' ? cleanString(v, log) : v;
+  const ev = f.evidence;
+  return {
+    ...f,
+    ruleId: s(f.ruleId)!,
+    title: s(f.title)!,
+    description: s(f.description),
+    remediation: s(f.remediation),
+    discriminator: s(f.discriminator),
+    location,
+    ...(ev
+      ? {
+          evidence: {
+            ...ev,
+            summary: s(ev.summary),
+            request: s(ev.request),
+            response: s(ev.response),
+            curl: s(ev.curl),
+            snippet: s(ev.snippet),
+            ...(ev.extracted
+              ? { extracted: ev.extracted.map((x) => (typeof x === 'string' ? cleanString(x, log) : x)) }
+              : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * finalizeFinding that counts the result: a finding (with its tool namespace, when given), or a
+ * skipped record with its reason.
+ */
+export function tryFinalize(
+  meta: ReportMeta,
+  where: string,
+  f: NormalizedFindingInput,
+  tool?: string | null,
+  checkClass?: string,
+): ImportedFinding | null {
+  meta.cleaned.where = where;
   try {
-    const out = finalizeFinding(f);
+    const out: ImportedFinding = finalizeFinding(f, meta.cleaned);
+    if (tool) out.tool = tool;
+    if (checkClass) out.checkClass = checkClass;
     meta.findings += 1;
     return out;
   } catch (err) {
     skip(meta, where, (err as Error).message);
     return null;
   }
+}
+
+/**
+ * The first non-blank characters of a stream (after a byte-order mark), and a stream that still
+ * yields every byte. For parsers whose tool writes more than one layout (an array or JSON Lines).
+ */
+export async function peekStream(
+  stream: AsyncIterable<Buffer | string>,
+  want = 64,
+): Promise<{ head: string; stream: AsyncIterable<Buffer> }> {
+  const it = (stream as AsyncIterable<Buffer | string>)[Symbol.asyncIterator]();
+  const seen: Buffer[] = [];
+  let head = '';
+  while (head.length < want) {
+    const r = await it.next();
+    if (r.done) break;
+    const chunk = typeof r.value === 'string' ? Buffer.from(r.value) : r.value;
+    seen.push(chunk);
+    head = Buffer.concat(seen)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '')
+      .trimStart();
+  }
+  async function* rest(): AsyncGenerator<Buffer> {
+    yield* seen;
+    for (;;) {
+      const r = await it.next();
+      if (r.done) return;
+      yield typeof r.value === 'string' ? Buffer.from(r.value) : r.value;
+    }
+  }
+  return { head, stream: rest() };
+}
+
+/** Resolves when a writable stream can take more, or is gone (a failed spool must not hang the import). */
+export function drained(
+  out: NodeJS.WritableStream & { once(e: string, f: () => void): unknown; off(e: string, f: () => void): unknown },
+): Promise<void> {
+  return new Promise<void>((resolve) => {
+    // Whichever comes first removes the other: a spool drains many times, and a 'close' listener
+    // left behind by each drain would pile up for the life of the stream.
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.once('drain', done);
+    out.once('close', done);
+  });
 }

@@ -1,8 +1,8 @@
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { finalizeFinding, ImportError, readLines } from './common.ts';
+import { drained, finalizeFinding, ImportError, readLines } from './common.ts';
 import { parseReport } from './index.ts';
 import { textStream } from './test-helpers.ts';
 import { decodeEntities, tokenizeXml, type XmlEvent } from './xml-tokenizer.ts';
@@ -32,11 +32,16 @@ describe('readLines', () => {
   });
 
   it('drops a byte-order mark before the first line', async () => {
-    expect(await lines(textStream(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}\n')]), 2))).toEqual([[1, '{"a":1}']]);
+    expect(
+      await lines(textStream(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}\n')]), 2)),
+    ).toEqual([[1, '{"a":1}']]);
   });
 
   it('fails on a line over the limit, also when the line is the unterminated last one', async () => {
-    await expect(lines(textStream('short\n0123456789abc\n', 4), 10)).rejects.toMatchObject({ code: 'line_too_long', line: 2 });
+    await expect(lines(textStream('short\n0123456789abc\n', 4), 10)).rejects.toMatchObject({
+      code: 'line_too_long',
+      line: 2,
+    });
     await expect(lines(textStream('short\n0123456789abc', 4), 10)).rejects.toBeInstanceOf(ImportError);
     expect(await lines(textStream('0123456789\n', 4), 10)).toEqual([[1, '0123456789']]);
   });
@@ -77,9 +82,11 @@ describe('tokenizeXml', () => {
 
   it('bounds a single tag', async () => {
     const huge = `<a b="${'x'.repeat(2_000)}`;
-    await expect((async () => {
-      for await (const _ of tokenizeXml(textStream(huge, 100), 1_000)) void _;
-    })()).rejects.toThrow(/longer than 1000/);
+    await expect(
+      (async () => {
+        for await (const _ of tokenizeXml(textStream(huge, 100), 1_000)) void _;
+      })(),
+    ).rejects.toThrow(/longer than 1000/);
   });
 
   it('decodes entities and leaves unknown ones alone', () => {
@@ -138,7 +145,14 @@ describe('finalizeFinding', () => {
       cvss: { score: 7.5, vector: 'not a vector' },
       evidence: { summary: '', data: { big: 'x'.repeat(20_000), small: 1 } },
     });
-    expect(f).toMatchObject({ ruleId: 'r1', cwe: [79, 89], cve: ['CVE-2024-3094'], references: ['https://ok.example/a'], cvss: { score: 7.5 }, evidence: { data: { small: 1 } } });
+    expect(f).toMatchObject({
+      ruleId: 'r1',
+      cwe: [79, 89],
+      cve: ['CVE-2024-3094'],
+      references: ['https://ok.example/a'],
+      cvss: { score: 7.5 },
+      evidence: { data: { small: 1 } },
+    });
     expect(f.cvss?.vector).toBeUndefined();
     expect(f.location).toEqual({ host: `${'h'.repeat(252)}…`, file: 'a.js' });
     expect(f.evidence?.summary).toBeUndefined();
@@ -146,5 +160,23 @@ describe('finalizeFinding', () => {
 
   it('throws (the caller counts a skip) when no rule id or title is left', () => {
     expect(() => finalizeFinding({ ruleId: '  ', title: 'T', severity: 'info', location: {} })).toThrow(/ruleId/);
+  });
+});
+
+describe('drained', () => {
+  it('leaves no listener behind after each drain, however often a spool fills up', async () => {
+    const sink = new Writable({ highWaterMark: 16, write: (_c, _e, cb) => setImmediate(cb) });
+    const closeListeners = sink.listenerCount('close');
+    for (let i = 0; i < 50; i++) {
+      if (!sink.write(Buffer.alloc(64))) await drained(sink);
+    }
+    expect(sink.listenerCount('close')).toBe(closeListeners);
+    expect(sink.listenerCount('drain')).toBe(0);
+    // A stream that closes instead of draining still releases the writer.
+    const stuck = new Writable({ highWaterMark: 1, write: () => undefined });
+    stuck.write('x');
+    const waiting = drained(stuck);
+    stuck.destroy();
+    await waiting;
   });
 });

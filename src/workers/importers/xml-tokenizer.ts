@@ -7,7 +7,9 @@ import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { ImportError } from './common.ts';
 
-export type XmlEvent = { type: 'open'; name: string; attrs: Record<string, string>; selfClosing: boolean; line: number } | { type: 'close'; name: string; line: number };
+export type XmlEvent =
+  | { type: 'open'; name: string; attrs: Record<string, string>; selfClosing: boolean; line: number }
+  | { type: 'close'; name: string; line: number };
 
 const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
@@ -50,7 +52,11 @@ function parseTag(body: string, line: number): XmlEvent {
 }
 
 /** Yields element events in document order; checks that tags nest and the document is complete. */
-export async function* tokenizeXml(stream: Readable, maxTagChars = 1024 * 1024, maxDepth = 64): AsyncGenerator<XmlEvent> {
+export async function* tokenizeXml(
+  stream: Readable,
+  maxTagChars = 1024 * 1024,
+  maxDepth = 64,
+): AsyncGenerator<XmlEvent> {
   const decoder = new StringDecoder('utf8');
   let buf = '';
   let line = 1;
@@ -74,7 +80,14 @@ export async function* tokenizeXml(stream: Readable, maxTagChars = 1024 * 1024, 
         return;
       }
       if (lt > 0) {
-        if (stack.length === 0 && buf.slice(0, lt).replace(/^\uFEFF/, '').trim() !== '') throw err('Text outside the root element');
+        if (
+          stack.length === 0 &&
+          buf
+            .slice(0, lt)
+            .replace(/^\uFEFF/, '')
+            .trim() !== ''
+        )
+          throw err('Text outside the root element');
         advance(lt);
       }
       // buf starts with '<'
@@ -98,7 +111,8 @@ export async function* tokenizeXml(stream: Readable, maxTagChars = 1024 * 1024, 
           end = buf.indexOf('>');
           if (end !== -1) end += 1;
           skipOnly = true;
-        } else if (buf.length >= 9) throw err('Unsupported markup declaration (internal DTD subsets and entities are not accepted)');
+        } else if (buf.length >= 9)
+          throw err('Unsupported markup declaration (internal DTD subsets and entities are not accepted)');
         else end = -1;
       } else {
         // A tag: find '>' outside quoted attribute values.

@@ -55,8 +55,20 @@ export function AuditFiltersForm({ initial, onApply, tenants, tenantsLoading }: 
               {...form.field('tenantId')}
             />
           )}
-          <TextInput label="Action prefix" placeholder="e.g. member." spellCheck={false} autoCapitalize="off" {...form.field('action')} />
-          <TextInput label="Actor" placeholder="E-mail or user id" spellCheck={false} autoCapitalize="off" {...form.field('actor')} />
+          <TextInput
+            label="Action prefix"
+            placeholder="e.g. member."
+            spellCheck={false}
+            autoCapitalize="off"
+            {...form.field('action')}
+          />
+          <TextInput
+            label="Actor"
+            placeholder="E-mail or user id"
+            spellCheck={false}
+            autoCapitalize="off"
+            {...form.field('actor')}
+          />
           <TextInput type="date" label="From date" {...form.field('fromDate')} />
           <TextInput type="date" label="To date" {...form.field('toDate')} />
         </SimpleGrid>

@@ -31,14 +31,17 @@ function shortTarget(entry: AuditEntry): string {
 export function AuditTable({ query, showTenant, filtered }: AuditTableProps) {
   const [open, setOpen] = useState<AuditEntry | null>(null);
   if (query.isPending) return <LoadingState label="Loading the audit log…" />;
-  if (!query.data) return <ErrorState error={query.error} title="Could not load the audit log" onRetry={() => void query.refetch()} />;
+  if (!query.data)
+    return <ErrorState error={query.error} title="Could not load the audit log" onRetry={() => void query.refetch()} />;
 
   const entries = query.data.pages.flatMap((p) => p.entries);
   if (entries.length === 0)
     return (
       <Paper withBorder p="xl" radius="md">
         <Text ta="center" c="dimmed">
-          {filtered ? 'No entries match these filters.' : 'No audit entries yet. Sign-ins, member changes and settings changes appear here.'}
+          {filtered
+            ? 'No entries match these filters.'
+            : 'No audit entries yet. Sign-ins, member changes and settings changes appear here.'}
         </Text>
       </Paper>
     );
@@ -46,18 +49,49 @@ export function AuditTable({ query, showTenant, filtered }: AuditTableProps) {
   return (
     <Stack gap="md">
       <Paper withBorder radius="md">
-        <DataTable label="Audit log entries"
+        <DataTable
+          label="Audit log entries"
           minWidth={showTenant ? 920 : 800}
           striped
-          columns={['Time', showTenant && 'Tenant', 'Actor', 'Action', 'Target', 'IP address', { label: 'Details', visuallyHidden: true }]}
+          columns={[
+            'Time',
+            showTenant && 'Tenant',
+            'Actor',
+            'Action',
+            'Target',
+            'IP address',
+            { label: 'Details', visuallyHidden: true },
+          ]}
         >
           {entries.map((e) => (
             <Table.Tr key={e.id}>
               <Table.Td className="nowrap">{formatDateTime(e.createdAt)}</Table.Td>
-              {showTenant && <Table.Td>{e.tenantName ?? (e.tenantId ? e.tenantId : <Text c="dimmed" size="sm">Platform</Text>)}</Table.Td>}
-              <Table.Td>{e.actorEmail ?? e.actorUserId ?? <Text c="dimmed" size="sm">System</Text>}</Table.Td>
+              {showTenant && (
+                <Table.Td>
+                  {e.tenantName ??
+                    (e.tenantId ? (
+                      e.tenantId
+                    ) : (
+                      <Text c="dimmed" size="sm">
+                        Platform
+                      </Text>
+                    ))}
+                </Table.Td>
+              )}
               <Table.Td>
-                <Text size="sm" ff="monospace" fw={600} c={FAILURE_RE.test(e.action) ? 'var(--mantine-color-error)' : undefined}>
+                {e.actorEmail ?? e.actorUserId ?? (
+                  <Text c="dimmed" size="sm">
+                    System
+                  </Text>
+                )}
+              </Table.Td>
+              <Table.Td>
+                <Text
+                  size="sm"
+                  ff="monospace"
+                  fw={600}
+                  c={FAILURE_RE.test(e.action) ? 'var(--mantine-color-error)' : undefined}
+                >
                   {e.action}
                 </Text>
               </Table.Td>
@@ -68,7 +102,12 @@ export function AuditTable({ query, showTenant, filtered }: AuditTableProps) {
               </Table.Td>
               <Table.Td className="nowrap">{e.ipAddress ?? '—'}</Table.Td>
               <Table.Td ta="right">
-                <Button size="compact-xs" variant="subtle" aria-label={`Details of ${e.action} at ${formatDateTime(e.createdAt)}`} onClick={() => setOpen(e)}>
+                <Button
+                  size="compact-xs"
+                  variant="subtle"
+                  aria-label={`Details of ${e.action} at ${formatDateTime(e.createdAt)}`}
+                  onClick={() => setOpen(e)}
+                >
                   Details
                 </Button>
               </Table.Td>
@@ -78,7 +117,8 @@ export function AuditTable({ query, showTenant, filtered }: AuditTableProps) {
       </Paper>
       <Stack gap="xs" align="center">
         <Text size="sm" c="dimmed" aria-live="polite">
-          {entries.length} {entries.length === 1 ? 'entry' : 'entries'} shown, newest first{query.hasNextPage ? '' : '. End of the audit log.'}
+          {entries.length} {entries.length === 1 ? 'entry' : 'entries'} shown, newest first
+          {query.hasNextPage ? '' : '. End of the audit log.'}
         </Text>
         {query.hasNextPage && (
           <Button variant="default" loading={query.isFetchingNextPage} onClick={() => void query.fetchNextPage()}>
@@ -87,7 +127,13 @@ export function AuditTable({ query, showTenant, filtered }: AuditTableProps) {
         )}
       </Stack>
       {query.isError && <ErrorState error={query.error} title="Could not load more entries" />}
-      <Modal opened={open !== null} onClose={() => setOpen(null)} title="Audit entry" size="lg" closeButtonProps={{ 'aria-label': 'Close audit entry' }}>
+      <Modal
+        opened={open !== null}
+        onClose={() => setOpen(null)}
+        title="Audit entry"
+        size="lg"
+        closeButtonProps={{ 'aria-label': 'Close audit entry' }}
+      >
         {open && <EntryDetails entry={open} />}
       </Modal>
     </Stack>

@@ -11,6 +11,7 @@ import { requireText, validateNewPassword } from '../../lib/validate.ts';
 import { TwoFactorCard } from './TwoFactorCard.tsx';
 import { NewPasswordFields, PasswordField } from '../../components/PasswordField.tsx';
 import { SectionCard } from '../../components/SectionCard.tsx';
+import { USER_NAME_MAX } from '../../../auth/auth-schemas.ts';
 
 export function AccountPage() {
   const me = useMe();
@@ -29,7 +30,9 @@ export function AccountPage() {
 function ProfileCard({ me }: { me: Me }) {
   const refreshMe = useRefreshMe();
   const form = useForm({ name: me.user.name }, (v) => ({
-    name: requireText(v.name, 'Name') ?? (v.name.trim().length > 200 ? 'Use at most 200 characters' : null),
+    name:
+      requireText(v.name, 'Name') ??
+      (v.name.trim().length > USER_NAME_MAX ? `Use at most ${USER_NAME_MAX} characters` : null),
   }));
   const save = useMutation({
     mutationFn: (v: { name: string }) => authCall(authClient.updateUser({ name: v.name.trim() })),
@@ -52,8 +55,20 @@ function ProfileCard({ me }: { me: Me }) {
       </Group>
       <form ref={form.formRef} onSubmit={form.onSubmit((v) => save.mutate(v))} noValidate>
         <Group align="flex-start" gap="sm" wrap="wrap">
-          <TextInput label="Name" autoComplete="name" required maxLength={200} style={{ flex: '1 1 16rem' }} {...form.field('name')} />
-          <Button type="submit" loading={save.isPending} mt={{ base: 0, xs: 25 }} disabled={form.values.name.trim() === me.user.name}>
+          <TextInput
+            label="Name"
+            autoComplete="name"
+            required
+            maxLength={USER_NAME_MAX}
+            style={{ flex: '1 1 16rem' }}
+            {...form.field('name')}
+          />
+          <Button
+            type="submit"
+            loading={save.isPending}
+            mt={{ base: 0, xs: 25 }}
+            disabled={form.values.name.trim() === me.user.name}
+          >
             Save name
           </Button>
         </Group>
@@ -65,12 +80,16 @@ function ProfileCard({ me }: { me: Me }) {
 function PasswordCard() {
   const form = useForm({ current: '', password: '', confirm: '' }, (v) => ({
     current: v.current ? null : 'Current password is required',
-    password: validateNewPassword(v.password) ?? (v.password === v.current ? 'Choose a password different from the current one' : null),
+    password:
+      validateNewPassword(v.password) ??
+      (v.password === v.current ? 'Choose a password different from the current one' : null),
     confirm: v.confirm === v.password ? null : 'The passwords do not match',
   }));
   const change = useMutation({
     mutationFn: (v: { current: string; password: string }) =>
-      authCall(authClient.changePassword({ currentPassword: v.current, newPassword: v.password, revokeOtherSessions: true })),
+      authCall(
+        authClient.changePassword({ currentPassword: v.current, newPassword: v.password, revokeOtherSessions: true }),
+      ),
     onSuccess: () => {
       form.reset();
       notifySuccess('Password changed. Your other sessions were signed out.');

@@ -16,7 +16,15 @@ interface PasswordPromptModalProps {
   onConfirm: (password: string) => Promise<unknown>;
 }
 
-export function PasswordPromptModal({ opened, title, description, confirmLabel, danger, onClose, onConfirm }: PasswordPromptModalProps) {
+export function PasswordPromptModal({
+  opened,
+  title,
+  description,
+  confirmLabel,
+  danger,
+  onClose,
+  onConfirm,
+}: PasswordPromptModalProps) {
   const form = useForm({ password: '' }, (v) => ({ password: v.password ? null : 'Password is required' }));
   const action = useMutation({ mutationFn: (password: string) => onConfirm(password), onSuccess: onClose });
   const { reset } = form;
@@ -35,7 +43,13 @@ export function PasswordPromptModal({ opened, title, description, confirmLabel, 
         <Stack gap="md">
           <Text size="sm">{description}</Text>
           <ErrorAlert error={action.error} withIcon={false} />
-          <PasswordField label="Password" autoComplete="current-password" required data-autofocus {...form.field('password')} />
+          <PasswordField
+            label="Password"
+            autoComplete="current-password"
+            required
+            data-autofocus
+            {...form.field('password')}
+          />
           <Group justify="flex-end" gap="sm">
             <Button variant="default" onClick={onClose}>
               Cancel

@@ -17,7 +17,8 @@ export function RecoveryCodes({ codes }: { codes: string[] }) {
   return (
     <Stack gap="sm">
       <Alert color="yellow" variant="light" role="note" title="Save these recovery codes now">
-        Each code signs you in once if you lose your authenticator. They are shown only this time; keep them in a password manager.
+        Each code signs you in once if you lose your authenticator. They are shown only this time; keep them in a
+        password manager.
       </Alert>
       <Paper withBorder p="md" radius="md" bg="var(--mantine-color-default-hover)">
         <ul className="recovery-codes" aria-label="Recovery codes" data-testid="recovery-codes">

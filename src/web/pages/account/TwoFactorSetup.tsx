@@ -28,7 +28,9 @@ export function TwoFactorSetup({ totpURI, backupCodes, onEnabled, onCancel }: Tw
   const [qr, setQr] = useState<string | null>(null);
   const headingRef = useRef<HTMLHeadingElement>(null);
   const secret = secretOf(totpURI);
-  const form = useForm({ code: '' }, (v) => ({ code: /^\d{6}$/.test(v.code.replace(/\s+/g, '')) ? null : 'Enter the 6-digit code from the app' }));
+  const form = useForm({ code: '' }, (v) => ({
+    code: /^\d{6}$/.test(v.code.replace(/\s+/g, '')) ? null : 'Enter the 6-digit code from the app',
+  }));
   const verify = useMutation({
     mutationFn: (code: string) => authCall(authClient.twoFactor.verifyTotp({ code: code.replace(/\s+/g, '') })),
     onSuccess: onEnabled,
@@ -62,7 +64,14 @@ export function TwoFactorSetup({ totpURI, backupCodes, onEnabled, onCancel }: Tw
         {qr === null ? (
           <Skeleton w={200} h={200} />
         ) : qr ? (
-          <Image src={qr} w={200} h={200} alt="QR code for your authenticator app" radius="sm" style={{ background: '#fff' }} />
+          <Image
+            src={qr}
+            w={200}
+            h={200}
+            alt="QR code for your authenticator app"
+            radius="sm"
+            style={{ background: '#fff' }}
+          />
         ) : (
           <Text size="sm">The QR code could not be drawn; type the key below instead.</Text>
         )}

@@ -1,7 +1,18 @@
 // The "Add asset" dialog: kind, target (with help and examples for the chosen kind), name, tags,
 // owner and notes. Server answers about the target show at the Target field; after adding, the
 // asset's page opens (for a domain it shows the TXT record to publish).
-import { Alert, Button, Group, Modal, NativeSelect, SegmentedControl, Stack, Text, Textarea, TextInput } from '@mantine/core';
+import {
+  Alert,
+  Button,
+  Group,
+  Modal,
+  NativeSelect,
+  SegmentedControl,
+  Stack,
+  Text,
+  Textarea,
+  TextInput,
+} from '@mantine/core';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
@@ -24,7 +35,13 @@ const FIELDS = ['kind', 'target', 'name', 'tags', 'owner', 'notes'] as const;
 
 export function AddAssetDialog({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   return (
-    <Modal opened={opened} onClose={onClose} title="Add asset" size="lg" closeButtonProps={{ 'aria-label': 'Close add asset' }}>
+    <Modal
+      opened={opened}
+      onClose={onClose}
+      title="Add asset"
+      size="lg"
+      closeButtonProps={{ 'aria-label': 'Close add asset' }}
+    >
       {opened && <AddAssetForm onDone={onClose} />}
     </Modal>
   );
@@ -55,8 +72,15 @@ function AddAssetForm({ onDone }: { onDone: () => void }) {
   const add = useMutation({
     mutationFn: async (body: CreateAssetBody): Promise<{ asset: Asset }> => {
       if (!fromArchive(body.kind) || !file) return createAsset(tenant.id, body);
-      const { asset } = await uploadImageArchive(tenant.id, file, { ...(body.name ? { name: body.name } : {}), onProgress: setProgress });
-      const rest: UpdateAssetBody = { ...(body.tags ? { tags: body.tags } : {}), ...(body.owner ? { owner: body.owner } : {}), ...(body.notes ? { notes: body.notes } : {}) };
+      const { asset } = await uploadImageArchive(tenant.id, file, {
+        ...(body.name ? { name: body.name } : {}),
+        onProgress: setProgress,
+      });
+      const rest: UpdateAssetBody = {
+        ...(body.tags ? { tags: body.tags } : {}),
+        ...(body.owner ? { owner: body.owner } : {}),
+        ...(body.notes ? { notes: body.notes } : {}),
+      };
       return Object.keys(rest).length > 0 ? updateAsset(tenant.id, asset.id, rest) : { asset };
     },
     onSettled: () => setProgress(null),
@@ -68,7 +92,11 @@ function AddAssetForm({ onDone }: { onDone: () => void }) {
     },
     onError: (error) => {
       setFormError(null);
-      if (error instanceof ApiError && fromArchive(form.values.kind) && ['invalid_image_archive', 'payload_too_large', 'asset_exists'].includes(error.code)) {
+      if (
+        error instanceof ApiError &&
+        fromArchive(form.values.kind) &&
+        ['invalid_image_archive', 'payload_too_large', 'asset_exists'].includes(error.code)
+      ) {
         const details = error.details as { assetId?: unknown } | null | undefined;
         setExistingId(typeof details?.assetId === 'string' ? details.assetId : null);
         setFileError(error.message);
@@ -77,7 +105,9 @@ function AddAssetForm({ onDone }: { onDone: () => void }) {
       if (error instanceof ApiError && error.code === 'asset_exists') {
         const details = error.details as { assetId?: unknown } | null | undefined;
         setExistingId(typeof details?.assetId === 'string' ? details.assetId : null);
-        form.setErrors({ target: error.message || `This ${KIND_LABELS[form.values.kind].toLowerCase()} is already registered.` });
+        form.setErrors({
+          target: error.message || `This ${KIND_LABELS[form.values.kind].toLowerCase()} is already registered.`,
+        });
         return;
       }
       if (error instanceof ApiError && error.code === 'validation_failed') {
@@ -150,9 +180,18 @@ function AddAssetForm({ onDone }: { onDone: () => void }) {
         {fromArchive(form.values.kind) ? (
           <>
             <Text size="sm" c="dimmed">
-              An uploaded archive is yours by construction: it is verified at once, and Rampart scans the file without reaching any registry or host.
+              An uploaded archive is yours by construction: it is verified at once, and Rampart scans the file without
+              reaching any registry or host.
             </Text>
-            <ArchiveFileInput value={file} onChange={(f) => { setFile(f); setFileError(null); }} error={fileError} disabled={add.isPending} />
+            <ArchiveFileInput
+              value={file}
+              onChange={(f) => {
+                setFile(f);
+                setFileError(null);
+              }}
+              error={fileError}
+              disabled={add.isPending}
+            />
             {existingId && fileError && (
               <TextLink to="/assets/$assetId" params={{ assetId: existingId }} size="sm" mt={-8} onClick={onDone}>
                 Open the asset that holds this archive
@@ -161,26 +200,42 @@ function AddAssetForm({ onDone }: { onDone: () => void }) {
             <UploadProgressBar progress={progress} />
           </>
         ) : (
-        <TextInput
-          label="Target"
-          description={help.target}
-          placeholder={help.placeholder}
-          required
-          spellCheck={false}
-          autoCapitalize="off"
-          autoComplete="off"
-          data-autofocus
-          {...form.field('target')}
-        />
+          <TextInput
+            label="Target"
+            description={help.target}
+            placeholder={help.placeholder}
+            required
+            spellCheck={false}
+            autoCapitalize="off"
+            autoComplete="off"
+            data-autofocus
+            {...form.field('target')}
+          />
         )}
         {existingId && form.errors.target && (
           <TextLink to="/assets/$assetId" params={{ assetId: existingId }} size="sm" mt={-8} onClick={onDone}>
             Open the asset that is already registered
           </TextLink>
         )}
-        <TextInput label="Name" description="Optional; a short label for lists. Defaults to the target." maxLength={200} {...form.field('name')} />
-        <TextInput label="Tags" description="Optional, comma separated, e.g. production, web" spellCheck={false} autoCapitalize="off" {...form.field('tags')} />
-        <TextInput label="Owner" description="Optional; the person or team responsible, e.g. platform team" maxLength={200} {...form.field('owner')} />
+        <TextInput
+          label="Name"
+          description="Optional; a short label for lists. Defaults to the target."
+          maxLength={200}
+          {...form.field('name')}
+        />
+        <TextInput
+          label="Tags"
+          description="Optional, comma separated, e.g. production, web"
+          spellCheck={false}
+          autoCapitalize="off"
+          {...form.field('tags')}
+        />
+        <TextInput
+          label="Owner"
+          description="Optional; the person or team responsible, e.g. platform team"
+          maxLength={200}
+          {...form.field('owner')}
+        />
         <Textarea
           label="Notes"
           description="Optional"

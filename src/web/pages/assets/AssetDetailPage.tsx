@@ -16,7 +16,16 @@ import { isTenantAdmin, useTenant } from '../../lib/me.ts';
 import type { Asset, AssetDetail, AssetLogEntry, UpdateAssetBody } from '../../lib/types.ts';
 import { useConfirmedAction } from '../../lib/use-confirmed-action.ts';
 import { useForm } from '../../lib/use-form.ts';
-import { ArchivedBadge, checkTags, fieldErrorsOf, KindBadge, LOG_EVENTS, parseTags, showsTarget, VerificationBadge } from './asset-ui.tsx';
+import {
+  ArchivedBadge,
+  checkTags,
+  fieldErrorsOf,
+  KindBadge,
+  LOG_EVENTS,
+  parseTags,
+  showsTarget,
+  VerificationBadge,
+} from './asset-ui.tsx';
 import { ImageArchiveCard } from './ImageArchiveCard.tsx';
 import { OwnershipCard } from './OwnershipCard.tsx';
 import { useAssetUpdater } from './use-asset-updater.ts';
@@ -34,20 +43,27 @@ export function AssetDetailPage({ assetId }: { assetId: string }) {
     );
   if (query.isError) {
     // A malformed id in the address is refused as invalid (400): to the reader it is not found either.
-    const notFound = query.error instanceof ApiError && (query.error.status === 404 || query.error.code === 'validation_failed');
+    const notFound =
+      query.error instanceof ApiError && (query.error.status === 404 || query.error.code === 'validation_failed');
     return (
       <>
         <BackLink />
         <PageHeader title={notFound ? 'Asset not found' : 'Asset'} titleContext={tenant.name} />
         <ErrorState
-          error={notFound ? new Error(`There is no asset with this id in ${tenant.name}. It may belong to another tenant.`) : query.error}
+          error={
+            notFound
+              ? new Error(`There is no asset with this id in ${tenant.name}. It may belong to another tenant.`)
+              : query.error
+          }
           title={notFound ? 'Asset not found' : 'Could not load the asset'}
           onRetry={notFound ? undefined : () => void query.refetch()}
         />
       </>
     );
   }
-  return <AssetView detail={query.data} tenantId={tenant.id} tenantName={tenant.name} canAdmin={isTenantAdmin(tenant)} />;
+  return (
+    <AssetView detail={query.data} tenantId={tenant.id} tenantName={tenant.name} canAdmin={isTenantAdmin(tenant)} />
+  );
 }
 
 function BackLink() {
@@ -96,7 +112,12 @@ function AssetView({ detail, tenantId, tenantName, canAdmin }: AssetViewProps) {
 
 type EditValues = { name: string; tags: string; owner: string; notes: string };
 
-const editValues = (a: Asset): EditValues => ({ name: a.name, tags: a.tags.join(', '), owner: a.owner ?? '', notes: a.notes ?? '' });
+const editValues = (a: Asset): EditValues => ({
+  name: a.name,
+  tags: a.tags.join(', '),
+  owner: a.owner ?? '',
+  notes: a.notes ?? '',
+});
 
 function EditAssetCard({ asset, tenantId }: { asset: Asset; tenantId: string }) {
   const applyAsset = useAssetUpdater(tenantId, asset.id);
@@ -140,11 +161,15 @@ function EditAssetCard({ asset, tenantId }: { asset: Asset; tenantId: string }) 
   });
 
   return (
-    <SectionCard headingId="details-heading" title="Details" description={
+    <SectionCard
+      headingId="details-heading"
+      title="Details"
+      description={
         asset.source === 'archive'
           ? 'A label, tags and who is responsible. The target follows the uploaded archive’s digest.'
           : 'A label, tags and who is responsible. The kind and target cannot change: add a new asset instead.'
-      }>
+      }
+    >
       <form
         ref={form.formRef}
         noValidate
@@ -155,8 +180,19 @@ function EditAssetCard({ asset, tenantId }: { asset: Asset; tenantId: string }) 
       >
         <Stack gap="md">
           <TextInput label="Name" required maxLength={200} {...form.field('name')} />
-          <TextInput label="Tags" description="Comma separated, e.g. production, web" spellCheck={false} autoCapitalize="off" {...form.field('tags')} />
-          <TextInput label="Owner" description="The person or team responsible" maxLength={200} {...form.field('owner')} />
+          <TextInput
+            label="Tags"
+            description="Comma separated, e.g. production, web"
+            spellCheck={false}
+            autoCapitalize="off"
+            {...form.field('tags')}
+          />
+          <TextInput
+            label="Owner"
+            description="The person or team responsible"
+            maxLength={200}
+            {...form.field('owner')}
+          />
           <Textarea
             label="Notes"
             autosize
@@ -189,7 +225,12 @@ function HistoryCard({ log }: { log: AssetLogEntry[] }) {
   // The server sends the latest 50, newest first.
   const entries = log;
   return (
-    <SectionCard headingId="history-heading" title="Verification history" description="Checks, proofs, bypasses and archiving, newest first (the latest 50)." gap="sm">
+    <SectionCard
+      headingId="history-heading"
+      title="Verification history"
+      description="Checks, proofs, bypasses and archiving, newest first (the latest 50)."
+      gap="sm"
+    >
       {entries.length === 0 ? (
         <Text size="sm" c="dimmed">
           No history yet.
@@ -199,7 +240,13 @@ function HistoryCard({ log }: { log: AssetLogEntry[] }) {
           {entries.map((e, i) => {
             const meta = LOG_EVENTS[e.event] ?? { label: e.event, color: 'gray' };
             return (
-              <li key={e.id} style={{ borderTop: i === 0 ? undefined : '1px solid var(--mantine-color-default-border)', padding: '0.6rem 0' }}>
+              <li
+                key={e.id}
+                style={{
+                  borderTop: i === 0 ? undefined : '1px solid var(--mantine-color-default-border)',
+                  padding: '0.6rem 0',
+                }}
+              >
                 <Group gap="xs" wrap="wrap" align="center">
                   <Badge variant={meta.variant ?? 'light'} color={meta.color}>
                     {meta.label}
@@ -247,13 +294,22 @@ function ArchiveCard({ asset, tenantId }: { asset: Asset; tenantId: string }) {
   const restoring = asked.current.archivedAt !== null;
 
   return (
-    <SectionCard headingId="archive-heading" title={archived ? 'Restore asset' : 'Archive asset'} gap="sm" align="flex-start">
+    <SectionCard
+      headingId="archive-heading"
+      title={archived ? 'Restore asset' : 'Archive asset'}
+      gap="sm"
+      align="flex-start"
+    >
       <Text size="sm" c="dimmed">
         {archived
           ? `Archived ${formatDate(asset.archivedAt)}. Restoring puts it back in the asset list with its verification state and history.`
           : 'Archived assets leave the asset list and are not scanned. Their details and verification history are kept, and admins can restore them.'}
       </Text>
-      <Button variant={archived ? 'default' : 'light'} color={archived ? undefined : 'red'} onClick={() => action.ask(asset)}>
+      <Button
+        variant={archived ? 'default' : 'light'}
+        color={archived ? undefined : 'red'}
+        onClick={() => action.ask(asset)}
+      >
         {archived ? 'Restore asset' : 'Archive asset'}
       </Button>
       <ConfirmDialog
@@ -262,7 +318,9 @@ function ArchiveCard({ asset, tenantId }: { asset: Asset; tenantId: string }) {
         confirmLabel={restoring ? 'Restore asset' : 'Archive asset'}
         danger={!restoring}
       >
-        {restoring ? 'The asset returns to the asset list.' : 'The asset leaves the asset list and is not scanned until it is restored.'}
+        {restoring
+          ? 'The asset returns to the asset list.'
+          : 'The asset leaves the asset list and is not scanned until it is restored.'}
       </ConfirmDialog>
     </SectionCard>
   );

@@ -14,7 +14,17 @@ import { formatDateTime } from '../../lib/format.ts';
 import { useTenant } from '../../lib/me.ts';
 import type { Asset, AssetFilters, AssetKind, AssetsPage, VerificationStatus } from '../../lib/types.ts';
 import { AddAssetDialog } from './AddAssetDialog.tsx';
-import { ArchivedBadge, ASSET_KINDS, KIND_LABELS, KindBadge, showsTarget, STATUS_LABELS, TagList, VERIFICATION_STATUSES, VerificationBadge } from './asset-ui.tsx';
+import {
+  ArchivedBadge,
+  ASSET_KINDS,
+  KIND_LABELS,
+  KindBadge,
+  showsTarget,
+  STATUS_LABELS,
+  TagList,
+  VERIFICATION_STATUSES,
+  VerificationBadge,
+} from './asset-ui.tsx';
 import { useUrlText } from '../../lib/use-url-text.ts';
 
 export interface AssetsSearch {
@@ -25,14 +35,18 @@ export interface AssetsSearch {
   archived?: boolean;
 }
 
-
 export function AssetsListPage({ search }: { search: AssetsSearch }) {
   const tenant = useTenant();
   const navigate = useNavigate();
   const [adding, setAdding] = useState(false);
 
   const update = (patch: Partial<AssetsSearch>) =>
-    void navigate({ from: '/assets', to: '/assets', search: (prev: AssetsSearch) => ({ ...prev, ...patch }), replace: true });
+    void navigate({
+      from: '/assets',
+      to: '/assets',
+      search: (prev: AssetsSearch) => ({ ...prev, ...patch }),
+      replace: true,
+    });
   const [q, setQ] = useUrlText(search.q, (v) => update({ q: v }));
   const [tag, setTag] = useUrlText(search.tag, (v) => update({ tag: v }));
 
@@ -80,11 +94,22 @@ export function AssetsListPage({ search }: { search: AssetsSearch }) {
           />
           <NativeSelect
             label="Verification"
-            data={[{ value: '', label: 'Any state' }, ...VERIFICATION_STATUSES.map((s) => ({ value: s, label: STATUS_LABELS[s] }))]}
+            data={[
+              { value: '', label: 'Any state' },
+              ...VERIFICATION_STATUSES.map((s) => ({ value: s, label: STATUS_LABELS[s] })),
+            ]}
             value={search.status ?? ''}
             onChange={(e) => update({ status: (e.currentTarget.value || undefined) as VerificationStatus | undefined })}
           />
-          <TextInput label="Tag" placeholder="e.g. production" maxLength={50} spellCheck={false} autoCapitalize="off" value={tag} onChange={(e) => setTag(e.currentTarget.value)} />
+          <TextInput
+            label="Tag"
+            placeholder="e.g. production"
+            maxLength={50}
+            spellCheck={false}
+            autoCapitalize="off"
+            value={tag}
+            onChange={(e) => setTag(e.currentTarget.value)}
+          />
         </SimpleGrid>
         <Group justify="space-between" mt="md" gap="sm">
           <Switch
@@ -104,7 +129,12 @@ export function AssetsListPage({ search }: { search: AssetsSearch }) {
           )}
         </Group>
       </Paper>
-      <AssetsTable query={query} filtered={Object.keys(filters).some((k) => k !== 'archived')} archived={search.archived === true} onAdd={() => setAdding(true)} />
+      <AssetsTable
+        query={query}
+        filtered={Object.keys(filters).some((k) => k !== 'archived')}
+        archived={search.archived === true}
+        onAdd={() => setAdding(true)}
+      />
       <AddAssetDialog opened={adding} onClose={() => setAdding(false)} />
     </>
   );
@@ -119,12 +149,21 @@ interface AssetsTableProps {
 
 function AssetsTable({ query, filtered, archived, onAdd }: AssetsTableProps) {
   if (query.isPending) return <LoadingState label="Loading assets…" />;
-  if (!query.data) return <ErrorState error={query.error} title="Could not load the assets" onRetry={() => void query.refetch()} />;
+  if (!query.data)
+    return <ErrorState error={query.error} title="Could not load the assets" onRetry={() => void query.refetch()} />;
 
   const assets: Asset[] = query.data.pages.flatMap((p) => p.assets);
   if (assets.length === 0) {
     if (filtered || archived)
-      return <NoMatches>{archived ? (filtered ? 'No archived assets match these filters.' : 'No archived assets.') : 'No assets match these filters.'}</NoMatches>;
+      return (
+        <NoMatches>
+          {archived
+            ? filtered
+              ? 'No archived assets match these filters.'
+              : 'No archived assets.'
+            : 'No assets match these filters.'}
+        </NoMatches>
+      );
     return (
       <FirstItemState
         icon={<IconAssets size={28} />}
@@ -143,7 +182,13 @@ function AssetsTable({ query, filtered, archived, onAdd }: AssetsTableProps) {
             <Table.Tr key={a.id}>
               <Table.Td style={{ maxWidth: 320 }}>
                 <Group gap={6} wrap="nowrap" align="center">
-                  <TextLink to="/assets/$assetId" params={{ assetId: a.id }} size="sm" fw={600} style={{ wordBreak: 'break-word' }}>
+                  <TextLink
+                    to="/assets/$assetId"
+                    params={{ assetId: a.id }}
+                    size="sm"
+                    fw={600}
+                    style={{ wordBreak: 'break-word' }}
+                  >
                     {a.name || a.target}
                   </TextLink>
                   {a.archivedAt && <ArchivedBadge />}
@@ -159,11 +204,13 @@ function AssetsTable({ query, filtered, archived, onAdd }: AssetsTableProps) {
               </Table.Td>
               <Table.Td>
                 <VerificationBadge status={a.verification.status} />
-                {a.verification.status === 'verified' && a.verification.via === 'covered' && a.verification.coveredBy && (
-                  <Text size="xs" c="dimmed" style={{ wordBreak: 'break-word' }}>
-                    Covered by {a.verification.coveredBy.target}
-                  </Text>
-                )}
+                {a.verification.status === 'verified' &&
+                  a.verification.via === 'covered' &&
+                  a.verification.coveredBy && (
+                    <Text size="xs" c="dimmed" style={{ wordBreak: 'break-word' }}>
+                      Covered by {a.verification.coveredBy.target}
+                    </Text>
+                  )}
                 {a.verification.status === 'pending' && a.verification.lastResult === 'failed' && (
                   <Text size="xs" c="var(--mantine-color-error)">
                     Last check failed

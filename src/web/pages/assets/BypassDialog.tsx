@@ -38,7 +38,13 @@ export function BypassDialog({ mode, asset, tenantId, tenantName, onClose }: Byp
   );
 }
 
-function BypassForm({ mode, asset, tenantId, tenantName, onDone }: Omit<BypassDialogProps, 'mode' | 'onClose'> & { mode: 'bypass' | 'revoke'; onDone: () => void }) {
+function BypassForm({
+  mode,
+  asset,
+  tenantId,
+  tenantName,
+  onDone,
+}: Omit<BypassDialogProps, 'mode' | 'onClose'> & { mode: 'bypass' | 'revoke'; onDone: () => void }) {
   const applyAsset = useAssetUpdater(tenantId, asset.id);
   const [failure, setFailure] = useState<unknown>(null);
   const form = useForm({ reason: '' }, (v) => {
@@ -49,10 +55,15 @@ function BypassForm({ mode, asset, tenantId, tenantName, onDone }: Omit<BypassDi
     return {};
   });
   const submit = useMutation({
-    mutationFn: (reason: string) => (mode === 'bypass' ? bypassVerification(asset.id, { reason }) : revokeBypass(asset.id, { reason })),
+    mutationFn: (reason: string) =>
+      mode === 'bypass' ? bypassVerification(asset.id, { reason }) : revokeBypass(asset.id, { reason }),
     onMutate: () => setFailure(null),
     onSuccess: async ({ asset: saved }) => {
-      notifySuccess(mode === 'bypass' ? `Verification of ${asset.target} is bypassed.` : `The bypass of ${asset.target} was revoked.`);
+      notifySuccess(
+        mode === 'bypass'
+          ? `Verification of ${asset.target} is bypassed.`
+          : `The bypass of ${asset.target} was revoked.`,
+      );
       onDone();
       await applyAsset(saved);
     },
@@ -70,18 +81,20 @@ function BypassForm({ mode, asset, tenantId, tenantName, onDone }: Omit<BypassDi
         {mode === 'bypass' ? (
           <>
             <Text size="sm">
-              Scans of <strong className="mono-break">{asset.target}</strong> for {tenantName} will be allowed without proof of ownership. Only do this
-              after confirming by other means that {tenantName} may scan it, for example an IP address in their own network.
+              Scans of <strong className="mono-break">{asset.target}</strong> for {tenantName} will be allowed without
+              proof of ownership. Only do this after confirming by other means that {tenantName} may scan it, for
+              example an IP address in their own network.
             </Text>
             <Text size="sm">
-              The tenant sees the asset as “Bypassed by admin”, in amber, never as proven. The bypass, your e-mail address and the reason are written to
-              the platform audit log and to the asset's verification log.
+              The tenant sees the asset as “Bypassed by admin”, in amber, never as proven. The bypass, your e-mail
+              address and the reason are written to the platform audit log and to the asset's verification log.
             </Text>
           </>
         ) : (
           <Text size="sm">
-            Scans of <strong className="mono-break">{asset.target}</strong> stop being allowed until ownership is proven or it is bypassed again. The
-            revocation, your e-mail address and the reason are written to the platform audit log and to the asset's verification log.
+            Scans of <strong className="mono-break">{asset.target}</strong> stop being allowed until ownership is proven
+            or it is bypassed again. The revocation, your e-mail address and the reason are written to the platform
+            audit log and to the asset's verification log.
           </Text>
         )}
         <Textarea
@@ -98,7 +111,11 @@ function BypassForm({ mode, asset, tenantId, tenantName, onDone }: Omit<BypassDi
           error={form.errors.reason}
           onChange={(e) => form.setValue('reason', e.currentTarget.value)}
         />
-        <ErrorAlert error={failure} title={mode === 'bypass' ? 'The bypass was not saved' : 'The bypass was not revoked'} withIcon={false} />
+        <ErrorAlert
+          error={failure}
+          title={mode === 'bypass' ? 'The bypass was not saved' : 'The bypass was not revoked'}
+          withIcon={false}
+        />
         <Group justify="flex-end" gap="sm">
           <Button variant="default" onClick={onDone}>
             Cancel

@@ -22,11 +22,19 @@ export function formatBytes(n: number): string {
     v /= 1024;
     i += 1;
   }
-  return i === 0 ? `${n.toLocaleString()} bytes` : `${v.toLocaleString(undefined, { maximumFractionDigits: 1 })} ${units[i]}`;
+  return i === 0
+    ? `${n.toLocaleString()} bytes`
+    : `${v.toLocaleString(undefined, { maximumFractionDigits: 1 })} ${units[i]}`;
 }
 
 /** A file picker for image archives. */
-export function ArchiveFileInput(props: { value: File | null; onChange: (file: File | null) => void; error?: string | null; label?: string; disabled?: boolean }) {
+export function ArchiveFileInput(props: {
+  value: File | null;
+  onChange: (file: File | null) => void;
+  error?: string | null;
+  label?: string;
+  disabled?: boolean;
+}) {
   return (
     <FileInput
       label={props.label ?? 'Image archive'}
@@ -48,7 +56,9 @@ export function UploadProgressBar({ progress }: { progress: UploadProgress | nul
     <Stack gap={4}>
       <Progress value={pct} aria-label="Upload progress" animated={pct < 100} />
       <Text size="xs" c="dimmed" aria-live="polite">
-        {pct < 100 ? `Uploading… ${formatBytes(progress.loaded)} of ${formatBytes(progress.total)}` : 'Checking and storing the archive…'}
+        {pct < 100
+          ? `Uploading… ${formatBytes(progress.loaded)} of ${formatBytes(progress.total)}`
+          : 'Checking and storing the archive…'}
       </Text>
     </Stack>
   );
@@ -72,7 +82,11 @@ export function ImageArchiveCard({ asset, tenantId }: { asset: Asset; tenantId: 
   const archived = asset.archivedAt !== null;
 
   return (
-    <SectionCard headingId="image-archive-heading" title="Image archive" description="The uploaded image Rampart scans. It stays in your tenant's storage.">
+    <SectionCard
+      headingId="image-archive-heading"
+      title="Image archive"
+      description="The uploaded image Rampart scans. It stays in your tenant's storage."
+    >
       <Table variant="vertical" layout="fixed" withTableBorder verticalSpacing="xs">
         <Table.Tbody>
           <Table.Tr>

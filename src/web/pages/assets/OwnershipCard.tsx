@@ -50,19 +50,20 @@ export function OwnershipCard({ detail, tenantId, tenantName }: OwnershipCardPro
 
   let body: ReactNode;
   if (v.status === 'bypassed') body = <BypassedNote asset={asset} />;
-  else if (v.status === 'verified' && v.via === 'covered' && v.coveredBy) body = <CoveredNote coveredBy={v.coveredBy} />;
+  else if (v.status === 'verified' && v.via === 'covered' && v.coveredBy)
+    body = <CoveredNote coveredBy={v.coveredBy} />;
   else if (v.status === 'verified' && v.via === 'upload')
     body = (
       <Alert color="green" variant="light" title="Verified by upload" role="note">
-        Your tenant uploaded this image archive{v.verifiedAt ? ` (${formatDateTime(v.verifiedAt)})` : ''}, so there is nothing to prove: Rampart scans the file
-        itself and reaches no host on anyone&apos;s network.
+        Your tenant uploaded this image archive{v.verifiedAt ? ` (${formatDateTime(v.verifiedAt)})` : ''}, so there is
+        nothing to prove: Rampart scans the file itself and reaches no host on anyone&apos;s network.
       </Alert>
     );
   else if (v.status === 'verified')
     body = (
       <Alert color="green" variant="light" title="Verified" role="note">
-        Ownership was proven with a DNS TXT record{v.verifiedAt ? ` on ${formatDateTime(v.verifiedAt)}` : ''}. Keep the record in place: if it disappears, the
-        domain goes back to pending and is no longer scanned.
+        Ownership was proven with a DNS TXT record{v.verifiedAt ? ` on ${formatDateTime(v.verifiedAt)}` : ''}. Keep the
+        record in place: if it disappears, the domain goes back to pending and is no longer scanned.
       </Alert>
     );
   else if (asset.kind === 'domain') body = null;
@@ -83,7 +84,12 @@ export function OwnershipCard({ detail, tenantId, tenantName }: OwnershipCardPro
       )}
       {body}
       {instructions && !archived && (
-        <TxtRecord recordName={instructions.recordName} recordType={instructions.recordType} recordValue={instructions.recordValue} domain={asset.target} />
+        <TxtRecord
+          recordName={instructions.recordName}
+          recordType={instructions.recordType}
+          recordValue={instructions.recordValue}
+          domain={asset.target}
+        />
       )}
       {!outcome && v.lastCheckedAt && <LastCheck asset={asset} />}
       <div aria-live="polite">{outcome && <OutcomeAlert outcome={outcome} domain={asset.kind === 'domain'} />}</div>
@@ -91,7 +97,11 @@ export function OwnershipCard({ detail, tenantId, tenantName }: OwnershipCardPro
       {(canCheck || (me.superAdmin && !archived && v.status !== 'verified')) && (
         <Group gap="sm">
           {canCheck && (
-            <Button onClick={() => verify.mutate()} loading={verify.isPending} variant={v.status === 'verified' ? 'default' : 'filled'}>
+            <Button
+              onClick={() => verify.mutate()}
+              loading={verify.isPending}
+              variant={v.status === 'verified' ? 'default' : 'filled'}
+            >
               Check now
             </Button>
           )}
@@ -107,14 +117,32 @@ export function OwnershipCard({ detail, tenantId, tenantName }: OwnershipCardPro
           )}
         </Group>
       )}
-      <BypassDialog mode={bypassMode} asset={asset} tenantId={tenantId} tenantName={tenantName} onClose={() => setBypassMode(null)} />
+      <BypassDialog
+        mode={bypassMode}
+        asset={asset}
+        tenantId={tenantId}
+        tenantName={tenantName}
+        onClose={() => setBypassMode(null)}
+      />
     </SectionCard>
   );
 }
 
-function TxtRecord({ recordName, recordType, recordValue, domain }: { recordName: string; recordType: string; recordValue: string; domain: string }) {
+function TxtRecord({
+  recordName,
+  recordType,
+  recordValue,
+  domain,
+}: {
+  recordName: string;
+  recordType: string;
+  recordValue: string;
+  domain: string;
+}) {
   const suffix = `.${domain.replace(/\.$/, '')}`;
-  const shortName = recordName.toLowerCase().endsWith(suffix.toLowerCase()) ? recordName.slice(0, -suffix.length) : null;
+  const shortName = recordName.toLowerCase().endsWith(suffix.toLowerCase())
+    ? recordName.slice(0, -suffix.length)
+    : null;
   return (
     <Stack gap="sm">
       <Table variant="vertical" layout="fixed" withTableBorder verticalSpacing="xs">
@@ -135,8 +163,8 @@ function TxtRecord({ recordName, recordType, recordValue, domain }: { recordName
             Some DNS providers add {domain} to the name for you: then enter only <Code>{shortName}</Code>.{' '}
           </>
         )}
-        New records usually take 1–5 minutes to be visible, sometimes longer if your provider caches answers. Leave the record in place after the
-        check succeeds.
+        New records usually take 1–5 minutes to be visible, sometimes longer if your provider caches answers. Leave the
+        record in place after the check succeeds.
       </Text>
     </Stack>
   );
@@ -185,28 +213,49 @@ function OutcomeAlert({ outcome, domain }: { outcome: Outcome; domain: boolean }
     return (
       <Alert color="blue" variant="light" title={domain ? 'Record not found yet' : 'Not covered yet'} role="status">
         <Stack gap={4}>
-          {outcome.detail && <Text size="sm" style={{ overflowWrap: 'anywhere' }}>{outcome.detail}</Text>}
-          {domain && <Text size="sm">If you just published it, wait a few minutes and check again, and check that the name and value match exactly.</Text>}
+          {outcome.detail && (
+            <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+              {outcome.detail}
+            </Text>
+          )}
+          {domain && (
+            <Text size="sm">
+              If you just published it, wait a few minutes and check again, and check that the name and value match
+              exactly.
+            </Text>
+          )}
         </Stack>
       </Alert>
     );
   return (
     <Alert color="red" variant="light" title="Check failed" role="alert">
       <Stack gap={4}>
-        <Text size="sm" style={{ overflowWrap: 'anywhere' }}>{outcome.detail}</Text>
-        <Text size="sm">The DNS lookup itself did not work, so nothing was learned about your record. Try again in a few minutes.</Text>
+        <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+          {outcome.detail}
+        </Text>
+        <Text size="sm">
+          The DNS lookup itself did not work, so nothing was learned about your record. Try again in a few minutes.
+        </Text>
       </Stack>
     </Alert>
   );
 }
 
-const LAST_RESULT: Record<string, string> = { verified: 'record found', pending: 'record not found yet', failed: 'check failed' };
+const LAST_RESULT: Record<string, string> = {
+  verified: 'record found',
+  pending: 'record not found yet',
+  failed: 'check failed',
+};
 
 function LastCheck({ asset }: { asset: Asset }) {
   const v = asset.verification;
   const result = v.lastResult ? LAST_RESULT[v.lastResult] : null;
   return (
-    <Text size="sm" c={v.lastResult === 'failed' ? 'var(--mantine-color-error)' : 'dimmed'} style={{ overflowWrap: 'anywhere' }}>
+    <Text
+      size="sm"
+      c={v.lastResult === 'failed' ? 'var(--mantine-color-error)' : 'dimmed'}
+      style={{ overflowWrap: 'anywhere' }}
+    >
       Last checked {formatDateTime(v.lastCheckedAt)}
       {result ? `: ${result}` : ''}
       {v.lastError ? ` (${v.lastError})` : ''}.
@@ -221,8 +270,8 @@ function CoveredNote({ coveredBy }: { coveredBy: { assetId: string; target: stri
       <TextLink to="/assets/$assetId" params={{ assetId: coveredBy.assetId }} size="sm">
         {coveredBy.target}
       </TextLink>
-      , a domain whose ownership is verified, so it can be scanned without a proof of its own. If that domain loses its proof, this asset goes back to
-      pending.
+      , a domain whose ownership is verified, so it can be scanned without a proof of its own. If that domain loses its
+      proof, this asset goes back to pending.
     </Alert>
   );
 }
@@ -233,7 +282,8 @@ function BypassedNote({ asset }: { asset: Asset }) {
     <Alert color="yellow" variant="light" title="Bypassed by admin" role="note">
       <Stack gap={4}>
         <Text size="sm">
-          A Rampart super-admin allowed scanning of this asset without proof of ownership. Ownership has not been proven.
+          A Rampart super-admin allowed scanning of this asset without proof of ownership. Ownership has not been
+          proven.
         </Text>
         {bypass && (
           <>
@@ -253,38 +303,45 @@ function BypassedNote({ asset }: { asset: Asset }) {
 /** Pending non-domains: what would cover them, or why only a super-admin bypass can. */
 function NotCoveredNote({ asset }: { asset: Asset }) {
   const name = dnsNameOf(asset);
-  const bypassHint = 'A Rampart super-admin can bypass verification after confirming it is yours: ask Rampart support. A bypass is recorded and shown as “Bypassed by admin”.';
+  const bypassHint =
+    "A super-admin of this installation can bypass verification after confirming it is yours: ask your installation's administrators (on a self-hosted install, the account that opened the first-run setup link). A bypass is recorded and shown as “Bypassed by admin”.";
   let text: ReactNode;
   if (name === null && asset.kind === 'container_image')
     text = (
       <>
-        This image is on Docker Hub, a registry you cannot prove ownership of, so no domain of yours can cover it. To allow scanning it: {bypassHint}
+        This image is on Docker Hub, a registry you cannot prove ownership of, so no domain of yours can cover it. To
+        allow scanning it: {bypassHint}
       </>
     );
   else if (name === null)
     text = (
       <>
-        An IP address cannot be proven with DNS, so no domain of yours can cover {asset.kind === 'webapp' ? 'this web app' : 'it'}. To allow scanning
-        it: {bypassHint}
+        An IP address cannot be proven with DNS, so no domain of yours can cover{' '}
+        {asset.kind === 'webapp' ? 'this web app' : 'it'}. To allow scanning it: {bypassHint}
       </>
     );
   else if (asset.kind === 'container_image')
     text = (
       <>
-        This image is covered once its registry host, <Code>{name}</Code>, is under a domain you have verified: add that domain as an asset and
-        publish its TXT record. For a registry you cannot verify (a public one such as ghcr.io or quay.io), a super-admin bypass is the way to allow
-        scanning: {bypassHint}
+        This image is covered once its registry host, <Code>{name}</Code>, is under a domain you have verified: add that
+        domain as an asset and publish its TXT record. For a registry you cannot verify (a public one such as ghcr.io or
+        quay.io), a super-admin bypass is the way to allow scanning: {bypassHint}
       </>
     );
   else
     text = (
       <>
-        Add the domain that <Code>{name}</Code> belongs to as an asset and publish its TXT record; once that domain is verified, this{' '}
-        {asset.kind === 'webapp' ? 'web app' : 'host'} is covered by it.
+        Add the domain that <Code>{name}</Code> belongs to as an asset and publish its TXT record; once that domain is
+        verified, this {asset.kind === 'webapp' ? 'web app' : 'host'} is covered by it.
       </>
     );
   return (
-    <Alert color="gray" variant="light" title={name === null ? 'Scanning needs a super-admin bypass' : 'Not covered yet'} role="note">
+    <Alert
+      color="gray"
+      variant="light"
+      title={name === null ? 'Scanning needs a super-admin bypass' : 'Not covered yet'}
+      role="note"
+    >
       {text}
     </Alert>
   );

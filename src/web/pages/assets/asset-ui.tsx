@@ -7,10 +7,24 @@ import type { Asset, AssetKind, AssetLogEntry, VerificationStatus } from '../../
 export const ASSET_KINDS: AssetKind[] = ['domain', 'host', 'webapp', 'container_image'];
 export const VERIFICATION_STATUSES: VerificationStatus[] = ['verified', 'pending', 'bypassed'];
 
-export const KIND_LABELS: Record<AssetKind, string> = { domain: 'Domain', host: 'Host', webapp: 'Web app', container_image: 'Container image' };
-const KIND_COLORS: Record<AssetKind, string> = { domain: 'indigo', host: 'cyan', webapp: 'teal', container_image: 'grape' };
+export const KIND_LABELS: Record<AssetKind, string> = {
+  domain: 'Domain',
+  host: 'Host',
+  webapp: 'Web app',
+  container_image: 'Container image',
+};
+const KIND_COLORS: Record<AssetKind, string> = {
+  domain: 'indigo',
+  host: 'cyan',
+  webapp: 'teal',
+  container_image: 'grape',
+};
 
-export const STATUS_LABELS: Record<VerificationStatus, string> = { verified: 'Verified', pending: 'Pending', bypassed: 'Bypassed by admin' };
+export const STATUS_LABELS: Record<VerificationStatus, string> = {
+  verified: 'Verified',
+  pending: 'Pending',
+  bypassed: 'Bypassed by admin',
+};
 
 export function isAssetKind(value: unknown): value is AssetKind {
   return typeof value === 'string' && (ASSET_KINDS as string[]).includes(value);
@@ -72,12 +86,14 @@ export const KIND_HELP: Record<AssetKind, KindHelp> = {
   domain: {
     target: 'A DNS name you control, without http:// or a path, e.g. example.com or shop.example.com.',
     placeholder: 'example.com',
-    verification: 'You prove ownership by publishing a DNS TXT record. Once verified, its subdomains and the hosts and web apps under it are covered.',
+    verification:
+      'You prove ownership by publishing a DNS TXT record. Once verified, its subdomains and the hosts and web apps under it are covered.',
   },
   host: {
     target: 'An IP address or a DNS name, e.g. 203.0.113.10 or mail.example.com.',
     placeholder: '203.0.113.10 or mail.example.com',
-    verification: 'A DNS name is covered by a verified domain it belongs to. An IP address cannot be proven with DNS: a Rampart super-admin bypass is the way to allow scanning it.',
+    verification:
+      'A DNS name is covered by a verified domain it belongs to. An IP address cannot be proven with DNS: a Rampart super-admin bypass is the way to allow scanning it.',
   },
   webapp: {
     target: 'The full URL, starting with http:// or https://, e.g. https://app.example.com/login.',
@@ -87,7 +103,8 @@ export const KIND_HELP: Record<AssetKind, KindHelp> = {
   container_image: {
     target: 'An image reference, e.g. ghcr.io/acme/app:1.2, nginx:1.27, or one pinned with @sha256:….',
     placeholder: 'ghcr.io/acme/app:1.2',
-    verification: 'Covered when its registry host is under a verified domain of yours. Images on registries you cannot verify (Docker Hub, ghcr.io) need a Rampart super-admin bypass before they can be scanned.',
+    verification:
+      'Covered when its registry host is under a verified domain of yours. Images on registries you cannot verify (Docker Hub, ghcr.io) need a Rampart super-admin bypass before they can be scanned.',
   },
 };
 
@@ -140,9 +157,13 @@ export function checkTarget(kind: AssetKind, value: string): string | null {
     case 'host':
       if (SCHEME_RE.test(v)) return 'Enter a host without http:// or https://; for a URL choose Web app';
       if (v.includes('/')) return 'Enter only the IP address or host name, without a path';
-      return isIpAddress(v) || v.replace(/\.$/, '').includes('.') ? null : 'Enter an IP address like 203.0.113.10 or a DNS name like mail.example.com';
+      return isIpAddress(v) || v.replace(/\.$/, '').includes('.')
+        ? null
+        : 'Enter an IP address like 203.0.113.10 or a DNS name like mail.example.com';
     case 'webapp':
-      return /^https?:\/\/[^/\s]+/i.test(v) ? null : 'Enter a URL starting with http:// or https://, e.g. https://app.example.com';
+      return /^https?:\/\/[^/\s]+/i.test(v)
+        ? null
+        : 'Enter a URL starting with http:// or https://, e.g. https://app.example.com';
     case 'container_image': {
       if (SCHEME_RE.test(v)) return 'Enter the image reference without a scheme, e.g. ghcr.io/acme/app:1.2';
       if (v !== v.toLowerCase()) return 'Image references are lower case';
@@ -210,7 +231,10 @@ export function showsTarget(asset: Pick<Asset, 'name' | 'target'>): boolean {
   return asset.name.trim() !== '' && asset.name !== asset.target;
 }
 
-export const LOG_EVENTS: Record<AssetLogEntry['event'], { label: string; color: string; variant?: 'light' | 'filled' | 'outline' }> = {
+export const LOG_EVENTS: Record<
+  AssetLogEntry['event'],
+  { label: string; color: string; variant?: 'light' | 'filled' | 'outline' }
+> = {
   created: { label: 'Added', color: 'indigo' },
   check: { label: 'Checked', color: 'gray' },
   verified: { label: 'Verified', color: 'green' },

@@ -9,7 +9,9 @@ export function useAssetUpdater(tenantId: string, assetId: string): (asset: Asse
   const queryClient = useQueryClient();
   return useCallback(
     async (asset: Asset) => {
-      queryClient.setQueryData<AssetDetail>(assetKeys.detail(tenantId, assetId), (old) => (old ? { ...old, asset } : old));
+      queryClient.setQueryData<AssetDetail>(assetKeys.detail(tenantId, assetId), (old) =>
+        old ? { ...old, asset } : old,
+      );
       await Promise.all([
         queryClient.invalidateQueries({ queryKey: assetKeys.detail(tenantId, assetId) }),
         queryClient.invalidateQueries({ queryKey: assetKeys.lists(tenantId) }),

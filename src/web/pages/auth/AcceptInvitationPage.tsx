@@ -16,7 +16,13 @@ export interface AcceptInvitationSearch {
   email?: string;
 }
 
-export function AcceptInvitationPage({ invitationId, search }: { invitationId: string; search: AcceptInvitationSearch }) {
+export function AcceptInvitationPage({
+  invitationId,
+  search,
+}: {
+  invitationId: string;
+  search: AcceptInvitationSearch;
+}) {
   const me = useMeQuery();
   if (me.isPending)
     return (
@@ -39,8 +45,9 @@ function SignedOut({ invitationId, email }: { invitationId: string; email?: stri
   return (
     <AuthLayout title="You are invited to Rampart">
       <Text>
-        Sign in or create an account with {email ? <strong>{email}</strong> : 'the e-mail address this invitation was sent to'} to accept
-        the invitation. You will come back to this page afterwards.
+        Sign in or create an account with{' '}
+        {email ? <strong>{email}</strong> : 'the e-mail address this invitation was sent to'} to accept the invitation.
+        You will come back to this page afterwards.
       </Text>
       <Group grow>
         <ButtonLink to="/sign-in" search={{ redirect: here }}>
@@ -68,7 +75,10 @@ function SignedIn({ invitationId, me }: { invitationId: string; me: Me }) {
     enabled: verified,
   });
   const resend = useMutation({
-    mutationFn: () => authCall(authClient.sendVerificationEmail({ email: me.user.email, callbackURL: `/accept-invitation/${invitationId}` })),
+    mutationFn: () =>
+      authCall(
+        authClient.sendVerificationEmail({ email: me.user.email, callbackURL: `/accept-invitation/${invitationId}` }),
+      ),
   });
 
   const accept = useMutation({
@@ -84,7 +94,9 @@ function SignedIn({ invitationId, me }: { invitationId: string; me: Me }) {
       await navigate({ to: '/assets', replace: true });
     },
   });
-  const decline = useMutation({ mutationFn: () => authCall(authClient.organization.rejectInvitation({ invitationId })) });
+  const decline = useMutation({
+    mutationFn: () => authCall(authClient.organization.rejectInvitation({ invitationId })),
+  });
 
   const signedInAs = (
     <Text size="sm" component="span">
@@ -100,8 +112,8 @@ function SignedIn({ invitationId, me }: { invitationId: string; me: Me }) {
       <AuthLayout title="Confirm your e-mail address first" footer={signedInAs}>
         <Stack>
           <Text>
-            Invitations can only be accepted by a confirmed address. We sent a confirmation link to <strong>{me.user.email}</strong> when you signed up; open it, then
-            come back to this invitation.
+            Invitations can only be accepted by a confirmed address. We sent a confirmation link to{' '}
+            <strong>{me.user.email}</strong> when you signed up; open it, then come back to this invitation.
           </Text>
           {resend.isSuccess ? (
             <Text c="dimmed">A new link is on its way. It brings you back here.</Text>
@@ -145,7 +157,10 @@ function SignedIn({ invitationId, me }: { invitationId: string; me: Me }) {
   if (decline.isSuccess)
     return (
       <AuthLayout title="Invitation declined">
-        <Text>You declined the invitation to {inv.organizationName}. Whoever invited you can send a new one if you change your mind.</Text>
+        <Text>
+          You declined the invitation to {inv.organizationName}. Whoever invited you can send a new one if you change
+          your mind.
+        </Text>
         <ButtonLink to="/">Go to Rampart</ButtonLink>
       </AuthLayout>
     );
@@ -166,7 +181,12 @@ function SignedIn({ invitationId, me }: { invitationId: string; me: Me }) {
         <Button onClick={() => accept.mutate()} loading={accept.isPending} disabled={busy && !accept.isPending}>
           Accept invitation
         </Button>
-        <Button variant="default" onClick={() => decline.mutate()} loading={decline.isPending} disabled={busy && !decline.isPending}>
+        <Button
+          variant="default"
+          onClick={() => decline.mutate()}
+          loading={decline.isPending}
+          disabled={busy && !decline.isPending}
+        >
           Decline
         </Button>
       </Stack>

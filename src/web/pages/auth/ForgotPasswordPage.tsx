@@ -11,7 +11,8 @@ import { validateEmail } from '../../lib/validate.ts';
 export function ForgotPasswordPage() {
   const form = useForm({ email: '' }, (v) => ({ email: validateEmail(v.email) }));
   const request = useMutation({
-    mutationFn: (v: { email: string }) => authCall(authClient.requestPasswordReset({ email: v.email.trim(), redirectTo: '/reset-password' })),
+    mutationFn: (v: { email: string }) =>
+      authCall(authClient.requestPasswordReset({ email: v.email.trim(), redirectTo: '/reset-password' })),
   });
 
   const footer = (
@@ -24,7 +25,8 @@ export function ForgotPasswordPage() {
     return (
       <AuthLayout title="Check your e-mail" footer={footer}>
         <Alert color="green" variant="light" role="status">
-          If an account exists for {form.values.email.trim()}, a link to reset its password was sent. The link works for one hour.
+          If an account exists for {form.values.email.trim()}, a link to reset its password was sent. The link works for
+          one hour.
         </Alert>
         <Text size="sm" c="dimmed">
           No e-mail after a few minutes? Check the spam folder, or{' '}
@@ -37,7 +39,11 @@ export function ForgotPasswordPage() {
     );
 
   return (
-    <AuthLayout title="Reset your password" subtitle="Enter the e-mail address of your account and we will send you a link to choose a new password." footer={footer}>
+    <AuthLayout
+      title="Reset your password"
+      subtitle="Enter the e-mail address of your account and we will send you a link to choose a new password."
+      footer={footer}
+    >
       <form ref={form.formRef} onSubmit={form.onSubmit((v) => request.mutate(v))} noValidate>
         <Stack gap="md">
           <ErrorAlert error={request.error} title="Could not send the link" />

@@ -25,7 +25,8 @@ export function ResetPasswordPage({ search }: { search: ResetPasswordSearch }) {
     confirm: v.confirm === v.password ? null : 'The passwords do not match',
   }));
   const reset = useMutation({
-    mutationFn: (v: { password: string }) => authCall(authClient.resetPassword({ newPassword: v.password, token: search.token ?? '' })),
+    mutationFn: (v: { password: string }) =>
+      authCall(authClient.resetPassword({ newPassword: v.password, token: search.token ?? '' })),
     onSuccess: () => navigate({ to: '/sign-in', search: { notice: 'password-reset' }, replace: true }),
   });
 
@@ -48,7 +49,11 @@ export function ResetPasswordPage({ search }: { search: ResetPasswordSearch }) {
   const expired = reset.error && /token/i.test(errorMessage(reset.error));
 
   return (
-    <AuthLayout title="Choose a new password" subtitle="Other sessions of this account are signed out when the password changes." footer={footer}>
+    <AuthLayout
+      title="Choose a new password"
+      subtitle="Other sessions of this account are signed out when the password changes."
+      footer={footer}
+    >
       <form ref={form.formRef} onSubmit={form.onSubmit((v) => reset.mutate(v))} noValidate>
         <Stack gap="md">
           <ErrorAlert error={reset.error} title="Could not set the password">

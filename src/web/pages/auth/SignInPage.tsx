@@ -12,6 +12,7 @@ import { publicConfigQueryOptions, useRefreshMe } from '../../lib/me.ts';
 import { useForm } from '../../lib/use-form.ts';
 import { safeRedirect, validateEmail } from '../../lib/validate.ts';
 import { TwoFactorStep } from './TwoFactorStep.tsx';
+import { api } from '../../lib/api.ts';
 import { PasswordField } from '../../components/PasswordField.tsx';
 
 export interface SignInSearch {
@@ -42,7 +43,8 @@ export function SignInPage({ search }: { search: SignInSearch }) {
   }));
 
   const signIn = useMutation({
-    mutationFn: (v: { email: string; password: string }) => authCall(authClient.signIn.email({ email: v.email.trim(), password: v.password })),
+    mutationFn: (v: { email: string; password: string }) =>
+      authCall(authClient.signIn.email({ email: v.email.trim(), password: v.password })),
     onSuccess: async (data) => {
       if (data && 'twoFactorRedirect' in data && data.twoFactorRedirect) {
         setStep('two-factor');
@@ -84,6 +86,7 @@ export function SignInPage({ search }: { search: SignInSearch }) {
               {NOTICES[search.notice]}
             </Alert>
           )}
+          <FirstRunNotice />
           <ErrorAlert error={signIn.error} title="Could not sign in" />
           <TextInput label="Email" type="email" autoComplete="username" required autoFocus {...form.field('email')} />
           <PasswordField label="Password" autoComplete="current-password" required {...form.field('password')} />
@@ -98,5 +101,27 @@ export function SignInPage({ search }: { search: SignInSearch }) {
         </Stack>
       </form>
     </AuthLayout>
+  );
+}
+
+/** An install without an administrator says how to get one; on the server's own machine it shows the link. */
+function FirstRunNotice() {
+  const setup = useQuery({
+    queryKey: ['setup'],
+    queryFn: () => api<{ needed: boolean; setupUrl: string | null }>('/api/v1/setup'),
+  });
+  if (!setup.data?.needed) return null;
+  const link = setup.data.setupUrl ? new URL(setup.data.setupUrl) : null;
+  return (
+    <Alert color="blue" variant="light" title="This installation has no administrator yet">
+      <Text size="sm">
+        Create your account, then open the one-time setup link to become its administrator.{' '}
+        {link ? (
+          <a href={`${link.pathname}${link.search}`}>Open the setup link</a>
+        ) : (
+          'The server printed the link in its terminal when it started (npm start).'
+        )}
+      </Text>
+    </Alert>
   );
 }

@@ -9,8 +9,15 @@ import { ErrorAlert, LoadingState } from '../../components/QueryStates.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
 import { publicConfigQueryOptions, useRefreshMe } from '../../lib/me.ts';
 import { useForm } from '../../lib/use-form.ts';
-import { MIN_PASSWORD_LENGTH, requireText, safeRedirect, validateEmail, validateNewPassword } from '../../lib/validate.ts';
+import {
+  MIN_PASSWORD_LENGTH,
+  requireText,
+  safeRedirect,
+  validateEmail,
+  validateNewPassword,
+} from '../../lib/validate.ts';
 import { PasswordField } from '../../components/PasswordField.tsx';
+import { USER_NAME_MAX } from '../../../auth/auth-schemas.ts';
 
 export interface SignUpSearch {
   redirect?: string;
@@ -22,7 +29,9 @@ export function SignUpPage({ search }: { search: SignUpSearch }) {
   const refreshMe = useRefreshMe();
   const config = useQuery(publicConfigQueryOptions);
   const form = useForm({ name: '', email: search.email ?? '', password: '' }, (v) => ({
-    name: requireText(v.name, 'Name'),
+    name:
+      requireText(v.name, 'Name') ??
+      (v.name.trim().length > USER_NAME_MAX ? `Use at most ${USER_NAME_MAX} characters` : null),
     email: validateEmail(v.email),
     password: validateNewPassword(v.password),
   }));
@@ -56,18 +65,29 @@ export function SignUpPage({ search }: { search: SignUpSearch }) {
     return (
       <AuthLayout title="Sign-up is closed" footer={footer}>
         <Text>
-          This Rampart server does not accept new accounts. Ask an administrator of your organisation to invite you; the invitation e-mail
-          has a link that lets you join.
+          This Rampart server does not accept new accounts. Ask an administrator of your organisation to invite you; the
+          invitation e-mail has a link that lets you join.
         </Text>
       </AuthLayout>
     );
 
   return (
-    <AuthLayout title="Create your Rampart account" subtitle="Scan what you own, track findings and prove compliance." footer={footer}>
+    <AuthLayout
+      title="Create your Rampart account"
+      subtitle="Scan what you own, track findings and prove compliance."
+      footer={footer}
+    >
       <form ref={form.formRef} onSubmit={form.onSubmit((v) => signUp.mutate(v))} noValidate>
         <Stack gap="md">
           <ErrorAlert error={signUp.error} title="Could not create the account" />
-          <TextInput label="Name" autoComplete="name" required autoFocus maxLength={200} {...form.field('name')} />
+          <TextInput
+            label="Name"
+            autoComplete="name"
+            required
+            autoFocus
+            maxLength={USER_NAME_MAX}
+            {...form.field('name')}
+          />
           <TextInput label="Email" type="email" autoComplete="email" required {...form.field('email')} />
           <PasswordField
             label="Password"

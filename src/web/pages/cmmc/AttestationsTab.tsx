@@ -1,11 +1,31 @@
 // CMMC → Attestations: the office and process items of each of the 15 requirements, answered yes,
 // no or not applicable (with a note), with who answered when and evidence files attached. Owners
 // and admins answer; members read.
-import { Accordion, Anchor, Badge, Button, FileButton, Group, Paper, SegmentedControl, Stack, Text, Textarea } from '@mantine/core';
+import {
+  Accordion,
+  Anchor,
+  Badge,
+  Button,
+  FileButton,
+  Group,
+  Paper,
+  SegmentedControl,
+  Stack,
+  Text,
+  Textarea,
+} from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
-import { answerItem, attestationsQuery, deleteCmmcEvidence, evidenceUrl, programKeys, uploadCmmcEvidence, type AttestationItemDto } from '../../lib/cmmc-api.ts';
+import {
+  answerItem,
+  attestationsQuery,
+  deleteCmmcEvidence,
+  evidenceUrl,
+  programKeys,
+  uploadCmmcEvidence,
+  type AttestationItemDto,
+} from '../../lib/cmmc-api.ts';
 import { notifySuccess } from '../../lib/errors.ts';
 import { formatDateTime } from '../../lib/format.ts';
 
@@ -28,7 +48,10 @@ function ItemEditor({ tenantId, item, canManage }: { tenantId: string; item: Att
       notifySuccess('Answer saved.');
     },
   });
-  const upload = useMutation({ mutationFn: (f: File) => uploadCmmcEvidence(tenantId, item.id, f), onSuccess: invalidate });
+  const upload = useMutation({
+    mutationFn: (f: File) => uploadCmmcEvidence(tenantId, item.id, f),
+    onSuccess: invalidate,
+  });
   const remove = useMutation({ mutationFn: (id: string) => deleteCmmcEvidence(tenantId, id), onSuccess: invalidate });
   const needsNote = answer === 'not_applicable' && !note.trim();
   const dirty = answer !== (item.answer ?? '') || (note.trim() || null) !== (item.note ?? null);
@@ -64,7 +87,11 @@ function ItemEditor({ tenantId, item, canManage }: { tenantId: string; item: Att
             />
             <Textarea
               label="Note"
-              description={answer === 'not_applicable' ? 'Required: say why this does not apply.' : 'Optional: where the evidence is, who does it.'}
+              description={
+                answer === 'not_applicable'
+                  ? 'Required: say why this does not apply.'
+                  : 'Optional: where the evidence is, who does it.'
+              }
               value={note}
               onChange={(e) => setNote(e.currentTarget.value)}
               autosize
@@ -73,10 +100,18 @@ function ItemEditor({ tenantId, item, canManage }: { tenantId: string; item: Att
               error={needsNote ? 'A note is required for not applicable.' : undefined}
             />
             <Group gap="xs">
-              <Button size="xs" onClick={() => save.mutate()} disabled={!answer || needsNote || !dirty} loading={save.isPending}>
+              <Button
+                size="xs"
+                onClick={() => save.mutate()}
+                disabled={!answer || needsNote || !dirty}
+                loading={save.isPending}
+              >
                 Save answer
               </Button>
-              <FileButton onChange={(f) => f && upload.mutate(f)} accept=".pdf,.png,.jpg,.jpeg,.gif,.webp,.txt,.md,.csv,.json,.docx,.xlsx,.pptx,.odt,.ods,.doc,.xls">
+              <FileButton
+                onChange={(f) => f && upload.mutate(f)}
+                accept=".pdf,.png,.jpg,.jpeg,.gif,.webp,.txt,.md,.csv,.json,.docx,.xlsx,.pptx,.odt,.ods,.doc,.xls"
+              >
                 {(props) => (
                   <Button {...props} size="xs" variant="default" loading={upload.isPending}>
                     Attach evidence file
@@ -98,7 +133,13 @@ function ItemEditor({ tenantId, item, canManage }: { tenantId: string; item: Att
                   {formatDateTime(e.createdAt)} · {e.uploadedByEmail ?? ''}
                 </Text>
                 {canManage && (
-                  <Button size="compact-xs" variant="subtle" color="red" onClick={() => remove.mutate(e.id)} aria-label={`Delete ${e.fileName}`}>
+                  <Button
+                    size="compact-xs"
+                    variant="subtle"
+                    color="red"
+                    onClick={() => remove.mutate(e.id)}
+                    aria-label={`Delete ${e.fileName}`}
+                  >
                     Delete
                   </Button>
                 )}
@@ -114,12 +155,15 @@ function ItemEditor({ tenantId, item, canManage }: { tenantId: string; item: Att
 export function AttestationsTab({ tenantId }: { tenantId: string }) {
   const q = useQuery(attestationsQuery(tenantId));
   if (q.isPending) return <LoadingState label="Loading the attestation items…" />;
-  if (q.isError) return <ErrorState error={q.error} title="Could not load the attestations" onRetry={() => void q.refetch()} />;
+  if (q.isError)
+    return <ErrorState error={q.error} title="Could not load the attestations" onRetry={() => void q.refetch()} />;
   const { requirements, canManage } = q.data;
   return (
     <Stack gap="md">
       <Text size="sm">
-        Answer each office and process item honestly. &ldquo;No&rdquo; or an unanswered item keeps its requirement NOT MET. &ldquo;Not applicable&rdquo; needs a note and counts as met. Attach files (roster, visitor log, screenshots) as evidence.
+        Answer each office and process item honestly. &ldquo;No&rdquo; or an unanswered item keeps its requirement NOT
+        MET. &ldquo;Not applicable&rdquo; needs a note and counts as met. Attach files (roster, visitor log,
+        screenshots) as evidence.
       </Text>
       <Accordion variant="separated" multiple>
         {requirements.map((r) => {
@@ -143,7 +187,12 @@ export function AttestationsTab({ tenantId }: { tenantId: string }) {
                     {r.statement}
                   </Text>
                   {r.items.map((i) => (
-                    <ItemEditor key={`${i.id}:${i.answeredAt ?? ''}`} tenantId={tenantId} item={i} canManage={canManage} />
+                    <ItemEditor
+                      key={`${i.id}:${i.answeredAt ?? ''}`}
+                      tenantId={tenantId}
+                      item={i}
+                      canManage={canManage}
+                    />
                   ))}
                 </Stack>
               </Accordion.Panel>

@@ -3,24 +3,54 @@
 // per computer (pass / fail / unknown per check; pending when older than 30 days). Owners and admins
 // retire a computer that was replaced or is gone (it then stops counting until it sends a new run)
 // and un-retire it.
-import { Accordion, Alert, Anchor, Badge, Button, Code, CopyButton, Group, Paper, Stack, Table, Text, Textarea, Title, VisuallyHidden } from '@mantine/core';
+import {
+  Accordion,
+  Alert,
+  Anchor,
+  Badge,
+  Button,
+  Code,
+  CopyButton,
+  Group,
+  Paper,
+  Stack,
+  Table,
+  Text,
+  Textarea,
+  Title,
+  VisuallyHidden,
+} from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
-import { cmmcKeys, devicesQuery, downloadScript, issueDeviceToken, programKeys, retireDevice, unretireDevice, type DeviceDto, type DeviceListDto, type IssuedTokenDto, type ProfileDto } from '../../lib/cmmc-api.ts';
+import {
+  cmmcKeys,
+  devicesQuery,
+  downloadScript,
+  issueDeviceToken,
+  programKeys,
+  retireDevice,
+  unretireDevice,
+  type DeviceDto,
+  type DeviceListDto,
+  type IssuedTokenDto,
+  type ProfileDto,
+} from '../../lib/cmmc-api.ts';
 import { formatDateTime } from '../../lib/format.ts';
 import { DeviceCheckExplainer } from '../llm/DeviceCheckExplainer.tsx';
 
 const OS_LABEL = { windows: 'Windows', macos: 'macOS' } as const;
 const RESULT_COLOR = { pass: 'green', fail: 'red', unknown: 'gray' } as const;
 const HOW_TO_RUN = {
-  windows: 'In PowerShell (as administrator for the most complete results): powershell -NoProfile -ExecutionPolicy Bypass -File .\\rampart-cmmc-check-windows.ps1',
+  windows:
+    'In PowerShell (as administrator for the most complete results): powershell -NoProfile -ExecutionPolicy Bypass -File .\\rampart-cmmc-check-windows.ps1',
   macos: 'In Terminal (sudo gives the most complete results): bash rampart-cmmc-check-macos.sh',
 } as const;
 /** Why running elevated does not fail the administrator check (it looks at the signed-in user). */
 const RUN_NOTE = {
-  windows: 'Run it while the daily user is signed in: the administrator check looks at that signed-in user, not at the account you elevate PowerShell with.',
+  windows:
+    'Run it while the daily user is signed in: the administrator check looks at that signed-in user, not at the account you elevate PowerShell with.',
   macos: 'With sudo, the administrator check looks at the user who ran sudo.',
 } as const;
 
@@ -40,7 +70,8 @@ function IssuedPanel({ issued }: { issued: IssuedTokenDto }) {
   return (
     <Stack gap="md" data-testid="issued-scripts">
       <Alert color="yellow" variant="light" title="Shown only now">
-        Download the scripts now: they carry this token, and Rampart keeps only a hash of it. Issuing a new token stops these scripts from sending results.
+        Download the scripts now: they carry this token, and Rampart keeps only a hash of it. Issuing a new token stops
+        these scripts from sending results.
       </Alert>
       <Stack gap={4}>
         <Text size="sm" fw={600} id="device-token-label">
@@ -53,6 +84,11 @@ function IssuedPanel({ issued }: { issued: IssuedTokenDto }) {
           <Copyable value={issued.token} label="Copy device token" />
         </Group>
       </Stack>
+      {issued.baseUrlWarning && (
+        <Alert color="orange" title="Your computers may not reach this address" data-testid="base-url-warning">
+          {issued.baseUrlWarning}
+        </Alert>
+      )}
       <Table withTableBorder striped>
         <Table.Thead>
           <Table.Tr>
@@ -80,7 +116,11 @@ function IssuedPanel({ issued }: { issued: IssuedTokenDto }) {
                 </Code>
               </Table.Td>
               <Table.Td>
-                <Button size="xs" onClick={() => downloadScript(s)} aria-label={`Download the ${OS_LABEL[s.os]} script`}>
+                <Button
+                  size="xs"
+                  onClick={() => downloadScript(s)}
+                  aria-label={`Download the ${OS_LABEL[s.os]} script`}
+                >
                   Download
                 </Button>
               </Table.Td>
@@ -89,7 +129,8 @@ function IssuedPanel({ issued }: { issued: IssuedTokenDto }) {
         </Table.Tbody>
       </Table>
       <Text size="sm">
-        Each script ends with a Rampart signature line (Ed25519 key fingerprint <Code data-testid="key-fingerprint">{issued.signingKey.fingerprint}</Code>). Before running one, check it at{' '}
+        Each script ends with a Rampart signature line (Ed25519 key fingerprint{' '}
+        <Code data-testid="key-fingerprint">{issued.signingKey.fingerprint}</Code>). Before running one, check it at{' '}
         <Anchor href="/verify-script" target="_blank" rel="noopener">
           {issued.verifyUrl}
         </Anchor>{' '}
@@ -131,7 +172,17 @@ function DeviceResults({ device, checks }: { device: DeviceDto; checks: DeviceLi
                   </Text>
                 )}
               </Table.Td>
-              <Table.Td>{r ? <Badge color={RESULT_COLOR[r]} variant="light">{r}</Badge> : <Text size="xs" c="dimmed">not reported</Text>}</Table.Td>
+              <Table.Td>
+                {r ? (
+                  <Badge color={RESULT_COLOR[r]} variant="light">
+                    {r}
+                  </Badge>
+                ) : (
+                  <Text size="xs" c="dimmed">
+                    not reported
+                  </Text>
+                )}
+              </Table.Td>
               <Table.Td>
                 <Text size="xs" className="mono-break">
                   {device.details[c.id] ?? ''}
@@ -160,7 +211,10 @@ function RetireControls({ tenantId, device }: { tenantId: string; device: Device
     void queryClient.invalidateQueries({ queryKey: cmmcKeys.devices(tenantId) });
     void queryClient.invalidateQueries({ queryKey: programKeys.score(tenantId) });
   };
-  const retire = useMutation({ mutationFn: () => retireDevice(tenantId, device.hostname, note.trim() || null), onSuccess: done });
+  const retire = useMutation({
+    mutationFn: () => retireDevice(tenantId, device.hostname, note.trim() || null),
+    onSuccess: done,
+  });
   const unretire = useMutation({ mutationFn: () => unretireDevice(tenantId, device.hostname), onSuccess: done });
   return (
     <Stack gap="xs">
@@ -170,23 +224,54 @@ function RetireControls({ tenantId, device }: { tenantId: string; device: Device
           <Text size="sm">
             Retired {formatDateTime(device.retired.at)}
             {device.retired.byEmail ? ` by ${device.retired.byEmail}` : ''}
-            {device.retired.note ? ` (${device.retired.note})` : ''}. It does not count for the score; a new run from this computer brings it back.
+            {device.retired.note ? ` (${device.retired.note})` : ''}. It does not count for the score; a new run from
+            this computer brings it back.
           </Text>
-          <Button size="xs" variant="default" loading={unretire.isPending} onClick={() => unretire.mutate()} aria-label={`Un-retire ${device.hostname}`}>
+          <Button
+            size="xs"
+            variant="default"
+            loading={unretire.isPending}
+            onClick={() => unretire.mutate()}
+            aria-label={`Un-retire ${device.hostname}`}
+          >
             Un-retire
           </Button>
         </Group>
       ) : (
         <Group>
-          <Button size="xs" variant="default" color="red" onClick={() => setConfirm(true)} aria-label={`Retire ${device.hostname}`}>
+          <Button
+            size="xs"
+            variant="default"
+            color="red"
+            onClick={() => setConfirm(true)}
+            aria-label={`Retire ${device.hostname}`}
+          >
             Retire this computer
           </Button>
         </Group>
       )}
-      <ConfirmDialog opened={confirm} title={`Retire ${device.hostname}?`} confirmLabel="Retire" danger loading={retire.isPending} onConfirm={() => retire.mutate()} onClose={() => setConfirm(false)}>
+      <ConfirmDialog
+        opened={confirm}
+        title={`Retire ${device.hostname}?`}
+        confirmLabel="Retire"
+        danger
+        loading={retire.isPending}
+        onConfirm={() => retire.mutate()}
+        onClose={() => setConfirm(false)}
+      >
         <Stack gap="sm">
-          <Text size="sm">Only for a computer that was replaced, sold or disposed of, or no longer handles FCI. It stops counting for the score (its results stay in the history). If it sends a new run, it counts again.</Text>
-          <Textarea label="Why (optional)" value={note} onChange={(e) => setNote(e.currentTarget.value)} maxLength={500} autosize minRows={2} />
+          <Text size="sm">
+            Only for a computer that was replaced, sold or disposed of, or no longer handles FCI. It stops counting for
+            the score (its results stay in the history). If it sends a new run, it counts again.
+          </Text>
+          <Textarea
+            label="Why (optional)"
+            value={note}
+            onChange={(e) => setNote(e.currentTarget.value)}
+            maxLength={500}
+            autosize
+            minRows={2}
+          />
         </Stack>
       </ConfirmDialog>
     </Stack>
@@ -196,7 +281,10 @@ function RetireControls({ tenantId, device }: { tenantId: string; device: Device
 function DeviceList({ tenantId, canManage }: { tenantId: string; canManage: boolean }) {
   const devices = useQuery(devicesQuery(tenantId));
   if (devices.isPending) return <LoadingState label="Loading devices…" />;
-  if (devices.isError) return <ErrorState error={devices.error} title="Could not load the devices" onRetry={() => void devices.refetch()} />;
+  if (devices.isError)
+    return (
+      <ErrorState error={devices.error} title="Could not load the devices" onRetry={() => void devices.refetch()} />
+    );
   const { devices: list, checks, staleDays } = devices.data;
   return (
     <Stack gap="sm">
@@ -244,7 +332,8 @@ function DeviceList({ tenantId, canManage }: { tenantId: string; canManage: bool
                     </Badge>
                   )}
                   <Text size="xs" c="dimmed">
-                    {d.summary.pass} pass · {d.summary.fail} fail · {d.summary.unknown} unknown · {formatDateTime(d.receivedAt)}
+                    {d.summary.pass} pass · {d.summary.fail} fail · {d.summary.unknown} unknown ·{' '}
+                    {formatDateTime(d.receivedAt)}
                   </Text>
                 </Group>
               </Accordion.Control>
@@ -262,7 +351,15 @@ function DeviceList({ tenantId, canManage }: { tenantId: string; canManage: bool
   );
 }
 
-export function DeviceCheckTab({ tenantId, profile, canManage }: { tenantId: string; profile: ProfileDto; canManage: boolean }) {
+export function DeviceCheckTab({
+  tenantId,
+  profile,
+  canManage,
+}: {
+  tenantId: string;
+  profile: ProfileDto;
+  canManage: boolean;
+}) {
   const queryClient = useQueryClient();
   const [issued, setIssued] = useState<IssuedTokenDto | null>(null);
   const [confirm, setConfirm] = useState(false);
@@ -282,12 +379,15 @@ export function DeviceCheckTab({ tenantId, profile, canManage }: { tenantId: str
       <Paper withBorder p="lg" radius="md">
         <Stack gap="md">
           <Text size="sm">
-            Read-only scripts for Windows and macOS check the settings behind the device-side controls (anti-malware, firewall, updates, accounts, remote access, disk encryption) and send pass, fail or unknown per check to Rampart. Nothing on the computer is changed.
+            Read-only scripts for Windows and macOS check the settings behind the device-side controls (anti-malware,
+            firewall, updates, accounts, remote access, disk encryption) and send pass, fail or unknown per check to
+            Rampart. Nothing on the computer is changed.
           </Text>
           {hasToken && !issued && (
             <Stack gap={4}>
               <Text size="sm">
-                A device token was issued {formatDateTime(profile.deviceToken.issuedAt)}. Its scripts cannot be downloaded again (the token is shown only once); issue a new token for new scripts.
+                A device token was issued {formatDateTime(profile.deviceToken.issuedAt)}. Its scripts cannot be
+                downloaded again (the token is shown only once); issue a new token for new scripts.
               </Text>
               {profile.deviceToken.scripts.map((s) => (
                 <Text key={s.os} size="xs" c="dimmed" className="mono-break">
@@ -300,7 +400,10 @@ export function DeviceCheckTab({ tenantId, profile, canManage }: { tenantId: str
           {canManage ? (
             !issued && (
               <Group>
-                <Button onClick={() => (hasToken ? setConfirm(true) : issue.mutate())} loading={issue.isPending && !confirm}>
+                <Button
+                  onClick={() => (hasToken ? setConfirm(true) : issue.mutate())}
+                  loading={issue.isPending && !confirm}
+                >
                   {hasToken ? 'Issue a new token and scripts' : 'Issue token and scripts'}
                 </Button>
               </Group>
@@ -318,12 +421,21 @@ export function DeviceCheckTab({ tenantId, profile, canManage }: { tenantId: str
         <Stack gap="sm">
           <Title order={3}>Explain the results</Title>
           <Text size="sm" c="dimmed">
-            A plain-language explanation of the latest run per computer, with the fixes that matter most first and how to re-check. Paste script output from a computer that could not send its results.
+            A plain-language explanation of the latest run per computer, with the fixes that matter most first and how
+            to re-check. Paste script output from a computer that could not send its results.
           </Text>
           <DeviceCheckExplainer tenantId={tenantId} headingLevel={3} />
         </Stack>
       </Paper>
-      <ConfirmDialog opened={confirm} title="Issue a new device token?" confirmLabel="Issue new token" danger loading={issue.isPending} onConfirm={() => issue.mutate()} onClose={() => setConfirm(false)}>
+      <ConfirmDialog
+        opened={confirm}
+        title="Issue a new device token?"
+        confirmLabel="Issue new token"
+        danger
+        loading={issue.isPending}
+        onConfirm={() => issue.mutate()}
+        onClose={() => setConfirm(false)}
+      >
         The scripts you downloaded before stop working: their results are refused. Results already received stay.
       </ConfirmDialog>
     </Stack>

@@ -13,7 +13,12 @@ export function HandoffStartPage({ token }: { token: string }) {
   const me = useMe();
   const tenant = activeTenantOf(me);
   const navigate = useNavigate();
-  const preview = useQuery({ queryKey: ['cmmc', 'handoff', token], queryFn: () => previewHandoff(token), retry: false, enabled: !!token });
+  const preview = useQuery({
+    queryKey: ['cmmc', 'handoff', token],
+    queryFn: () => previewHandoff(token),
+    retry: false,
+    enabled: !!token,
+  });
   const claim = useMutation({
     mutationFn: () => claimHandoff(tenant!.id, token),
     onSuccess: (r) => {
@@ -28,7 +33,10 @@ export function HandoffStartPage({ token }: { token: string }) {
 
   return (
     <>
-      <PageHeader title="Start CMMC Level 1" description="You came from the bid portal. Use the link for your company to start the Level 1 self-assessment with the details it sent." />
+      <PageHeader
+        title="Start CMMC Level 1"
+        description="You came from the bid portal. Use the link for your company to start the Level 1 self-assessment with the details it sent."
+      />
       {!token ? (
         <Alert color="red" variant="light" title="No link">
           This page needs the link from the bid portal.
@@ -41,14 +49,19 @@ export function HandoffStartPage({ token }: { token: string }) {
         <Paper withBorder p="lg" radius="md" maw={640}>
           <Stack gap="sm">
             <Text size="sm">
-              Company: <strong>{p?.companyName}</strong> · CAGE code <strong>{p?.cageCode}</strong> · contact {p?.contactEmail}
+              Company: <strong>{p?.companyName}</strong> · CAGE code <strong>{p?.cageCode}</strong> · contact{' '}
+              {p?.contactEmail}
             </Text>
             <Text size="sm" c="dimmed">
-              The link works once and for 30 minutes. Using it starts the profile of {tenant ? <strong>{tenant.name}</strong> : 'your company'} with these details; you check and save them in Scope.
+              The link works once and for 30 minutes. Using it starts the profile of{' '}
+              {tenant ? <strong>{tenant.name}</strong> : 'your company'} with these details; you check and save them in
+              Scope.
             </Text>
             {hasProfile && (
               <Alert color="yellow" variant="light" data-testid="handoff-has-profile">
-                {tenant!.name} already has a CMMC profile ({existing.data!.profile!.companyName}, CAGE {existing.data!.profile!.cageCode}). Using the link does not change it: Scope shows the bid portal&apos;s details next to it so you can update what differs.
+                {tenant!.name} already has a CMMC profile ({existing.data!.profile!.companyName}, CAGE{' '}
+                {existing.data!.profile!.cageCode}). Using the link does not change it: Scope shows the bid
+                portal&apos;s details next to it so you can update what differs.
               </Alert>
             )}
             <ErrorAlert error={claim.error} title="Could not use the link" />
@@ -60,7 +73,9 @@ export function HandoffStartPage({ token }: { token: string }) {
               </Group>
             ) : (
               <Alert color="yellow" variant="light">
-                {tenant ? `Only owners and admins of ${tenant.name} can start its CMMC profile.` : 'Create or join your company’s tenant first, then open the link again.'}
+                {tenant
+                  ? `Only owners and admins of ${tenant.name} can start its CMMC profile.`
+                  : 'Create or join your company’s tenant first, then open the link again.'}
               </Alert>
             )}
           </Stack>

@@ -1,11 +1,32 @@
 // CMMC → Policies: the Level 1 policy set generated from Scope, read in the app or as PDF, and
 // approved (by an owner or admin, recorded as the approver) with an effective date. Only an
 // approved version in force counts for the score; drafts never do.
-import { Badge, Button, Checkbox, Group, Modal, Paper, Stack, Table, Text, TextInput, Title, Typography } from '@mantine/core';
+import {
+  Badge,
+  Button,
+  Checkbox,
+  Group,
+  Modal,
+  Paper,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+  Typography,
+} from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Fragment, useState } from 'react';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
-import { approvePolicy, generatePolicies, policiesQuery, policyPdfUrl, policyQuery, programKeys, type PoliciesDto } from '../../lib/cmmc-api.ts';
+import {
+  approvePolicy,
+  generatePolicies,
+  policiesQuery,
+  policyPdfUrl,
+  policyQuery,
+  programKeys,
+  type PoliciesDto,
+} from '../../lib/cmmc-api.ts';
 import { notifySuccess } from '../../lib/errors.ts';
 import { formatDate } from '../../lib/format.ts';
 
@@ -48,7 +69,12 @@ function PolicyText({ body }: { body: string }) {
 function ReadModal({ tenantId, id, onClose }: { tenantId: string; id: string; onClose: () => void }) {
   const q = useQuery(policyQuery(tenantId, id));
   return (
-    <Modal opened onClose={onClose} size="xl" title={q.data ? `${q.data.title} (version ${q.data.version}, ${q.data.status})` : 'Policy'}>
+    <Modal
+      opened
+      onClose={onClose}
+      size="xl"
+      title={q.data ? `${q.data.title} (version ${q.data.version}, ${q.data.status})` : 'Policy'}
+    >
       {q.isPending ? <LoadingState /> : q.isError ? <ErrorState error={q.error} /> : <PolicyText body={q.data.body} />}
     </Modal>
   );
@@ -67,12 +93,31 @@ function ApproveRow({ tenantId, doc, onDone }: { tenantId: string; doc: Doc; onD
   return (
     <Stack gap={4}>
       <Group gap="xs" align="flex-end" wrap="nowrap">
-        <TextInput type="date" size="xs" label="Effective date" value={date} onChange={(e) => setDate(e.currentTarget.value)} aria-label={`Effective date of ${doc.title}`} />
-        <Button size="xs" onClick={() => approve.mutate()} loading={approve.isPending} disabled={!date || !official} aria-label={`Approve ${doc.title}`}>
+        <TextInput
+          type="date"
+          size="xs"
+          label="Effective date"
+          value={date}
+          onChange={(e) => setDate(e.currentTarget.value)}
+          aria-label={`Effective date of ${doc.title}`}
+        />
+        <Button
+          size="xs"
+          onClick={() => approve.mutate()}
+          loading={approve.isPending}
+          disabled={!date || !official}
+          aria-label={`Approve ${doc.title}`}
+        >
           Approve
         </Button>
       </Group>
-      <Checkbox size="xs" checked={official} onChange={(e) => setOfficial(e.currentTarget.checked)} label="I approve as the Affirming Official" aria-label={`I approve as the Affirming Official: ${doc.title}`} />
+      <Checkbox
+        size="xs"
+        checked={official}
+        onChange={(e) => setOfficial(e.currentTarget.checked)}
+        label="I approve as the Affirming Official"
+        aria-label={`I approve as the Affirming Official: ${doc.title}`}
+      />
       <ErrorAlert error={approve.error} title="Could not approve" />
     </Stack>
   );
@@ -94,7 +139,8 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
     },
   });
   if (q.isPending) return <LoadingState label="Loading the policies…" />;
-  if (q.isError) return <ErrorState error={q.error} title="Could not load the policies" onRetry={() => void q.refetch()} />;
+  if (q.isError)
+    return <ErrorState error={q.error} title="Could not load the policies" onRetry={() => void q.refetch()} />;
   const { documents, canManage, canApprove, affirmingOfficial } = q.data;
   const any = documents.some((d) => d.latest);
 
@@ -104,11 +150,18 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
         <Stack gap="sm">
           <Title order={3}>Level 1 policy set</Title>
           <Text size="sm">
-            Rampart writes the policies from your Scope answers (company, CAGE codes, people, mail platform, Affirming Official). Read them, change your practice where they do not match, then approve each with its effective date. Drafts do not count as evidence; each domain&apos;s approved policy is needed for its requirements to be MET.
+            Rampart writes the policies from your Scope answers (company, CAGE codes, people, mail platform, Affirming
+            Official). Read them, change your practice where they do not match, then approve each with its effective
+            date. Drafts do not count as evidence; each domain&apos;s approved policy is needed for its requirements to
+            be MET.
           </Text>
           {canManage && (
             <Group>
-              <Button onClick={() => generate.mutate()} loading={generate.isPending} variant={any ? 'default' : 'filled'}>
+              <Button
+                onClick={() => generate.mutate()}
+                loading={generate.isPending}
+                variant={any ? 'default' : 'filled'}
+              >
                 {any ? 'Regenerate drafts from Scope' : 'Generate policies'}
               </Button>
             </Group>
@@ -155,7 +208,8 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
               <Table.Td>
                 {d.inForce ? (
                   <Text size="sm">
-                    v{d.inForce.version} since {formatDate(d.inForce.effectiveDate)}, approved by {d.inForce.approvedByEmail}
+                    v{d.inForce.version} since {formatDate(d.inForce.effectiveDate)}, approved by{' '}
+                    {d.inForce.approvedByEmail}
                   </Text>
                 ) : d.latest?.status === 'approved' ? (
                   <Text size="sm">Effective {formatDate(d.latest.effectiveDate)}</Text>
@@ -169,14 +223,27 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
                 {d.latest && (
                   <Stack gap={6}>
                     <Group gap="xs">
-                      <Button size="xs" variant="default" onClick={() => setReading(d.latest!.id)} aria-label={`Read ${d.title}`}>
+                      <Button
+                        size="xs"
+                        variant="default"
+                        onClick={() => setReading(d.latest!.id)}
+                        aria-label={`Read ${d.title}`}
+                      >
                         Read
                       </Button>
-                      <Button size="xs" variant="default" component="a" href={policyPdfUrl(tenantId, d.latest.id)} aria-label={`Download ${d.title} as PDF`}>
+                      <Button
+                        size="xs"
+                        variant="default"
+                        component="a"
+                        href={policyPdfUrl(tenantId, d.latest.id)}
+                        aria-label={`Download ${d.title} as PDF`}
+                      >
                         PDF
                       </Button>
                     </Group>
-                    {canApprove && d.latest.status === 'draft' && <ApproveRow tenantId={tenantId} doc={d.latest} onDone={refresh} />}
+                    {canApprove && d.latest.status === 'draft' && (
+                      <ApproveRow tenantId={tenantId} doc={d.latest} onDone={refresh} />
+                    )}
                   </Stack>
                 )}
               </Table.Td>

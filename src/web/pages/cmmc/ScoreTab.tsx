@@ -1,16 +1,47 @@
 // CMMC → Score & SPRS: the 15 requirements MET / NOT MET with what is missing, the exports, and
 // (only at 15/15) the Affirming Official's confirmation that they entered the assessment in SPRS.
 // Rampart never files in SPRS.
-import { Alert, Anchor, Badge, Button, Checkbox, FileButton, Group, List, Paper, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core';
+import {
+  Alert,
+  Anchor,
+  Badge,
+  Button,
+  Checkbox,
+  FileButton,
+  Group,
+  List,
+  Paper,
+  Stack,
+  Table,
+  Text,
+  Textarea,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
 import { cageCodeProblem } from '../../../cmmc/cage-code.ts';
-import { cmmcKeys, confirmSprs, exportUrls, invalidStoredCageCodes, programKeys, scoreQuery, sprsProofUrl, uploadSprsProof, type ProfileDto, type ScoreDto } from '../../lib/cmmc-api.ts';
+import {
+  cmmcKeys,
+  confirmSprs,
+  exportUrls,
+  invalidStoredCageCodes,
+  programKeys,
+  scoreQuery,
+  sprsProofUrl,
+  uploadSprsProof,
+  type ProfileDto,
+  type ScoreDto,
+} from '../../lib/cmmc-api.ts';
 import { notifySuccess } from '../../lib/errors.ts';
 import { formatDate, formatDateTime } from '../../lib/format.ts';
 
-const STATUS = { MET: { label: 'MET', color: 'green' }, NA: { label: 'MET (not applicable)', color: 'teal' }, NOT_MET: { label: 'NOT MET', color: 'red' } } as const;
+const STATUS = {
+  MET: { label: 'MET', color: 'green' },
+  NA: { label: 'MET (not applicable)', color: 'teal' },
+  NOT_MET: { label: 'NOT MET', color: 'red' },
+} as const;
 const POLICY_NAMES: Record<string, string> = {
   access_control: 'Access Control Policy',
   identification_authentication: 'Identification and Authentication Policy',
@@ -22,7 +53,8 @@ const POLICY_NAMES: Record<string, string> = {
 const todayIso = () => new Date().toISOString().slice(0, 10);
 /** Reason codes no attestation settles: what to do instead (the Device check tab has the full text). */
 const UNSETTLED_REASON: Record<string, string> = {
-  admin_groups_unresolved: 'administrator groups could not be read from another account: re-run it signed in as the daily user, without entering another password',
+  admin_groups_unresolved:
+    'administrator groups could not be read from another account: re-run it signed in as the daily user, without entering another password',
   no_signed_in_user: 'nobody was signed in when it ran: re-run it while the daily user is signed in',
 };
 
@@ -40,7 +72,9 @@ function Reasons({ r }: { r: ScoreDto['requirements'][number] }) {
     );
   if (r.pendingDevices.length) items.push(`Device check older than 30 days (pending): ${r.pendingDevices.join(', ')}`);
   if (r.missingPolicy) items.push(`${POLICY_NAMES[r.missingPolicy] ?? r.missingPolicy} is not approved and in force.`);
-  const attested = r.attestedChecks.map((a) => `${a.hostname}: ${a.checkId} (not readable with third-party anti-malware) settled by ${a.itemId}`);
+  const attested = r.attestedChecks.map(
+    (a) => `${a.hostname}: ${a.checkId} (not readable with third-party anti-malware) settled by ${a.itemId}`,
+  );
   if (!items.length)
     return (
       <Text size="xs" c="dimmed">
@@ -68,7 +102,15 @@ function SprsForm({ tenantId, profile, score }: { tenantId: string; profile: Pro
   const [selected, setSelected] = useState<string[]>(codes);
   const [affirm, setAffirm] = useState(false);
   const confirm = useMutation({
-    mutationFn: () => confirmSprs(tenantId, { statusDate, affirmedInSprsOn: affirmedOn, scopeDescription: scope, cageCodes: selected, affirm: true, affirmationTextVersion: score.affirmationTextVersion }),
+    mutationFn: () =>
+      confirmSprs(tenantId, {
+        statusDate,
+        affirmedInSprsOn: affirmedOn,
+        scopeDescription: scope,
+        cageCodes: selected,
+        affirm: true,
+        affirmationTextVersion: score.affirmationTextVersion,
+      }),
     onSuccess: (r) => {
       notifySuccess(`Recorded. The next self-assessment is due ${formatDate(r.nextDue)}.`, 'SPRS confirmation saved');
       void qc.invalidateQueries({ queryKey: programKeys.score(tenantId) });
@@ -80,13 +122,35 @@ function SprsForm({ tenantId, profile, score }: { tenantId: string; profile: Pro
       <Stack gap="sm">
         <Title order={3}>Confirm your SPRS entry</Title>
         <Text size="sm">
-          Rampart does not file for you. You, the Affirming Official ({profile.affirmingOfficial.name}, {profile.affirmingOfficial.title}), enter the Level 1 self-assessment in SPRS (PIEE, &ldquo;SPRS Cyber Vendor User&rdquo; role), then record here what was entered. The 365-day cycle starts at the CMMC Status Date.
+          Rampart does not file for you. You, the Affirming Official ({profile.affirmingOfficial.name},{' '}
+          {profile.affirmingOfficial.title}), enter the Level 1 self-assessment in SPRS (PIEE, &ldquo;SPRS Cyber Vendor
+          User&rdquo; role), then record here what was entered. The 365-day cycle starts at the CMMC Status Date.
         </Text>
         <Group grow align="flex-start">
-          <TextInput type="date" label="CMMC Status Date (as entered in SPRS)" value={statusDate} onChange={(e) => setStatusDate(e.currentTarget.value)} required />
-          <TextInput type="date" label="Date the affirmation was made in SPRS" value={affirmedOn} onChange={(e) => setAffirmedOn(e.currentTarget.value)} required />
+          <TextInput
+            type="date"
+            label="CMMC Status Date (as entered in SPRS)"
+            value={statusDate}
+            onChange={(e) => setStatusDate(e.currentTarget.value)}
+            required
+          />
+          <TextInput
+            type="date"
+            label="Date the affirmation was made in SPRS"
+            value={affirmedOn}
+            onChange={(e) => setAffirmedOn(e.currentTarget.value)}
+            required
+          />
         </Group>
-        <Textarea label="Assessment scope (as entered in SPRS)" value={scope} onChange={(e) => setScope(e.currentTarget.value)} autosize minRows={2} required maxLength={4000} />
+        <Textarea
+          label="Assessment scope (as entered in SPRS)"
+          value={scope}
+          onChange={(e) => setScope(e.currentTarget.value)}
+          autosize
+          minRows={2}
+          required
+          maxLength={4000}
+        />
         <Checkbox.Group label="CAGE codes entered" value={selected} onChange={setSelected}>
           <Group mt={4}>
             {codes.map((c) => (
@@ -95,14 +159,24 @@ function SprsForm({ tenantId, profile, score }: { tenantId: string; profile: Pro
           </Group>
         </Checkbox.Group>
         {invalidCodes.length > 0 && (
-          <Alert color="red" variant="light" title="Correct the CAGE code in Scope first" data-testid="sprs-cage-invalid">
-            {invalidCodes.map((c) => cageCodeProblem(c)).join(' ')} SPRS does not know such a code, so the confirmation cannot be recorded until it is corrected in Scope and saved.
+          <Alert
+            color="red"
+            variant="light"
+            title="Correct the CAGE code in Scope first"
+            data-testid="sprs-cage-invalid"
+          >
+            {invalidCodes.map((c) => cageCodeProblem(c)).join(' ')} SPRS does not know such a code, so the confirmation
+            cannot be recorded until it is corrected in Scope and saved.
           </Alert>
         )}
         <Checkbox checked={affirm} onChange={(e) => setAffirm(e.currentTarget.checked)} label={score.affirmationText} />
         <ErrorAlert error={confirm.error} title="Could not record the confirmation" />
         <Group>
-          <Button onClick={() => confirm.mutate()} disabled={!affirm || !scope.trim() || !statusDate || !affirmedOn || invalidCodes.length > 0} loading={confirm.isPending}>
+          <Button
+            onClick={() => confirm.mutate()}
+            disabled={!affirm || !scope.trim() || !statusDate || !affirmedOn || invalidCodes.length > 0}
+            loading={confirm.isPending}
+          >
             Record SPRS confirmation
           </Button>
         </Group>
@@ -112,7 +186,15 @@ function SprsForm({ tenantId, profile, score }: { tenantId: string; profile: Pro
 }
 
 /** The optional screenshot or PDF of the SPRS entry, kept with the latest confirmation. */
-function SprsProof({ tenantId, fileName, canManage }: { tenantId: string; fileName: string | null; canManage: boolean }) {
+function SprsProof({
+  tenantId,
+  fileName,
+  canManage,
+}: {
+  tenantId: string;
+  fileName: string | null;
+  canManage: boolean;
+}) {
   const qc = useQueryClient();
   const upload = useMutation({
     mutationFn: (f: File) => uploadSprsProof(tenantId, f),
@@ -149,14 +231,46 @@ function SprsProof({ tenantId, fileName, canManage }: { tenantId: string; fileNa
   );
 }
 
-export function ScoreTab({ tenantId, profile, canManage }: { tenantId: string; profile: ProfileDto; canManage: boolean }) {
+/** Why a confirmed profile shows not compliant: what regressed after the SPRS confirmation. */
+function Regression({ regression }: { regression: NonNullable<ScoreDto['regression']> }) {
+  return (
+    <Alert color="red" variant="light" title="Not compliant since the SPRS confirmation" data-testid="cmmc-regression">
+      <Stack gap={4}>
+        <Text size="sm">
+          On {formatDateTime(regression.at)} the live score dropped below 15 of 15. The Affirming Official was e-mailed
+          and the bid portal told. It returns to compliant by itself once every requirement is MET again. What
+          regressed:
+        </Text>
+        <List size="sm">
+          {regression.requirements.map((r) => (
+            <List.Item key={r.requirementId}>
+              {r.requirementId} {r.title}: {r.reasons.join('; ')}
+            </List.Item>
+          ))}
+        </List>
+      </Stack>
+    </Alert>
+  );
+}
+
+export function ScoreTab({
+  tenantId,
+  profile,
+  canManage,
+}: {
+  tenantId: string;
+  profile: ProfileDto;
+  canManage: boolean;
+}) {
   const q = useQuery(scoreQuery(tenantId));
   if (q.isPending) return <LoadingState label="Scoring the 15 requirements…" />;
-  if (q.isError) return <ErrorState error={q.error} title="Could not score the requirements" onRetry={() => void q.refetch()} />;
+  if (q.isError)
+    return <ErrorState error={q.error} title="Could not score the requirements" onRetry={() => void q.refetch()} />;
   const s = q.data;
   const urls = exportUrls(tenantId);
   return (
     <Stack gap="lg">
+      {s.regression && <Regression regression={s.regression} />}
       <Paper withBorder p="lg" radius="md">
         <Group justify="space-between" align="center">
           <Stack gap={2}>
@@ -164,12 +278,14 @@ export function ScoreTab({ tenantId, profile, canManage }: { tenantId: string; p
               {s.met} of {s.total} MET
             </Text>
             <Text size="sm" c="dimmed">
-              No partial credit: a requirement is MET only when every device check, attestation item and policy behind it is in place. Not applicable counts as MET.
+              No partial credit: a requirement is MET only when every device check, attestation item and policy behind
+              it is in place. Not applicable counts as MET.
             </Text>
             {s.lastConfirmation && (
               <>
                 <Text size="sm">
-                  Last SPRS confirmation {formatDateTime(s.lastConfirmation.confirmedAt)}: status date {formatDate(s.lastConfirmation.statusDate)}, next due {formatDate(s.lastConfirmation.nextDue)}.
+                  Last SPRS confirmation {formatDateTime(s.lastConfirmation.confirmedAt)}: status date{' '}
+                  {formatDate(s.lastConfirmation.statusDate)}, next due {formatDate(s.lastConfirmation.nextDue)}.
                 </Text>
                 <SprsProof tenantId={tenantId} fileName={s.lastConfirmation.proofFileName} canManage={canManage} />
               </>
@@ -224,7 +340,9 @@ export function ScoreTab({ tenantId, profile, canManage }: { tenantId: string; p
           <SprsForm tenantId={tenantId} profile={profile} score={s} />
         ) : (
           <Alert color="green" variant="light" title="15 of 15 MET" data-testid="sprs-who">
-            Only the Affirming Official, {s.affirmingOfficial.name} ({s.affirmingOfficial.email}), confirms the SPRS entry, signed in with that e-mail{s.affirmingOfficial.isCaller ? ' and with the owner or admin role' : ''}. Change the Affirming Official in Scope if it is someone else now.
+            Only the Affirming Official, {s.affirmingOfficial.name} ({s.affirmingOfficial.email}), confirms the SPRS
+            entry, signed in with that e-mail{s.affirmingOfficial.isCaller ? ' and with the owner or admin role' : ''}.
+            Change the Affirming Official in Scope if it is someone else now.
           </Alert>
         )
       ) : (

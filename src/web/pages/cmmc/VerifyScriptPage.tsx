@@ -9,8 +9,10 @@ import { ErrorState } from '../../components/QueryStates.tsx';
 import { signingKeyQuery, verifyScriptInBrowser, type ScriptVerdict } from '../../lib/cmmc-api.ts';
 
 const REASONS: Record<Exclude<ScriptVerdict, { valid: true }>['reason'], string> = {
-  no_signature: 'This file has no Rampart signature line at its end. It is not a script Rampart generated, or its last line was removed.',
-  bad_signature: 'The signature does not match the file: it was changed after Rampart generated it, or it was signed with another key. Do not run it.',
+  no_signature:
+    'This file has no Rampart signature line at its end. It is not a script Rampart generated, or its last line was removed.',
+  bad_signature:
+    'The signature does not match the file: it was changed after Rampart generated it, or it was signed with another key. Do not run it.',
   unsupported: 'This browser could not check the signature.',
 };
 
@@ -37,10 +39,17 @@ export function VerifyScriptPage() {
   };
 
   return (
-    <AuthLayout title="Verify a device-check script" subtitle="Check that a Rampart CMMC device-check script is exactly as Rampart generated it, before you run it. The file is checked in this browser and is not uploaded.">
+    <AuthLayout
+      title="Verify a device-check script"
+      subtitle="Check that a Rampart CMMC device-check script is exactly as Rampart generated it, before you run it. The file is checked in this browser and is not uploaded."
+    >
       <Stack gap="md">
         {key.isError ? (
-          <ErrorState error={key.error} title="Could not load Rampart's signing key" onRetry={() => void key.refetch()} />
+          <ErrorState
+            error={key.error}
+            title="Could not load Rampart's signing key"
+            onRetry={() => void key.refetch()}
+          />
         ) : (
           <FileInput
             label="Script file"
@@ -56,11 +65,18 @@ export function VerifyScriptPage() {
         {checking && <Loader size="sm" aria-label="Checking the signature" />}
         {error !== null && <ErrorState error={error} title="Could not read the file" />}
         {verdict && (
-          <div role="status" aria-live="polite" data-testid="verify-result" data-valid={verdict.valid ? 'true' : 'false'}>
+          <div
+            role="status"
+            aria-live="polite"
+            data-testid="verify-result"
+            data-valid={verdict.valid ? 'true' : 'false'}
+          >
             {verdict.valid ? (
               <Alert color="green" variant="light" title="Valid signature">
                 <Text size="sm">
-                  {file?.name} was signed by Rampart&apos;s device-check key and has not been changed{verdict.lineEndings === 'crlf' ? ' (apart from its line endings, which were converted to CRLF)' : ''}.
+                  {file?.name} was signed by Rampart&apos;s device-check key and has not been changed
+                  {verdict.lineEndings === 'crlf' ? ' (apart from its line endings, which were converted to CRLF)' : ''}
+                  .
                 </Text>
               </Alert>
             ) : (
@@ -114,7 +130,9 @@ export function VerifyScriptPage() {
           </Table>
         )}
         <Text size="xs" c="dimmed">
-          Compare the file fingerprint with the SHA-256 shown in Rampart&apos;s Device check tab when the script was issued. The signature covers every byte before the script&apos;s last line, <Code>{'# RAMPART-SIGNATURE v1 ed25519 …'}</Code>.
+          Compare the file fingerprint with the SHA-256 shown in Rampart&apos;s Device check tab when the script was
+          issued. The signature covers every byte before the script&apos;s last line,{' '}
+          <Code>{'# RAMPART-SIGNATURE v1 ed25519 …'}</Code>.
         </Text>
       </Stack>
     </AuthLayout>

@@ -24,13 +24,20 @@ export function CompliancePage() {
         <ErrorState error={query.error} title="Could not load the frameworks" onRetry={() => void query.refetch()} />
       ) : (
         <>
-          <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} spacing="lg" component="ul" style={{ listStyle: 'none', padding: 0, margin: 0 }} aria-label="Frameworks">
+          <SimpleGrid
+            cols={{ base: 1, sm: 2, lg: 3 }}
+            spacing="lg"
+            component="ul"
+            style={{ listStyle: 'none', padding: 0, margin: 0 }}
+            aria-label="Frameworks"
+          >
             {query.data.frameworks.map((f) => (
               <FrameworkCard key={f.id} framework={f} />
             ))}
           </SimpleGrid>
           <Text size="xs" c="dimmed" mt="lg">
-            Status as of {formatDay(query.data.asOf)} (UTC). ISO/IEC 27001, SOC 2 and CIS Controls are shown by number and short title only; their full texts are licensed by ISO/IEC, the AICPA and CIS.
+            Status as of {formatDay(query.data.asOf)} (UTC). ISO/IEC 27001, SOC 2 and CIS Controls are shown by number
+            and short title only; their full texts are licensed by ISO/IEC, the AICPA and CIS.
           </Text>
         </>
       )}
@@ -38,7 +45,8 @@ export function CompliancePage() {
   );
 }
 
-const plural = (noun: string) => (noun === 'criterion' ? 'criteria' : noun.endsWith('y') ? `${noun.slice(0, -1)}ies` : `${noun}s`);
+const plural = (noun: string) =>
+  noun === 'criterion' ? 'criteria' : noun.endsWith('y') ? `${noun.slice(0, -1)}ies` : `${noun}s`;
 
 function FrameworkCard({ framework: f }: { framework: FrameworkSummaryItem }) {
   const s = f.summary;
@@ -55,7 +63,10 @@ function FrameworkCard({ framework: f }: { framework: FrameworkSummaryItem }) {
             {f.edition}
           </Text>
         </div>
-        <Progress.Root size="lg" aria-label={`${f.shortName}: ${s.byStatus.evidenced} evidenced, ${s.byStatus.failing} failing, ${s.byStatus.evidence_expired} expired, ${s.byStatus.no_evidence} without evidence`}>
+        <Progress.Root
+          size="lg"
+          aria-label={`${f.shortName}: ${s.byStatus.evidenced} evidenced, ${s.byStatus.failing} failing, ${s.byStatus.evidence_expired} expired, ${s.byStatus.no_evidence} without evidence`}
+        >
           <Progress.Section value={pct(s.byStatus.evidenced)} color="green" />
           <Progress.Section value={pct(s.byStatus.failing)} color="red" />
           <Progress.Section value={pct(s.byStatus.evidence_expired)} color="orange" />
@@ -78,7 +89,13 @@ function FrameworkCard({ framework: f }: { framework: FrameworkSummaryItem }) {
             </Badge>
           )}
         </Group>
-        <ButtonLink to="/compliance/$framework" params={{ framework: f.id }} variant="light" mt="auto" aria-label={`Open ${f.shortName} controls`}>
+        <ButtonLink
+          to="/compliance/$framework"
+          params={{ framework: f.id }}
+          variant="light"
+          mt="auto"
+          aria-label={`Open ${f.shortName} controls`}
+        >
           View controls
         </ButtonLink>
       </Stack>

@@ -1,13 +1,32 @@
 // One framework's controls: a framework switcher, summary, filters kept in the URL (search, status,
 // group) and the control table with status badges. Each control opens its detail page.
-import { Badge, Button, Group, NativeSelect, Paper, SegmentedControl, SimpleGrid, Stack, Table, Text, TextInput } from '@mantine/core';
+import {
+  Badge,
+  Button,
+  Group,
+  NativeSelect,
+  Paper,
+  SegmentedControl,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+} from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { DataTable } from '../../components/DataTable.tsx';
 import { TextLink } from '../../components/links.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { ErrorState, LoadingState } from '../../components/QueryStates.tsx';
-import { FRAMEWORK_IDS, frameworkQuery, type ControlFilters, type ControlStatus, type FrameworkDetail, type FrameworkId } from '../../lib/compliance-api.ts';
+import {
+  FRAMEWORK_IDS,
+  frameworkQuery,
+  type ControlFilters,
+  type ControlStatus,
+  type FrameworkDetail,
+  type FrameworkId,
+} from '../../lib/compliance-api.ts';
 import { useTenant } from '../../lib/me.ts';
 import { useUrlText } from '../../lib/use-url-text.ts';
 import { CONTROL_STATUSES, formatDay, SeverityCounts, STATUS_LABELS, StatusBadge } from './compliance-ui.tsx';
@@ -19,7 +38,13 @@ export interface FrameworkSearch {
   group?: string;
 }
 
-const SHORT_NAMES: Record<FrameworkId, string> = { soc2: 'SOC 2', gdpr: 'GDPR', iso27001: 'ISO 27001', 'nist-csf': 'NIST CSF', 'cis-v8': 'CIS v8' };
+const SHORT_NAMES: Record<FrameworkId, string> = {
+  soc2: 'SOC 2',
+  gdpr: 'GDPR',
+  iso27001: 'ISO 27001',
+  'nist-csf': 'NIST CSF',
+  'cis-v8': 'CIS v8',
+};
 
 export function FrameworkPage({ framework, search }: { framework: FrameworkId; search: FrameworkSearch }) {
   const tenant = useTenant();
@@ -30,7 +55,12 @@ export function FrameworkPage({ framework, search }: { framework: FrameworkId; s
   if (search.group) filters.group = search.group;
   const query = useQuery(frameworkQuery(tenant.id, framework, filters));
   const update = (patch: Partial<FrameworkSearch>) =>
-    void navigate({ to: '/compliance/$framework', params: { framework }, search: (prev) => ({ ...prev, ...patch }), replace: true });
+    void navigate({
+      to: '/compliance/$framework',
+      params: { framework },
+      search: (prev) => ({ ...prev, ...patch }),
+      replace: true,
+    });
 
   const [text, setText] = useUrlText(search.q, (q) => update({ q }));
 
@@ -43,14 +73,20 @@ export function FrameworkPage({ framework, search }: { framework: FrameworkId; s
       <TextLink to="/compliance" size="sm" display="inline-block" mb="sm">
         ← All frameworks
       </TextLink>
-      <PageHeader title={title} titleContext={tenant.name} description={data ? `${data.framework.name} · ${data.framework.edition}` : undefined} />
+      <PageHeader
+        title={title}
+        titleContext={tenant.name}
+        description={data ? `${data.framework.name} · ${data.framework.edition}` : undefined}
+      />
       <SegmentedControl
         mb="lg"
         fullWidth
         aria-label="Framework"
         value={framework}
         data={FRAMEWORK_IDS.map((id) => ({ value: id, label: SHORT_NAMES[id] }))}
-        onChange={(id) => void navigate({ to: '/compliance/$framework', params: { framework: id as FrameworkId }, search: {} })}
+        onChange={(id) =>
+          void navigate({ to: '/compliance/$framework', params: { framework: id as FrameworkId }, search: {} })
+        }
       />
       {query.isPending ? (
         <LoadingState label="Loading controls…" />
@@ -61,23 +97,47 @@ export function FrameworkPage({ framework, search }: { framework: FrameworkId; s
           <Summary data={data} />
           <Paper withBorder p="md" radius="md" component="section" aria-label="Filters">
             <SimpleGrid cols={{ base: 1, sm: 3 }} spacing="sm">
-              <TextInput label="Search controls" type="search" placeholder="Number or title" maxLength={200} value={text} onChange={(e) => setText(e.currentTarget.value)} />
+              <TextInput
+                label="Search controls"
+                type="search"
+                placeholder="Number or title"
+                maxLength={200}
+                value={text}
+                onChange={(e) => setText(e.currentTarget.value)}
+              />
               <NativeSelect
                 label="Status"
-                data={[{ value: '', label: 'Any status' }, ...CONTROL_STATUSES.map((s) => ({ value: s, label: STATUS_LABELS[s] }))]}
+                data={[
+                  { value: '', label: 'Any status' },
+                  ...CONTROL_STATUSES.map((s) => ({ value: s, label: STATUS_LABELS[s] })),
+                ]}
                 value={search.controlStatus ?? ''}
-                onChange={(e) => update({ controlStatus: (e.currentTarget.value || undefined) as ControlStatus | undefined })}
+                onChange={(e) =>
+                  update({ controlStatus: (e.currentTarget.value || undefined) as ControlStatus | undefined })
+                }
               />
               <NativeSelect
                 label={groupLabel(data)}
-                data={[{ value: '', label: 'All' }, ...data.framework.groups.map((g) => ({ value: g.id, label: `${g.parentId ? '— ' : ''}${g.id === g.title ? g.title : `${g.id} ${g.title}`}` }))]}
+                data={[
+                  { value: '', label: 'All' },
+                  ...data.framework.groups.map((g) => ({
+                    value: g.id,
+                    label: `${g.parentId ? '— ' : ''}${g.id === g.title ? g.title : `${g.id} ${g.title}`}`,
+                  })),
+                ]}
                 value={search.group ?? ''}
                 onChange={(e) => update({ group: e.currentTarget.value || undefined })}
               />
             </SimpleGrid>
             {filtered && (
               <Group justify="flex-end" mt="sm">
-                <Button variant="default" size="xs" onClick={() => void navigate({ to: '/compliance/$framework', params: { framework }, search: {}, replace: true })}>
+                <Button
+                  variant="default"
+                  size="xs"
+                  onClick={() =>
+                    void navigate({ to: '/compliance/$framework', params: { framework }, search: {}, replace: true })
+                  }
+                >
                   Clear filters
                 </Button>
               </Group>
@@ -85,7 +145,8 @@ export function FrameworkPage({ framework, search }: { framework: FrameworkId; s
           </Paper>
           <ControlsTable data={data} framework={framework} />
           <Text size="xs" c="dimmed">
-            {data.framework.licence.name}. {data.framework.licence.note} Catalogue {data.framework.catalogueVersion}; status as of {formatDay(data.asOf)} (UTC).
+            {data.framework.licence.name}. {data.framework.licence.note} Catalogue {data.framework.catalogueVersion};
+            status as of {formatDay(data.asOf)} (UTC).
           </Text>
         </Stack>
       )}
@@ -138,7 +199,12 @@ function ControlsTable({ data, framework }: { data: FrameworkDetail; framework: 
           {data.controls.map((c) => (
             <Table.Tr key={c.id} data-control={c.id}>
               <Table.Td style={{ maxWidth: 460 }}>
-                <TextLink to="/compliance/$framework/$controlId" params={{ framework, controlId: c.id }} size="sm" fw={600}>
+                <TextLink
+                  to="/compliance/$framework/$controlId"
+                  params={{ framework, controlId: c.id }}
+                  size="sm"
+                  fw={600}
+                >
                   {c.id}
                 </TextLink>{' '}
                 <Text span size="sm">
@@ -151,7 +217,15 @@ function ControlsTable({ data, framework }: { data: FrameworkDetail; framework: 
               <Table.Td>
                 <StatusBadge status={c.status} />
               </Table.Td>
-              <Table.Td>{c.openFindings > 0 ? <SeverityCounts counts={c.openBySeverity} /> : <Text span size="sm" c="dimmed">None</Text>}</Table.Td>
+              <Table.Td>
+                {c.openFindings > 0 ? (
+                  <SeverityCounts counts={c.openBySeverity} />
+                ) : (
+                  <Text span size="sm" c="dimmed">
+                    None
+                  </Text>
+                )}
+              </Table.Td>
               <Table.Td className="nowrap">
                 {c.evidence.current + c.evidence.expired + c.evidence.upcoming === 0 ? (
                   <Text span size="sm" c="dimmed">

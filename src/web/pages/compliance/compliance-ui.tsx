@@ -11,7 +11,12 @@ export const STATUS_LABELS: Record<ControlStatus, string> = {
   no_evidence: 'No evidence',
 };
 
-const STATUS_COLORS: Record<ControlStatus, string> = { failing: 'red', evidenced: 'green', evidence_expired: 'orange', no_evidence: 'gray' };
+const STATUS_COLORS: Record<ControlStatus, string> = {
+  failing: 'red',
+  evidenced: 'green',
+  evidence_expired: 'orange',
+  no_evidence: 'gray',
+};
 
 export const STATUS_HELP: Record<ControlStatus, string> = {
   failing: 'Open scan findings map to this control.',
@@ -20,20 +25,34 @@ export const STATUS_HELP: Record<ControlStatus, string> = {
   no_evidence: 'No current evidence yet. Nothing counts as passing without evidence.',
 };
 
-export const isControlStatus = (v: unknown): v is ControlStatus => typeof v === 'string' && (CONTROL_STATUSES as string[]).includes(v);
+export const isControlStatus = (v: unknown): v is ControlStatus =>
+  typeof v === 'string' && (CONTROL_STATUSES as string[]).includes(v);
 
 export function StatusBadge({ status }: { status: ControlStatus }) {
   return (
     <Tooltip label={STATUS_HELP[status]} withArrow openDelay={300}>
-      <Badge variant={status === 'failing' ? 'filled' : 'light'} color={STATUS_COLORS[status]} className="nowrap" data-status={status}>
+      <Badge
+        variant={status === 'failing' ? 'filled' : 'light'}
+        color={STATUS_COLORS[status]}
+        className="nowrap"
+        data-status={status}
+      >
         {STATUS_LABELS[status]}
       </Badge>
     </Tooltip>
   );
 }
 
-const EVIDENCE_STATE_LABELS: Record<Evidence['state'], string> = { current: 'Current', expired: 'Expired', upcoming: 'Not yet effective' };
-const EVIDENCE_STATE_COLORS: Record<Evidence['state'], string> = { current: 'green', expired: 'orange', upcoming: 'blue' };
+const EVIDENCE_STATE_LABELS: Record<Evidence['state'], string> = {
+  current: 'Current',
+  expired: 'Expired',
+  upcoming: 'Not yet effective',
+};
+const EVIDENCE_STATE_COLORS: Record<Evidence['state'], string> = {
+  current: 'green',
+  expired: 'orange',
+  upcoming: 'blue',
+};
 
 export function EvidenceStateBadge({ state }: { state: Evidence['state'] }) {
   return (
@@ -43,7 +62,13 @@ export function EvidenceStateBadge({ state }: { state: Evidence['state'] }) {
   );
 }
 
-const SEVERITY_COLORS: Record<string, string> = { critical: 'red', high: 'orange', medium: 'yellow', low: 'blue', info: 'gray' };
+const SEVERITY_COLORS: Record<string, string> = {
+  critical: 'red',
+  high: 'orange',
+  medium: 'yellow',
+  low: 'blue',
+  info: 'gray',
+};
 export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
 
 export function SeverityBadge({ severity }: { severity: string }) {
@@ -57,7 +82,12 @@ export function SeverityBadge({ severity }: { severity: string }) {
 /** "2 high · 1 medium" for the non-zero severities. */
 export function SeverityCounts({ counts }: { counts: Record<string, number> }) {
   const parts = SEVERITIES.filter((s) => (counts[s] ?? 0) > 0);
-  if (parts.length === 0) return <Text span size="sm" c="dimmed">None</Text>;
+  if (parts.length === 0)
+    return (
+      <Text span size="sm" c="dimmed">
+        None
+      </Text>
+    );
   return (
     <Group gap={4} wrap="wrap">
       {parts.map((s) => (
@@ -74,7 +104,9 @@ export function formatDay(day: string | null | undefined): string {
   if (!day) return '—';
   const [y, m, d] = day.split('-').map(Number);
   if (!y || !m || !d) return day;
-  return new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' }).format(new Date(Date.UTC(y, m - 1, d)));
+  return new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' }).format(
+    new Date(Date.UTC(y, m - 1, d)),
+  );
 }
 
 export function formatSize(bytes: number): string {
@@ -89,4 +121,5 @@ export function todayLocal(): string {
   return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
 }
 
-export const EVIDENCE_ACCEPT = '.pdf,.png,.jpg,.jpeg,.gif,.webp,.txt,.log,.md,.csv,.json,.docx,.xlsx,.pptx,.odt,.ods,.odp,.doc,.xls,.ppt';
+export const EVIDENCE_ACCEPT =
+  '.pdf,.png,.jpg,.jpeg,.gif,.webp,.txt,.log,.md,.csv,.json,.docx,.xlsx,.pptx,.odt,.ods,.odp,.doc,.xls,.ppt';

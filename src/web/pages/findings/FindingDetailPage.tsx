@@ -11,7 +11,15 @@ import { ApiError } from '../../lib/api.ts';
 import { findingQuery, type FindingDetail } from '../../lib/findings-api.ts';
 import { formatDate, formatDateTime } from '../../lib/format.ts';
 import { isTenantAdmin, useTenant } from '../../lib/me.ts';
-import { EVENT_LABELS, SCANNER_LABELS, SEVERITY_LABELS, SeverityBadge, STATUS_LABELS, StatusBadge, WeaknessLinks } from './finding-ui.tsx';
+import {
+  EVENT_LABELS,
+  SCANNER_LABELS,
+  SEVERITY_LABELS,
+  SeverityBadge,
+  STATUS_LABELS,
+  StatusBadge,
+  WeaknessLinks,
+} from './finding-ui.tsx';
 import { StatusDialog } from './StatusDialog.tsx';
 
 function BackLink() {
@@ -33,20 +41,32 @@ export function FindingDetailPage({ findingId }: { findingId: string }) {
       </>
     );
   if (query.isError) {
-    const notFound = query.error instanceof ApiError && (query.error.status === 404 || query.error.code === 'validation_failed');
+    const notFound =
+      query.error instanceof ApiError && (query.error.status === 404 || query.error.code === 'validation_failed');
     return (
       <>
         <BackLink />
         <PageHeader title={notFound ? 'Finding not found' : 'Finding'} titleContext={tenant.name} />
         <ErrorState
-          error={notFound ? new Error(`There is no finding with this id in ${tenant.name}. It may belong to another tenant.`) : query.error}
+          error={
+            notFound
+              ? new Error(`There is no finding with this id in ${tenant.name}. It may belong to another tenant.`)
+              : query.error
+          }
           title={notFound ? 'Finding not found' : 'Could not load the finding'}
           onRetry={notFound ? undefined : () => void query.refetch()}
         />
       </>
     );
   }
-  return <FindingView detail={query.data} tenantId={tenant.id} tenantName={tenant.name} canAcceptRisk={isTenantAdmin(tenant)} />;
+  return (
+    <FindingView
+      detail={query.data}
+      tenantId={tenant.id}
+      tenantName={tenant.name}
+      canAcceptRisk={isTenantAdmin(tenant)}
+    />
+  );
 }
 
 function Facts({ rows }: { rows: [string, ReactNode][] }) {
@@ -87,10 +107,25 @@ function Block({ label, text }: { label: string; text: string }) {
 
 function Evidence({ evidence }: { evidence: Record<string, unknown> }) {
   const str = (k: string) => (typeof evidence[k] === 'string' && evidence[k] ? (evidence[k] as string) : null);
-  const extracted = Array.isArray(evidence.extracted) ? (evidence.extracted as unknown[]).filter((x): x is string => typeof x === 'string') : [];
+  const extracted = Array.isArray(evidence.extracted)
+    ? (evidence.extracted as unknown[]).filter((x): x is string => typeof x === 'string')
+    : [];
   const data = evidence.data && typeof evidence.data === 'object' ? evidence.data : null;
-  const parts = [str('summary'), str('request'), str('response'), str('curl'), str('snippet'), extracted.length, data].filter(Boolean);
-  if (!parts.length) return <Text size="sm" c="dimmed">The scanner captured no evidence for this finding.</Text>;
+  const parts = [
+    str('summary'),
+    str('request'),
+    str('response'),
+    str('curl'),
+    str('snippet'),
+    extracted.length,
+    data,
+  ].filter(Boolean);
+  if (!parts.length)
+    return (
+      <Text size="sm" c="dimmed">
+        The scanner captured no evidence for this finding.
+      </Text>
+    );
   return (
     <Stack gap="md">
       {str('summary') && <Text size="sm">{str('summary')}</Text>}
@@ -101,13 +136,24 @@ function Evidence({ evidence }: { evidence: Record<string, unknown> }) {
       {extracted.length > 0 && <Block label="Extracted values" text={extracted.join('\n')} />}
       {data && <Block label="Scanner data" text={JSON.stringify(data, null, 2)} />}
       <Text size="xs" c="dimmed">
-        Credentials in headers (Authorization, Cookie, API keys) are replaced by [redacted] when findings are stored; long bodies are cut.
+        Credentials in headers (Authorization, Cookie, API keys) are replaced by [redacted] when findings are stored;
+        long bodies are cut.
       </Text>
     </Stack>
   );
 }
 
-function FindingView({ detail, tenantId, tenantName, canAcceptRisk }: { detail: FindingDetail; tenantId: string; tenantName: string; canAcceptRisk: boolean }) {
+function FindingView({
+  detail,
+  tenantId,
+  tenantName,
+  canAcceptRisk,
+}: {
+  detail: FindingDetail;
+  tenantId: string;
+  tenantName: string;
+  canAcceptRisk: boolean;
+}) {
   const { finding: f, history } = detail;
   const [changing, setChanging] = useState(false);
   return (
@@ -138,20 +184,59 @@ function FindingView({ detail, tenantId, tenantName, canAcceptRisk }: { detail: 
                   {f.asset.name || f.asset.target}
                 </TextLink>,
               ],
-              ['Location', <span key="l" className="mono-break">{f.locationText}</span>],
+              [
+                'Location',
+                <span key="l" className="mono-break">
+                  {f.locationText}
+                </span>,
+              ],
               ['Found by', `${SCANNER_LABELS[f.scanner]}, rule ${f.ruleId}`],
               ['Severity', SEVERITY_LABELS[f.severity]],
-              ['CVSS', f.cvssScore !== null ? <span key="c">{f.cvssScore.toFixed(1)}{f.cvssVector && <Text span size="xs" c="dimmed" ml={8} className="mono-break">{f.cvssVector}</Text>}</span> : dim()],
+              [
+                'CVSS',
+                f.cvssScore !== null ? (
+                  <span key="c">
+                    {f.cvssScore.toFixed(1)}
+                    {f.cvssVector && (
+                      <Text span size="xs" c="dimmed" ml={8} className="mono-break">
+                        {f.cvssVector}
+                      </Text>
+                    )}
+                  </span>
+                ) : (
+                  dim()
+                ),
+              ],
               ['Weakness and CVE', <WeaknessLinks key="w" cweIds={f.cweIds} cveIds={f.cveIds} />],
               ['First seen', formatDateTime(f.firstSeenAt)],
               ['Last seen', formatDateTime(f.lastSeenAt)],
-              ['SLA due', f.slaDueAt ? `${formatDate(f.slaDueAt)}${f.overdue ? ' (overdue)' : ''}` : dim('No SLA for informational findings')],
-              ['Status', `${STATUS_LABELS[f.status]}${f.statusChangedBy ? ` (by ${f.statusChangedBy}, ${formatDateTime(f.statusChangedAt)})` : f.statusChangedAt ? ` (by a rescan, ${formatDateTime(f.statusChangedAt)})` : ''}`],
+              [
+                'SLA due',
+                f.slaDueAt
+                  ? `${formatDate(f.slaDueAt)}${f.overdue ? ' (overdue)' : ''}`
+                  : dim('No SLA for informational findings'),
+              ],
+              [
+                'Status',
+                `${STATUS_LABELS[f.status]}${f.statusChangedBy ? ` (by ${f.statusChangedBy}, ${formatDateTime(f.statusChangedAt)})` : f.statusChangedAt ? ` (by a rescan, ${formatDateTime(f.statusChangedAt)})` : ''}`,
+              ],
               ...(f.statusReason ? ([['Reason', f.statusReason]] as [string, ReactNode][]) : []),
-              ...(f.statusExpiresAt ? ([['Accepted until', formatDateTime(f.statusExpiresAt)]] as [string, ReactNode][]) : []),
+              ...(f.statusExpiresAt
+                ? ([['Accepted until', formatDateTime(f.statusExpiresAt)]] as [string, ReactNode][])
+                : []),
               ...(f.fixedAt ? ([['Fixed', formatDateTime(f.fixedAt)]] as [string, ReactNode][]) : []),
-              ...(f.reopenedCount ? ([['Reopened', `${f.reopenedCount} ${f.reopenedCount === 1 ? 'time' : 'times'}`]] as [string, ReactNode][]) : []),
-              ['Fingerprint', <Code key="fp" className="mono-break">{f.fingerprint}</Code>],
+              ...(f.reopenedCount
+                ? ([['Reopened', `${f.reopenedCount} ${f.reopenedCount === 1 ? 'time' : 'times'}`]] as [
+                    string,
+                    ReactNode,
+                  ][])
+                : []),
+              [
+                'Fingerprint',
+                <Code key="fp" className="mono-break">
+                  {f.fingerprint}
+                </Code>,
+              ],
             ]}
           />
         </SectionCard>
@@ -188,7 +273,14 @@ function FindingView({ detail, tenantId, tenantName, canAcceptRisk }: { detail: 
           <Evidence evidence={f.evidence} />
         </SectionCard>
         <SectionCard headingId="finding-history" title="History">
-          <Table.ScrollContainer minWidth={560} type="native" tabIndex={0} role="region" aria-label="History table" style={{ position: 'relative' }}>
+          <Table.ScrollContainer
+            minWidth={560}
+            type="native"
+            tabIndex={0}
+            role="region"
+            aria-label="History table"
+            style={{ position: 'relative' }}
+          >
             <Table>
               <Table.Thead>
                 <Table.Tr>
@@ -204,10 +296,16 @@ function FindingView({ detail, tenantId, tenantName, canAcceptRisk }: { detail: 
                     <Table.Td className="nowrap">{formatDateTime(h.at)}</Table.Td>
                     <Table.Td>
                       {EVENT_LABELS[h.event]}
-                      {h.event === 'status_changed' && h.toStatus && ` → ${STATUS_LABELS[h.toStatus as keyof typeof STATUS_LABELS] ?? h.toStatus}`}
-                      {h.event === 'severity_changed' && h.detail && ` (${String(h.detail.from)} → ${String(h.detail.to)})`}
+                      {h.event === 'status_changed' &&
+                        h.toStatus &&
+                        ` → ${STATUS_LABELS[h.toStatus as keyof typeof STATUS_LABELS] ?? h.toStatus}`}
+                      {h.event === 'severity_changed' &&
+                        h.detail &&
+                        ` (${String(h.detail.from)} → ${String(h.detail.to)})`}
                     </Table.Td>
-                    <Table.Td style={{ wordBreak: 'break-word' }}>{h.actorEmail ?? (h.scanId ? 'A scan' : 'Rampart')}</Table.Td>
+                    <Table.Td style={{ wordBreak: 'break-word' }}>
+                      {h.actorEmail ?? (h.scanId ? 'A scan' : 'Rampart')}
+                    </Table.Td>
                     <Table.Td style={{ wordBreak: 'break-word' }}>{h.reason ?? ''}</Table.Td>
                   </Table.Tr>
                 ))}

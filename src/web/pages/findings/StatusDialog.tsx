@@ -14,7 +14,8 @@ import { STATUS_LABELS, STATUSES } from './finding-ui.tsx';
 const REASON_MAX = 1_000;
 const MAX_ACCEPT_DAYS = 365;
 
-const dateInputValue = (d: Date) => `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+const dateInputValue = (d: Date) =>
+  `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
 const daysFromToday = (n: number) => dateInputValue(new Date(Date.now() + n * 86_400_000));
 
 interface StatusDialogProps {
@@ -31,13 +32,26 @@ interface StatusDialogProps {
 export function StatusDialog(props: StatusDialogProps) {
   const count = props.ids.length;
   return (
-    <Modal opened={props.opened} onClose={props.onClose} title={count === 1 ? 'Change status' : `Change status of ${pluralize(count, 'finding')}`} size="lg" closeButtonProps={{ 'aria-label': 'Close dialog' }}>
+    <Modal
+      opened={props.opened}
+      onClose={props.onClose}
+      title={count === 1 ? 'Change status' : `Change status of ${pluralize(count, 'finding')}`}
+      size="lg"
+      closeButtonProps={{ 'aria-label': 'Close dialog' }}
+    >
       {props.opened && <StatusForm {...props} />}
     </Modal>
   );
 }
 
-function StatusForm({ tenantId, ids, canAcceptRisk, initialStatus = 'false_positive', onClose, onDone }: StatusDialogProps) {
+function StatusForm({
+  tenantId,
+  ids,
+  canAcceptRisk,
+  initialStatus = 'false_positive',
+  onClose,
+  onDone,
+}: StatusDialogProps) {
   const queryClient = useQueryClient();
   const [failure, setFailure] = useState<unknown>(null);
   const form = useForm({ status: initialStatus as FindingStatus, reason: '', expires: daysFromToday(90) }, (v) => {
@@ -49,7 +63,8 @@ function StatusForm({ tenantId, ids, canAcceptRisk, initialStatus = 'false_posit
       if (!canAcceptRisk) errors.status = 'Only owners and admins can accept a risk';
       if (!v.expires) errors.expires = 'Expiry date is required';
       else if (v.expires <= dateInputValue(new Date())) errors.expires = 'Pick a date after today';
-      else if (v.expires > daysFromToday(MAX_ACCEPT_DAYS)) errors.expires = `Pick a date within ${MAX_ACCEPT_DAYS} days`;
+      else if (v.expires > daysFromToday(MAX_ACCEPT_DAYS))
+        errors.expires = `Pick a date within ${MAX_ACCEPT_DAYS} days`;
     }
     return errors;
   });
@@ -89,7 +104,11 @@ function StatusForm({ tenantId, ids, canAcceptRisk, initialStatus = 'false_posit
       <Stack gap="md">
         <NativeSelect
           label="New status"
-          data={STATUSES.map((s) => ({ value: s, label: STATUS_LABELS[s], disabled: s === 'accepted_risk' && !canAcceptRisk }))}
+          data={STATUSES.map((s) => ({
+            value: s,
+            label: STATUS_LABELS[s],
+            disabled: s === 'accepted_risk' && !canAcceptRisk,
+          }))}
           value={status}
           error={form.errors.status}
           onChange={(e) => form.setValue('status', e.currentTarget.value as FindingStatus)}
@@ -110,7 +129,11 @@ function StatusForm({ tenantId, ids, canAcceptRisk, initialStatus = 'false_posit
         )}
         <Textarea
           label="Reason"
-          description={needsReason ? 'Required: why this is accepted or not a real issue. Kept in the finding’s history and the audit log.' : 'Optional note kept in the finding’s history.'}
+          description={
+            needsReason
+              ? 'Required: why this is accepted or not a real issue. Kept in the finding’s history and the audit log.'
+              : 'Optional note kept in the finding’s history.'
+          }
           required={needsReason}
           withAsterisk={needsReason}
           autosize

@@ -8,9 +8,26 @@ export const STATUSES: FindingStatus[] = ['open', 'fixed', 'accepted_risk', 'fal
 export const SCANNERS: Scanner[] = ['port', 'template', 'webapp', 'container', 'edge'];
 export const SORTS: FindingSort[] = ['severity', 'first_seen', 'last_seen', 'sla_due'];
 
-export const SEVERITY_LABELS: Record<Severity, string> = { critical: 'Critical', high: 'High', medium: 'Medium', low: 'Low', info: 'Info' };
-export const SEVERITY_COLORS: Record<Severity, string> = { critical: 'red', high: 'orange', medium: 'yellow', low: 'cyan', info: 'gray' };
-export const STATUS_LABELS: Record<FindingStatus, string> = { open: 'Open', fixed: 'Fixed', accepted_risk: 'Accepted risk', false_positive: 'False positive' };
+export const SEVERITY_LABELS: Record<Severity, string> = {
+  critical: 'Critical',
+  high: 'High',
+  medium: 'Medium',
+  low: 'Low',
+  info: 'Info',
+};
+export const SEVERITY_COLORS: Record<Severity, string> = {
+  critical: 'red',
+  high: 'orange',
+  medium: 'yellow',
+  low: 'cyan',
+  info: 'gray',
+};
+export const STATUS_LABELS: Record<FindingStatus, string> = {
+  open: 'Open',
+  fixed: 'Fixed',
+  accepted_risk: 'Accepted risk',
+  false_positive: 'False positive',
+};
 // Shades and variants that keep badge text at WCAG AA contrast (theme.ts darkens the light variants).
 const STATUS_STYLES: Record<FindingStatus, { color: string; variant: 'light' | 'outline' }> = {
   open: { color: 'red.9', variant: 'outline' },
@@ -18,8 +35,19 @@ const STATUS_STYLES: Record<FindingStatus, { color: string; variant: 'light' | '
   accepted_risk: { color: 'yellow', variant: 'light' },
   false_positive: { color: 'gray.7', variant: 'outline' },
 };
-export const SCANNER_LABELS: Record<Scanner, string> = { port: 'Port scan', template: 'Template scan', webapp: 'Web app scan', container: 'Container scan', edge: 'Edge check' };
-export const SORT_LABELS: Record<FindingSort, string> = { severity: 'Severity', first_seen: 'First seen', last_seen: 'Last seen', sla_due: 'SLA due' };
+export const SCANNER_LABELS: Record<Scanner, string> = {
+  port: 'Port scan',
+  template: 'Template scan',
+  webapp: 'Web app scan',
+  container: 'Container scan',
+  edge: 'Edge check',
+};
+export const SORT_LABELS: Record<FindingSort, string> = {
+  severity: 'Severity',
+  first_seen: 'First seen',
+  last_seen: 'Last seen',
+  sla_due: 'SLA due',
+};
 
 const oneOf =
   <T extends string>(values: readonly T[]) =>
@@ -38,11 +66,19 @@ export function parseList<T extends string>(value: unknown, guard: (v: unknown) 
 }
 
 /** Badges keep their whole label: a narrow table cell must not cut "Critical" to "CRITIC…". */
-const WHOLE_LABEL = { root: { maxWidth: 'none', flexShrink: 0 }, label: { overflow: 'visible', textOverflow: 'clip' } } as const;
+const WHOLE_LABEL = {
+  root: { maxWidth: 'none', flexShrink: 0 },
+  label: { overflow: 'visible', textOverflow: 'clip' },
+} as const;
 
 export function SeverityBadge({ severity }: { severity: Severity }) {
   return (
-    <Badge color={SEVERITY_COLORS[severity]} variant={severity === 'critical' ? 'filled' : 'light'} className="nowrap" styles={WHOLE_LABEL}>
+    <Badge
+      color={SEVERITY_COLORS[severity]}
+      variant={severity === 'critical' ? 'filled' : 'light'}
+      className="nowrap"
+      styles={WHOLE_LABEL}
+    >
       {SEVERITY_LABELS[severity]}
     </Badge>
   );
@@ -50,7 +86,12 @@ export function SeverityBadge({ severity }: { severity: Severity }) {
 
 export function StatusBadge({ status }: { status: FindingStatus }) {
   return (
-    <Badge color={STATUS_STYLES[status].color} variant={STATUS_STYLES[status].variant} className="nowrap" styles={WHOLE_LABEL}>
+    <Badge
+      color={STATUS_STYLES[status].color}
+      variant={STATUS_STYLES[status].variant}
+      className="nowrap"
+      styles={WHOLE_LABEL}
+    >
       {STATUS_LABELS[status]}
     </Badge>
   );
@@ -66,7 +107,15 @@ export const EVENT_LABELS: Record<FindingEvent['event'], string> = {
 };
 
 /** CWE and CVE ids as links to their public entries (opened in a new tab). */
-export function WeaknessLinks({ cweIds, cveIds, size = 'sm' }: { cweIds: number[]; cveIds: string[]; size?: 'xs' | 'sm' }) {
+export function WeaknessLinks({
+  cweIds,
+  cveIds,
+  size = 'sm',
+}: {
+  cweIds: number[];
+  cveIds: string[];
+  size?: 'xs' | 'sm';
+}) {
   if (!cweIds.length && !cveIds.length)
     return (
       <Text span size={size} c="dimmed">
@@ -76,12 +125,24 @@ export function WeaknessLinks({ cweIds, cveIds, size = 'sm' }: { cweIds: number[
   return (
     <Group gap={6} wrap="wrap">
       {cweIds.map((c) => (
-        <Anchor key={`cwe-${c}`} size={size} href={`https://cwe.mitre.org/data/definitions/${c}.html`} target="_blank" rel="noopener noreferrer">
+        <Anchor
+          key={`cwe-${c}`}
+          size={size}
+          href={`https://cwe.mitre.org/data/definitions/${c}.html`}
+          target="_blank"
+          rel="noopener noreferrer"
+        >
           CWE-{c}
         </Anchor>
       ))}
       {cveIds.map((c) => (
-        <Anchor key={c} size={size} href={`https://www.cve.org/CVERecord?id=${encodeURIComponent(c)}`} target="_blank" rel="noopener noreferrer">
+        <Anchor
+          key={c}
+          size={size}
+          href={`https://www.cve.org/CVERecord?id=${encodeURIComponent(c)}`}
+          target="_blank"
+          rel="noopener noreferrer"
+        >
           {c}
         </Anchor>
       ))}

@@ -1,7 +1,18 @@
 // "Import results": upload a scanner's report (nmap, nuclei, ZAP, Trivy, SARIF or Rampart's native
 // format) for one of the tenant's assets. Shows the upload's progress, then the reading progress
 // of the import until its findings are in, and the history of imports with their outcome.
-import { Badge, Button, FileInput, Group, NativeSelect, Progress, Stack, Table, Text, VisuallyHidden } from '@mantine/core';
+import {
+  Badge,
+  Button,
+  FileInput,
+  Group,
+  NativeSelect,
+  Progress,
+  Stack,
+  Table,
+  Text,
+  VisuallyHidden,
+} from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { DataTable } from '../../components/DataTable.tsx';
@@ -10,7 +21,18 @@ import { PageHeader } from '../../components/PageHeader.tsx';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
 import { SectionCard } from '../../components/SectionCard.tsx';
 import { formatDateTime } from '../../lib/format.ts';
-import { FORMAT_LABELS, IMPORT_FORMATS, importKeys, importQuery, importReport, importsQuery, isActive, type ImportFormat, type Ingestion, type UploadProgress } from '../../lib/imports-api.ts';
+import {
+  FORMAT_LABELS,
+  IMPORT_FORMATS,
+  importKeys,
+  importQuery,
+  importReport,
+  importsQuery,
+  isActive,
+  type ImportFormat,
+  type Ingestion,
+  type UploadProgress,
+} from '../../lib/imports-api.ts';
 import { useTenant } from '../../lib/me.ts';
 import { scanKeys, scannableAssetsQuery } from '../../lib/scans-api.ts';
 import { formatBytes } from '../assets/ImageArchiveCard.tsx';
@@ -33,12 +55,20 @@ export function IngestionStatusBadge({ status }: { status: Ingestion['status'] }
 /** One line on what an import found: new, seen again, reopened, closed, skipped. */
 export function describeOutcome(i: Ingestion): string {
   if (i.status === 'failed') return i.error ?? 'Failed.';
-  if (!i.summary) return i.status === 'running' ? `${i.findingsRead.toLocaleString()} findings read so far` : 'Waiting to be read';
+  if (!i.summary)
+    return i.status === 'running' ? `${i.findingsRead.toLocaleString()} findings read so far` : 'Waiting to be read';
   const s = i.summary;
-  const parts = [`${s.distinct.toLocaleString()} findings`, `${s.created.toLocaleString()} new`, `${s.seen.toLocaleString()} seen before`];
+  const parts = [
+    `${s.distinct.toLocaleString()} findings`,
+    `${s.created.toLocaleString()} new`,
+    `${s.seen.toLocaleString()} seen before`,
+  ];
   if (s.reopened) parts.push(`${s.reopened.toLocaleString()} reopened`);
   if (s.fixed) parts.push(`${s.fixed.toLocaleString()} closed`);
   if (s.skipped) parts.push(`${s.skipped.toLocaleString()} records skipped`);
+  if (s.outcome === 'inconclusive' || s.outcome === 'partial')
+    parts.push(`${s.outcome}${s.outcomeReason ? ` (${s.outcomeReason})` : ''}: nothing closed`);
+  if (s.splits.length) parts.push(`split to ${s.splits.length + 1} assets`);
   return parts.join(', ');
 }
 
@@ -74,7 +104,10 @@ export function ImportsPage() {
     upload.mutate();
   };
 
-  const assetOptions = (assets.data ?? []).map((a) => ({ value: a.id, label: a.name && a.name !== a.target ? `${a.name} (${a.target})` : a.target }));
+  const assetOptions = (assets.data ?? []).map((a) => ({
+    value: a.id,
+    label: a.name && a.name !== a.target ? `${a.name} (${a.target})` : a.target,
+  }));
 
   return (
     <>
@@ -89,7 +122,11 @@ export function ImportsPage() {
         }
       />
       <Stack gap="lg">
-        <SectionCard headingId="import-form" title="Upload a report" description="nmap XML, nuclei JSON Lines, OWASP ZAP JSON, Trivy JSON (v2), SARIF 2.1.0 or Rampart's native JSON Lines.">
+        <SectionCard
+          headingId="import-form"
+          title="Upload a report"
+          description={`${IMPORT_FORMATS.map((f) => FORMAT_LABELS[f]).join(', ')}. Hosts in the report are matched to your assets.`}
+        >
           <form onSubmit={submit} noValidate aria-labelledby="import-form">
             <Stack gap="md" maw={560}>
               <NativeSelect
@@ -100,12 +137,21 @@ export function ImportsPage() {
                 onChange={(e) => setAssetId(e.currentTarget.value || null)}
                 required
                 disabled={upload.isPending}
-                error={touched && !assetId ? 'Choose the asset the report is about.' : assets.isError ? 'Could not load the assets.' : null}
+                error={
+                  touched && !assetId
+                    ? 'Choose the asset the report is about.'
+                    : assets.isError
+                      ? 'Could not load the assets.'
+                      : null
+                }
               />
               <NativeSelect
                 label="Format"
                 description="Leave on automatic detection unless the file is not recognised."
-                data={[{ value: 'auto', label: 'Detect automatically' }, ...IMPORT_FORMATS.map((f) => ({ value: f, label: FORMAT_LABELS[f] }))]}
+                data={[
+                  { value: 'auto', label: 'Detect automatically' },
+                  ...IMPORT_FORMATS.map((f) => ({ value: f, label: FORMAT_LABELS[f] })),
+                ]}
                 value={format}
                 onChange={(e) => setFormat(e.currentTarget.value as ImportFormat | 'auto')}
                 disabled={upload.isPending}
@@ -132,19 +178,32 @@ export function ImportsPage() {
 
         {current && <CurrentImport tenantId={tenant.id} id={current} />}
 
-        <SectionCard headingId="import-history" title="Imports" description="The reports imported into this tenant, newest first.">
+        <SectionCard
+          headingId="import-history"
+          title="Imports"
+          description="The reports imported into this tenant, newest first."
+        >
           {history.isPending ? (
             <LoadingState label="Loading imports…" />
           ) : history.isError ? (
-            <ErrorState error={history.error} title="Could not load the imports" onRetry={() => void history.refetch()} />
+            <ErrorState
+              error={history.error}
+              title="Could not load the imports"
+              onRetry={() => void history.refetch()}
+            />
           ) : (
-            <DataTable label="Imports" minWidth={860} columns={['File', 'Asset', 'Status', 'Outcome', 'Imported', 'Scan']} empty={history.data.imports.length === 0 && 'No reports imported yet.'}>
+            <DataTable
+              label="Imports"
+              minWidth={860}
+              columns={['File', 'Asset', 'Status', 'Outcome', 'Imported', 'Scan']}
+              empty={history.data.imports.length === 0 && 'No reports imported yet.'}
+            >
               {history.data.imports.map((i) => (
                 <Table.Tr key={i.id}>
                   <Table.Td>
-                    <Text size="sm" fw={600}>
+                    <TextLink to="/imports/$importId" params={{ importId: i.id }} size="sm" fw={600}>
                       {i.fileName ?? 'report'}
-                    </Text>
+                    </TextLink>
                     <Text size="xs" c="dimmed">
                       {i.format ? FORMAT_LABELS[i.format] : 'Format not detected'} · {formatBytes(i.size)}
                     </Text>
@@ -196,7 +255,9 @@ function UploadBar({ progress }: { progress: UploadProgress }) {
     <Stack gap={4}>
       <Progress value={pct} aria-label="Upload progress" animated={pct < 100} />
       <Text size="xs" c="dimmed" aria-live="polite">
-        {pct < 100 ? `Uploading… ${formatBytes(progress.loaded)} of ${formatBytes(progress.total)}` : 'Checking the report…'}
+        {pct < 100
+          ? `Uploading… ${formatBytes(progress.loaded)} of ${formatBytes(progress.total)}`
+          : 'Checking the report…'}
       </Text>
     </Stack>
   );
@@ -215,15 +276,33 @@ function CurrentImport({ tenantId, id }: { tenantId: string; id: string }) {
   }
   if (!data) return query.isError ? <ErrorAlert error={query.error} title="Could not follow the import" /> : null;
   return (
-    <SectionCard headingId="current-import" title={`Importing ${data.fileName ?? 'the report'}`} aside={<IngestionStatusBadge status={data.status} />}>
+    <SectionCard
+      headingId="current-import"
+      title={`Importing ${data.fileName ?? 'the report'}`}
+      aside={<IngestionStatusBadge status={data.status} />}
+    >
       <Stack gap={4}>
-        <Progress value={data.percent} color={data.status === 'failed' ? 'red' : undefined} aria-label="Import progress" animated={isActive(data)} />
+        <Progress
+          value={data.percent}
+          color={data.status === 'failed' ? 'red' : undefined}
+          aria-label="Import progress"
+          animated={isActive(data)}
+        />
         <Text size="sm" aria-live="polite" c={data.status === 'failed' ? 'red' : undefined}>
-          {data.status === 'succeeded' ? `Done: ${describeOutcome(data)}.` : data.status === 'failed' ? describeOutcome(data) : `${data.percent}% read, ${describeOutcome(data)}.`}
+          {data.status === 'succeeded'
+            ? `Done: ${describeOutcome(data)}.`
+            : data.status === 'failed'
+              ? describeOutcome(data)
+              : `${data.percent}% read, ${describeOutcome(data)}.`}
         </Text>
-        <TextLink to="/scans/$scanId" params={{ scanId: data.scanId }} size="sm">
-          Open the scan
-        </TextLink>
+        <Group gap="lg">
+          <TextLink to="/imports/$importId" params={{ importId: data.id }} size="sm">
+            See what was read, skipped and why
+          </TextLink>
+          <TextLink to="/scans/$scanId" params={{ scanId: data.scanId }} size="sm">
+            Open the scan
+          </TextLink>
+        </Group>
       </Stack>
     </SectionCard>
   );

@@ -2,7 +2,6 @@
 // file) and the job that read them into findings, with its progress, outcome or error.
 import { Progress, Stack, Table, Text, Tooltip } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
-import type { SVGProps } from 'react';
 import { DataTable } from '../../components/DataTable.tsx';
 import { ErrorAlert } from '../../components/QueryStates.tsx';
 import { SectionCard } from '../../components/SectionCard.tsx';
@@ -11,28 +10,35 @@ import { FORMAT_LABELS, isActive, scanIngestionsQuery } from '../../lib/imports-
 import { formatBytes } from '../assets/ImageArchiveCard.tsx';
 import { describeOutcome, IngestionStatusBadge } from './ImportsPage.tsx';
 
-export function IconImport({ size = 18, ...rest }: SVGProps<SVGSVGElement> & { size?: number }) {
-  return (
-    <svg xmlns="http://www.w3.org/2000/svg" width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth={1.8} strokeLinecap="round" strokeLinejoin="round" aria-hidden="true" focusable="false" {...rest}>
-      <path d="M12 15V3M7 8l5-5 5 5" />
-      <path d="M4 14v5a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-5" />
-    </svg>
-  );
-}
-
 const short = (sha: string) => `${sha.slice(0, 12)}…`;
 
 /** Shown when the scan has reached (or passed) the point where a report exists. */
-export function ScanIngestionPanel({ tenantId, scanId, scanStatus }: { tenantId: string; scanId: string; scanStatus: string }) {
-  const query = useQuery(scanIngestionsQuery(tenantId, scanId, scanStatus === 'ingesting'));
+export function ScanIngestionPanel({
+  tenantId,
+  scanId,
+  scanStatus,
+}: {
+  tenantId: string;
+  scanId: string;
+  scanStatus: string;
+}) {
+  const query = useQuery(scanIngestionsQuery(tenantId, scanId, scanStatus));
   if (query.isError) return <ErrorAlert error={query.error} title="Could not load the report and its ingestion" />;
   const data = query.data;
   if (!data || (data.uploads.length === 0 && data.ingestions.length === 0)) return null;
   return (
-    <SectionCard headingId="scan-ingestion" title="Report and ingestion" description="The raw report and how it was read into findings.">
+    <SectionCard
+      headingId="scan-ingestion"
+      title="Report and ingestion"
+      description="The raw report and how it was read into findings."
+    >
       <Stack gap="md">
         {data.uploads.length > 0 && (
-          <DataTable label="Uploaded reports" minWidth={640} columns={['Uploaded', 'Size', 'SHA-256', 'Format', 'Status']}>
+          <DataTable
+            label="Uploaded reports"
+            minWidth={640}
+            columns={['Uploaded', 'Size', 'SHA-256', 'Format', 'Status']}
+          >
             {data.uploads.map((u) => (
               <Table.Tr key={u.id}>
                 <Table.Td>
@@ -61,7 +67,9 @@ export function ScanIngestionPanel({ tenantId, scanId, scanStatus }: { tenantId:
         {data.ingestions.map((i) => (
           <Stack key={i.id} gap={6}>
             <Text size="sm">
-              <IngestionStatusBadge status={i.status} /> {i.source === 'import' ? `Imported file ${i.fileName ?? ''}` : 'Worker report'} · {i.format ? FORMAT_LABELS[i.format] : 'format not detected yet'} · {formatBytes(i.size)} ·{' '}
+              <IngestionStatusBadge status={i.status} />{' '}
+              {i.source === 'import' ? `Imported file ${i.fileName ?? ''}` : 'Worker report'} ·{' '}
+              {i.format ? FORMAT_LABELS[i.format] : 'format not detected yet'} · {formatBytes(i.size)} ·{' '}
               <Tooltip label={i.sha256}>
                 <Text span ff="monospace" size="sm" aria-label={`SHA-256 ${i.sha256}`}>
                   {short(i.sha256)}
@@ -75,7 +83,11 @@ export function ScanIngestionPanel({ tenantId, scanId, scanStatus }: { tenantId:
             </Text>
             {i.summary && i.summary.skipSamples.length > 0 && (
               <Text size="xs" c="dimmed">
-                Skipped, for example: {i.summary.skipSamples.slice(0, 3).map((s) => `${s.where}: ${s.reason}`).join('; ')}
+                Skipped, for example:{' '}
+                {i.summary.skipSamples
+                  .slice(0, 3)
+                  .map((s) => `${s.where}: ${s.reason}`)
+                  .join('; ')}
               </Text>
             )}
           </Stack>

@@ -30,7 +30,15 @@ export function DeviceCheckExplainer({ tenantId, hostnames, headingLevel = 3 }: 
   const running = answer.status === 'waiting' || answer.status === 'streaming';
   const tooLong = pastedOutput.length > PASTED_MAX || notes.length > NOTES_MAX;
 
-  const run = () => answer.start((handlers, signal) => explainDeviceCheck(tenantId, { pastedOutput, notes, ...(hostnames?.length ? { hostnames } : {}) }, handlers, signal));
+  const run = () =>
+    answer.start((handlers, signal) =>
+      explainDeviceCheck(
+        tenantId,
+        { pastedOutput, notes, ...(hostnames?.length ? { hostnames } : {}) },
+        handlers,
+        signal,
+      ),
+    );
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (!tooLong) run();
@@ -68,7 +76,12 @@ export function DeviceCheckExplainer({ tenantId, hostnames, headingLevel = 3 }: 
           </Group>
         </Stack>
       </form>
-      <StreamedAnswer answer={answer} title="What the results mean and what to fix" headingLevel={headingLevel} onRetry={run} />
+      <StreamedAnswer
+        answer={answer}
+        title="What the results mean and what to fix"
+        headingLevel={headingLevel}
+        onRetry={run}
+      />
     </Stack>
   );
 }

@@ -33,11 +33,13 @@ export function checkEvidenceFiles(files: File[]): string | null {
   if (files.length === 0) return 'Choose at least one file.';
   if (files.length > MAX_FILES) return `Choose at most ${MAX_FILES} files.`;
   const word = files.find((f) => WORD.test(f.name));
-  if (word) return `"${word.name}" is a Word document. Save it as PDF first (File → Save As → PDF), then choose the PDF.`;
+  if (word)
+    return `"${word.name}" is a Word document. Save it as PDF first (File → Save As → PDF), then choose the PDF.`;
   const other = files.find((f) => !ACCEPTED.test(f.name));
   if (other) return `"${other.name}" is not a PDF, plain text (.txt) or Markdown (.md) file.`;
   const total = files.reduce((n, f) => n + f.size, 0);
-  if (total > MAX_BYTES) return `The files total ${(total / 1024 / 1024).toFixed(1)} MB; at most 8 MB in all are accepted.`;
+  if (total > MAX_BYTES)
+    return `The files total ${(total / 1024 / 1024).toFixed(1)} MB; at most 8 MB in all are accepted.`;
   return null;
 }
 
@@ -51,7 +53,8 @@ export function EvidenceReview({ tenantId, headingLevel = 3 }: EvidenceReviewPro
   const [preliminary, setPreliminary] = useState<Review | null>(null);
   const [error, setError] = useState<unknown>(null);
   const controller = useRef<AbortController | null>(null);
-  const problem = checkEvidenceFiles(files) ?? (notes.length > NOTES_MAX ? `Notes are limited to ${NOTES_MAX} characters.` : null);
+  const problem =
+    checkEvidenceFiles(files) ?? (notes.length > NOTES_MAX ? `Notes are limited to ${NOTES_MAX} characters.` : null);
 
   const run = () => {
     controller.current?.abort();
@@ -126,7 +129,15 @@ export function EvidenceReview({ tenantId, headingLevel = 3 }: EvidenceReviewPro
         </Stack>
       </form>
       <Text size="xs" c="dimmed" role="status" aria-live="polite">
-        {running ? (preliminary ? 'The language model is reviewing the documents; the offline analysis is shown meanwhile…' : 'Reading the documents…') : status === 'stopped' ? 'Stopped. Nothing was reviewed.' : status === 'done' ? 'Review complete.' : ''}
+        {running
+          ? preliminary
+            ? 'The language model is reviewing the documents; the offline analysis is shown meanwhile…'
+            : 'Reading the documents…'
+          : status === 'stopped'
+            ? 'Stopped. Nothing was reviewed.'
+            : status === 'done'
+              ? 'Review complete.'
+              : ''}
       </Text>
       {status === 'error' && (
         <Alert color="red" variant="light" role="alert" title="No review">
@@ -144,7 +155,15 @@ export function EvidenceReview({ tenantId, headingLevel = 3 }: EvidenceReviewPro
   );
 }
 
-function ReviewResult({ review, headingLevel, preliminary = false }: { review: Review; headingLevel: 2 | 3 | 4; preliminary?: boolean }) {
+function ReviewResult({
+  review,
+  headingLevel,
+  preliminary = false,
+}: {
+  review: Review;
+  headingLevel: 2 | 3 | 4;
+  preliminary?: boolean;
+}) {
   const sub = (headingLevel + 1) as 3 | 4 | 5;
   return (
     <Paper withBorder radius="md" p="md">
@@ -162,7 +181,12 @@ function ReviewResult({ review, headingLevel, preliminary = false }: { review: R
         </Group>
         {review.fallbackReason && (
           <Alert color="yellow" variant="light" title="Showing the offline analysis">
-            <Text size="sm">{review.fallbackError ? `The language model could not answer: ${review.fallbackError.message}` : review.fallbackReason} The verdicts below come from matching the documents' text.</Text>
+            <Text size="sm">
+              {review.fallbackError
+                ? `The language model could not answer: ${review.fallbackError.message}`
+                : review.fallbackReason}{' '}
+              The verdicts below come from matching the documents' text.
+            </Text>
           </Alert>
         )}
         {review.files.some((f) => !f.assessable || f.note) && (
@@ -197,7 +221,13 @@ function ReviewResult({ review, headingLevel, preliminary = false }: { review: R
                 </Badge>
               </Table.Td>
               <Table.Td>
-                <Text size="sm">{r.citations.length ? r.citations.map((c) => `${c.fileName}${c.pages.length ? ` (p. ${c.pages.join(', ')})` : ''}`).join('; ') : '—'}</Text>
+                <Text size="sm">
+                  {r.citations.length
+                    ? r.citations
+                        .map((c) => `${c.fileName}${c.pages.length ? ` (p. ${c.pages.join(', ')})` : ''}`)
+                        .join('; ')
+                    : '—'}
+                </Text>
               </Table.Td>
               <Table.Td>
                 <Text size="sm">{r.rationale}</Text>

@@ -14,23 +14,36 @@ import { MarkdownText } from '../../components/MarkdownText.tsx';
 import { SectionCard } from '../../components/SectionCard.tsx';
 import { StreamedAnswer, useStreamedAnswer } from '../../components/StreamedAnswer.tsx';
 import { formatDateTime } from '../../lib/format.ts';
-import { deleteExplanation, explainResultFile, explanationFileUrl, explanationQuery, explanationsQuery, llmKeys, previewExplanationFile, type ExplanationSummary } from '../../lib/llm-api.ts';
+import {
+  deleteExplanation,
+  explainResultFile,
+  explanationFileUrl,
+  explanationQuery,
+  explanationsQuery,
+  llmKeys,
+  previewExplanationFile,
+  type ExplanationSummary,
+} from '../../lib/llm-api.ts';
 import { useTenant } from '../../lib/me.ts';
 
-const FORMAT_LABELS: Record<string, string> = { native: 'Rampart native', nmap: 'nmap XML', nuclei: 'nuclei JSONL', zap: 'OWASP ZAP', trivy: 'Trivy', sarif: 'SARIF' };
-
-export function IconExplain({ size = 18 }: { size?: number }) {
-  return (
-    <svg xmlns="http://www.w3.org/2000/svg" width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth={1.8} strokeLinecap="round" strokeLinejoin="round" aria-hidden="true" focusable="false">
-      <path d="M21 12a8 8 0 0 1-11.6 7.1L4 20l1-4.6A8 8 0 1 1 21 12Z" />
-      <path d="M9.5 9.5a2.5 2.5 0 1 1 3.5 2.3c-.6.3-1 .8-1 1.5V14M12 17h.01" />
-    </svg>
-  );
-}
+const FORMAT_LABELS: Record<string, string> = {
+  native: 'Rampart native',
+  nmap: 'nmap XML',
+  nuclei: 'nuclei JSONL',
+  zap: 'OWASP ZAP',
+  trivy: 'Trivy',
+  sarif: 'SARIF',
+};
 
 function countsLine(e: ExplanationSummary): string {
   const c = e.counts;
-  const parts = [c.critical && `${c.critical} critical`, c.high && `${c.high} high`, c.medium && `${c.medium} medium`, c.low && `${c.low} low`, c.info && `${c.info} info`].filter(Boolean);
+  const parts = [
+    c.critical && `${c.critical} critical`,
+    c.high && `${c.high} high`,
+    c.medium && `${c.medium} medium`,
+    c.low && `${c.low} low`,
+    c.info && `${c.info} info`,
+  ].filter(Boolean);
   return `${c.total} finding${c.total === 1 ? '' : 's'}${parts.length ? ` (${parts.join(', ')})` : ''}`;
 }
 
@@ -41,7 +54,9 @@ export function ExplainResultPage() {
   const [touched, setTouched] = useState(false);
   const [viewing, setViewing] = useState<string | null>(null);
   const history = useQuery(explanationsQuery(tenant.id));
-  const answer = useStreamedAnswer({ onDone: () => void queryClient.invalidateQueries({ queryKey: llmKeys.explanations(tenant.id) }) });
+  const answer = useStreamedAnswer({
+    onDone: () => void queryClient.invalidateQueries({ queryKey: llmKeys.explanations(tenant.id) }),
+  });
   const running = answer.status === 'waiting' || answer.status === 'streaming';
 
   const remove = useMutation({
@@ -71,7 +86,8 @@ export function ExplainResultPage() {
         titleContext={tenant.name}
         description={
           <>
-            Upload a scanner’s result file to get a plain-language summary and the fixes to make first. The file is kept with the explanation in your private history, not imported; to add its findings to Rampart, use{' '}
+            Upload a scanner’s result file to get a plain-language summary and the fixes to make first. The file is kept
+            with the explanation in your private history, not imported; to add its findings to Rampart, use{' '}
             <TextLink to="/imports" size="sm" underline="always">
               Import results
             </TextLink>
@@ -80,10 +96,22 @@ export function ExplainResultPage() {
         }
       />
       <Stack gap="lg">
-        <SectionCard headingId="explain-form" title="Result file" description="nmap XML, nuclei JSON Lines, OWASP ZAP JSON, Trivy JSON (v2), SARIF 2.1.0 or Rampart's native report; up to 32 MB.">
+        <SectionCard
+          headingId="explain-form"
+          title="Result file"
+          description="nmap XML, nuclei JSON Lines, OWASP ZAP JSON, Trivy JSON (v2), SARIF 2.1.0 or Rampart's native report; up to 32 MB."
+        >
           <form onSubmit={submit} noValidate aria-labelledby="explain-form">
             <Stack gap="md" maw={560}>
-              <FileInput label="Result file" value={file} onChange={setFile} clearable required disabled={running} error={touched && !file ? 'Choose the result file.' : null} />
+              <FileInput
+                label="Result file"
+                value={file}
+                onChange={setFile}
+                clearable
+                required
+                disabled={running}
+                error={touched && !file ? 'Choose the result file.' : null}
+              />
               <Group>
                 <Button type="submit" loading={answer.status === 'waiting'} disabled={running}>
                   Explain
@@ -95,13 +123,26 @@ export function ExplainResultPage() {
 
         <StreamedAnswer answer={answer} title="Explanation" headingLevel={2} onRetry={file ? run : undefined} />
 
-        <SectionCard headingId="explain-history" title="Your explanations" description="Only you can see these, with the result files you uploaded. Deleting an explanation deletes its file too.">
+        <SectionCard
+          headingId="explain-history"
+          title="Your explanations"
+          description="Only you can see these, with the result files you uploaded. Deleting an explanation deletes its file too."
+        >
           {history.isPending ? (
             <LoadingState label="Loading your explanations…" />
           ) : history.isError ? (
-            <ErrorState error={history.error} title="Could not load your explanations" onRetry={() => void history.refetch()} />
+            <ErrorState
+              error={history.error}
+              title="Could not load your explanations"
+              onRetry={() => void history.refetch()}
+            />
           ) : (
-            <DataTable label="Your explanations" minWidth={720} columns={['File', 'Findings', 'Written by', 'When', { label: 'Actions', visuallyHidden: true }]} empty={history.data.length === 0 && 'No explanations yet.'}>
+            <DataTable
+              label="Your explanations"
+              minWidth={720}
+              columns={['File', 'Findings', 'Written by', 'When', { label: 'Actions', visuallyHidden: true }]}
+              empty={history.data.length === 0 && 'No explanations yet.'}
+            >
               {history.data.map((e) => (
                 <Table.Tr key={e.id}>
                   <Table.Td>
@@ -123,10 +164,22 @@ export function ExplainResultPage() {
                   </Table.Td>
                   <Table.Td>
                     <Group gap="xs" justify="flex-end" wrap="nowrap">
-                      <Button size="xs" variant="default" onClick={() => setViewing(e.id)} aria-label={`View the explanation of ${e.fileName}`}>
+                      <Button
+                        size="xs"
+                        variant="default"
+                        onClick={() => setViewing(e.id)}
+                        aria-label={`View the explanation of ${e.fileName}`}
+                      >
                         View
                       </Button>
-                      <Button size="xs" variant="subtle" color="red" loading={remove.isPending && remove.variables === e.id} onClick={() => remove.mutate(e.id)} aria-label={`Delete the explanation of ${e.fileName}`}>
+                      <Button
+                        size="xs"
+                        variant="subtle"
+                        color="red"
+                        loading={remove.isPending && remove.variables === e.id}
+                        onClick={() => remove.mutate(e.id)}
+                        aria-label={`Delete the explanation of ${e.fileName}`}
+                      >
                         Delete
                       </Button>
                     </Group>
@@ -138,7 +191,15 @@ export function ExplainResultPage() {
           <ErrorAlert error={remove.error} title="Could not delete the explanation" />
         </SectionCard>
       </Stack>
-      {viewing && <ExplanationModal tenantId={tenant.id} id={viewing} onClose={() => setViewing(null)} onDelete={() => remove.mutate(viewing)} deleting={remove.isPending} />}
+      {viewing && (
+        <ExplanationModal
+          tenantId={tenant.id}
+          id={viewing}
+          onClose={() => setViewing(null)}
+          onDelete={() => remove.mutate(viewing)}
+          deleting={remove.isPending}
+        />
+      )}
     </>
   );
 }
@@ -151,7 +212,19 @@ function formatBytes(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
-function ExplanationModal({ tenantId, id, onClose, onDelete, deleting }: { tenantId: string; id: string; onClose: () => void; onDelete: () => void; deleting: boolean }) {
+function ExplanationModal({
+  tenantId,
+  id,
+  onClose,
+  onDelete,
+  deleting,
+}: {
+  tenantId: string;
+  id: string;
+  onClose: () => void;
+  onDelete: () => void;
+  deleting: boolean;
+}) {
   const q = useQuery(explanationQuery(tenantId, id));
   const [showFile, setShowFile] = useState(false);
   // Loaded only when asked for: the file may be up to 32 MB; the preview reads its start.
@@ -170,7 +243,8 @@ function ExplanationModal({ tenantId, id, onClose, onDelete, deleting }: { tenan
       ) : (
         <Stack gap="sm">
           <Text size="xs" c="dimmed">
-            {q.data.source === 'offline' ? 'Offline analysis' : 'Language model'} · {formatDateTime(q.data.createdAt)} · {countsLine(q.data)}
+            {q.data.source === 'offline' ? 'Offline analysis' : 'Language model'} · {formatDateTime(q.data.createdAt)} ·{' '}
+            {countsLine(q.data)}
           </Text>
           <MarkdownText text={q.data.answer} testId="saved-answer" />
           {q.data.fileSize === null ? (
@@ -184,7 +258,13 @@ function ExplanationModal({ tenantId, id, onClose, onDelete, deleting }: { tenan
                   Result file: {q.data.fileName} ({formatBytes(q.data.fileSize)})
                 </Text>
                 {/* An attachment of opaque bytes: the browser saves it, never renders it. */}
-                <Button component="a" href={explanationFileUrl(tenantId, id)} download={q.data.fileName} size="xs" variant="default">
+                <Button
+                  component="a"
+                  href={explanationFileUrl(tenantId, id)}
+                  download={q.data.fileName}
+                  size="xs"
+                  variant="default"
+                >
                   Download the result file
                 </Button>
                 <Button size="xs" variant="subtle" onClick={() => setShowFile((v) => !v)} aria-expanded={showFile}>

@@ -32,7 +32,10 @@ export function LanguageModelStatusPage() {
   const q = useQuery(llmStatusQuery);
   return (
     <>
-      <PageHeader title="Language model" description="The hosted language-model helpers. Operators configure the model with LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; this page only tells whether one is configured." />
+      <PageHeader
+        title="Language model"
+        description="The hosted language-model helpers. Operators configure the model with LLM_BASE_URL, LLM_API_KEY and LLM_MODEL; this page only tells whether one is configured."
+      />
       {q.isPending ? (
         <LoadingState />
       ) : q.isError ? (
@@ -48,9 +51,18 @@ export function LanguageModelStatusPage() {
           </SectionCard>
           <SectionCard headingId="llm-helpers" title="Helpers">
             <List size="sm" spacing="xs">
-              <List.Item>Explain a result file (customers, Explain a result file): offline, a summary by severity with the top fixes. Explanations are kept with the uploaded file in each user's private history.</List.Item>
-              <List.Item>Device check (CMMC → Device check): offline, each failing or unreadable check's meaning, fix and re-check steps. Nothing is stored.</List.Item>
-              <List.Item>Evidence review (CMMC → Evidence review): up to 8 files, about 8 MB, PDF, TXT or Markdown; offline, key-phrase matching per requirement with the cited files and pages. Nothing is stored.</List.Item>
+              <List.Item>
+                Explain a result file (customers, Explain a result file): offline, a summary by severity with the top
+                fixes. Explanations are kept with the uploaded file in each user's private history.
+              </List.Item>
+              <List.Item>
+                Device check (CMMC → Device check): offline, each failing or unreadable check's meaning, fix and
+                re-check steps. Nothing is stored.
+              </List.Item>
+              <List.Item>
+                Evidence review (CMMC → Evidence review): up to 8 files, about 8 MB, PDF, TXT or Markdown; offline,
+                key-phrase matching per requirement with the cited files and pages. Nothing is stored.
+              </List.Item>
               <List.Item>Ask operations (staff): answers over the mesh records.</List.Item>
             </List>
           </SectionCard>

@@ -9,22 +9,55 @@ import { ErrorAlert, LoadingState } from '../../components/QueryStates.tsx';
 import { ApiError } from '../../lib/api.ts';
 import { notifySuccess } from '../../lib/errors.ts';
 import { useTenant } from '../../lib/me.ts';
-import { createScan, scanKeys, scannableAssetsQuery, scanUsageQuery, type CreateScanBody } from '../../lib/scans-api.ts';
+import {
+  createScan,
+  scanKeys,
+  scannableAssetsQuery,
+  scanUsageQuery,
+  type CreateScanBody,
+} from '../../lib/scans-api.ts';
 import { useForm } from '../../lib/use-form.ts';
-import { checkScanForm, EMPTY_SCAN_FORM, SCAN_KIND_LABELS, scanDefinition, ScanDefinitionFields, scanFieldErrors, type ScanFormValues } from './scan-ui.tsx';
+import {
+  checkScanForm,
+  EMPTY_SCAN_FORM,
+  SCAN_KIND_LABELS,
+  scanDefinition,
+  ScanDefinitionFields,
+  scanFieldErrors,
+  type ScanFormValues,
+} from './scan-ui.tsx';
 
-export function NewScanDialog({ opened, onClose, assetId }: { opened: boolean; onClose: () => void; assetId?: string }) {
+export function NewScanDialog({
+  opened,
+  onClose,
+  assetId,
+}: {
+  opened: boolean;
+  onClose: () => void;
+  assetId?: string;
+}) {
   return (
-    <Modal opened={opened} onClose={onClose} title="New scan" size="lg" closeButtonProps={{ 'aria-label': 'Close new scan' }}>
+    <Modal
+      opened={opened}
+      onClose={onClose}
+      title="New scan"
+      size="lg"
+      closeButtonProps={{ 'aria-label': 'Close new scan' }}
+    >
       {opened && <NewScanForm onDone={onClose} assetId={assetId} />}
     </Modal>
   );
 }
 
 /** A refused quota reads better with the numbers than as "too many attempts". */
-export function quotaMessage(error: unknown, usage: { used: number; dailyScanQuota: number; resetsAt: string } | undefined): string | null {
+export function quotaMessage(
+  error: unknown,
+  usage: { used: number; dailyScanQuota: number; resetsAt: string } | undefined,
+): string | null {
   if (!(error instanceof ApiError) || error.code !== 'quota_exceeded') return null;
-  const resets = usage ? new Date(usage.resetsAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : 'midnight UTC';
+  const resets = usage
+    ? new Date(usage.resetsAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+    : 'midnight UTC';
   return `The daily scan quota${usage ? ` of ${usage.dailyScanQuota}` : ''} is used up. It refills at ${resets}.`;
 }
 
@@ -64,11 +97,17 @@ function NewScanForm({ onDone, assetId }: { onDone: () => void; assetId?: string
 
   const quota = quotaMessage(formError, usage.data);
   return (
-    <form ref={form.formRef} onSubmit={form.onSubmit((v) => (setFormError(null), create.mutate(scanDefinition(v))))} noValidate>
+    <form
+      ref={form.formRef}
+      onSubmit={form.onSubmit((v) => (setFormError(null), create.mutate(scanDefinition(v))))}
+      noValidate
+    >
       <Stack gap="md">
         {usage.data && (
           <Text size="sm" c="dimmed" aria-live="polite">
-            {usage.data.used} of {usage.data.dailyScanQuota} scans used today (UTC); {usage.data.perAssetConcurrentScans === 1 ? 'one scan' : `${usage.data.perAssetConcurrentScans} scans`} at a time per asset.
+            {usage.data.used} of {usage.data.dailyScanQuota} scans used today (UTC);{' '}
+            {usage.data.perAssetConcurrentScans === 1 ? 'one scan' : `${usage.data.perAssetConcurrentScans} scans`} at a
+            time per asset.
           </Text>
         )}
         {assets.data.length === 0 && (

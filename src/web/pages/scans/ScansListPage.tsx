@@ -11,9 +11,25 @@ import { PageHeader } from '../../components/PageHeader.tsx';
 import { ErrorState, FirstItemState, LoadingState, NoMatches } from '../../components/QueryStates.tsx';
 import { formatDateTime } from '../../lib/format.ts';
 import { useTenant } from '../../lib/me.ts';
-import { scansQuery, scanUsageQuery, type ScanFilters, type ScanKind, type ScansPage, type ScanStatus } from '../../lib/scans-api.ts';
+import {
+  scansQuery,
+  scanUsageQuery,
+  type ScanFilters,
+  type ScanKind,
+  type ScansPage,
+  type ScanStatus,
+} from '../../lib/scans-api.ts';
 import { NewScanDialog } from './NewScanDialog.tsx';
-import { describeOptions, SCAN_KIND_LABELS, SCAN_KINDS, SCAN_STATUSES, ScanProgress, ScanStatusBadge, STATUS_LABELS } from './scan-ui.tsx';
+import {
+  describeOptions,
+  SCAN_KIND_LABELS,
+  SCAN_KINDS,
+  SCAN_STATUSES,
+  ScanProgress,
+  ScanStatusBadge,
+  STATUS_LABELS,
+  WaitReasonNote,
+} from './scan-ui.tsx';
 
 export interface ScansSearch {
   status?: ScanStatus;
@@ -25,7 +41,8 @@ export function ScansListPage({ search }: { search: ScansSearch }) {
   const tenant = useTenant();
   const navigate = useNavigate();
   const [adding, setAdding] = useState(false);
-  const update = (patch: Partial<ScansSearch>) => void navigate({ to: '/scans', search: { ...search, ...patch }, replace: true });
+  const update = (patch: Partial<ScansSearch>) =>
+    void navigate({ to: '/scans', search: { ...search, ...patch }, replace: true });
   const filters = useMemo(() => {
     const f: ScanFilters = {};
     if (search.status) f.status = search.status;
@@ -58,16 +75,27 @@ export function ScansListPage({ search }: { search: ScansSearch }) {
         <SimpleGrid cols={{ base: 1, xs: 3 }} spacing="sm">
           <NativeSelect
             label="Status"
-            data={[{ value: '', label: 'Any status' }, { value: 'active', label: 'Unfinished' }, ...SCAN_STATUSES.map((s) => ({ value: s, label: STATUS_LABELS[s] }))]}
+            data={[
+              { value: '', label: 'Any status' },
+              { value: 'active', label: 'Unfinished' },
+              ...SCAN_STATUSES.map((s) => ({ value: s, label: STATUS_LABELS[s] })),
+            ]}
             value={search.active ? 'active' : (search.status ?? '')}
             onChange={(e) => {
               const v = e.currentTarget.value;
-              update(v === 'active' ? { active: true, status: undefined } : { active: undefined, status: (v || undefined) as ScanStatus | undefined });
+              update(
+                v === 'active'
+                  ? { active: true, status: undefined }
+                  : { active: undefined, status: (v || undefined) as ScanStatus | undefined },
+              );
             }}
           />
           <NativeSelect
             label="Scanner"
-            data={[{ value: '', label: 'Any scanner' }, ...SCAN_KINDS.map((k) => ({ value: k, label: SCAN_KIND_LABELS[k] }))]}
+            data={[
+              { value: '', label: 'Any scanner' },
+              ...SCAN_KINDS.map((k) => ({ value: k, label: SCAN_KIND_LABELS[k] })),
+            ]}
             value={search.kind ?? ''}
             onChange={(e) => update({ kind: (e.currentTarget.value || undefined) as ScanKind | undefined })}
           />
@@ -81,7 +109,12 @@ export function ScansListPage({ search }: { search: ScansSearch }) {
               </Text>
             )}
             {filtered && (
-              <Button variant="default" size="xs" w="fit-content" onClick={() => void navigate({ to: '/scans', search: {}, replace: true })}>
+              <Button
+                variant="default"
+                size="xs"
+                w="fit-content"
+                onClick={() => void navigate({ to: '/scans', search: {}, replace: true })}
+              >
                 Clear filters
               </Button>
             )}
@@ -94,9 +127,18 @@ export function ScansListPage({ search }: { search: ScansSearch }) {
   );
 }
 
-function ScansTable({ query, filtered, onAdd }: { query: UseInfiniteQueryResult<InfiniteData<ScansPage>, Error>; filtered: boolean; onAdd: () => void }) {
+function ScansTable({
+  query,
+  filtered,
+  onAdd,
+}: {
+  query: UseInfiniteQueryResult<InfiniteData<ScansPage>, Error>;
+  filtered: boolean;
+  onAdd: () => void;
+}) {
   if (query.isPending) return <LoadingState label="Loading scans…" />;
-  if (!query.data) return <ErrorState error={query.error} title="Could not load the scans" onRetry={() => void query.refetch()} />;
+  if (!query.data)
+    return <ErrorState error={query.error} title="Could not load the scans" onRetry={() => void query.refetch()} />;
   const scans = query.data.pages.flatMap((p) => p.scans);
   if (scans.length === 0) {
     if (filtered) return <NoMatches>No scans match these filters.</NoMatches>;
@@ -126,15 +168,24 @@ function ScansTable({ query, filtered, onAdd }: { query: UseInfiniteQueryResult<
                 </Text>
               </Table.Td>
               <Table.Td style={{ maxWidth: 260 }}>
-                <TextLink to="/assets/$assetId" params={{ assetId: s.asset.id }} size="sm" style={{ wordBreak: 'break-word' }}>
+                <TextLink
+                  to="/assets/$assetId"
+                  params={{ assetId: s.asset.id }}
+                  size="sm"
+                  style={{ wordBreak: 'break-word' }}
+                >
                   {s.asset.name || s.asset.target}
                 </TextLink>
               </Table.Td>
               <Table.Td>
-                <ScanStatusBadge status={s.status} />
+                <ScanStatusBadge status={s.status} outcome={s.outcome} />
+                <WaitReasonNote scan={s} compact />
               </Table.Td>
               <Table.Td>
-                <ScanProgress scan={s} label={`Progress of the ${SCAN_KIND_LABELS[s.kind].toLowerCase()} of ${s.asset.name || s.asset.target}`} />
+                <ScanProgress
+                  scan={s}
+                  label={`Progress of the ${SCAN_KIND_LABELS[s.kind].toLowerCase()} of ${s.asset.name || s.asset.target}`}
+                />
               </Table.Td>
               <Table.Td className="nowrap">
                 <Text size="sm">{formatDateTime(s.createdAt)}</Text>

@@ -30,12 +30,17 @@ export function ScheduleDetailPage({ scheduleId }: { scheduleId: string }) {
       </>
     );
   if (query.isError) {
-    const notFound = query.error instanceof ApiError && (query.error.status === 404 || query.error.code === 'validation_failed');
+    const notFound =
+      query.error instanceof ApiError && (query.error.status === 404 || query.error.code === 'validation_failed');
     return (
       <>
         <BackLink />
         <PageHeader title={notFound ? 'Schedule not found' : 'Schedule'} titleContext={tenant.name} />
-        <ErrorState error={notFound ? new Error(`There is no schedule with this id in ${tenant.name}.`) : query.error} title={notFound ? 'Schedule not found' : 'Could not load the schedule'} onRetry={notFound ? undefined : () => void query.refetch()} />
+        <ErrorState
+          error={notFound ? new Error(`There is no schedule with this id in ${tenant.name}.`) : query.error}
+          title={notFound ? 'Schedule not found' : 'Could not load the schedule'}
+          onRetry={notFound ? undefined : () => void query.refetch()}
+        />
       </>
     );
   }
@@ -50,7 +55,15 @@ function BackLink() {
   );
 }
 
-function ScheduleView({ detail, tenantId, tenantName }: { detail: ScheduleDetail; tenantId: string; tenantName: string }) {
+function ScheduleView({
+  detail,
+  tenantId,
+  tenantName,
+}: {
+  detail: ScheduleDetail;
+  tenantId: string;
+  tenantName: string;
+}) {
   const { schedule, upcoming, history } = detail;
   const queryClient = useQueryClient();
   const navigate = useNavigate();
@@ -166,7 +179,11 @@ function ScheduleView({ detail, tenantId, tenantName }: { detail: ScheduleDetail
             </Stack>
           )}
         </Paper>
-        <SectionCard headingId="history-heading" title="History" description="The scans this schedule queued, newest first.">
+        <SectionCard
+          headingId="history-heading"
+          title="History"
+          description="The scans this schedule queued, newest first."
+        >
           {history.length === 0 ? (
             <Text size="sm" c="dimmed">
               No runs yet.
@@ -181,7 +198,7 @@ function ScheduleView({ detail, tenantId, tenantName }: { detail: ScheduleDetail
                     </TextLink>
                   </Table.Td>
                   <Table.Td>
-                    <ScanStatusBadge status={s.status} />
+                    <ScanStatusBadge status={s.status} outcome={s.outcome} />
                   </Table.Td>
                   <Table.Td>
                     <ScanProgress scan={s} label={`Progress of the run queued ${formatDateTime(s.createdAt)}`} />
@@ -203,7 +220,15 @@ function ScheduleView({ detail, tenantId, tenantName }: { detail: ScheduleDetail
         </SectionCard>
       </Stack>
       <ScheduleDialog opened={editing} onClose={() => setEditing(false)} schedule={schedule} />
-      <ConfirmDialog opened={deleting} title="Delete this schedule?" confirmLabel="Delete schedule" danger loading={remove.isPending} onConfirm={() => remove.mutate()} onClose={() => setDeleting(false)}>
+      <ConfirmDialog
+        opened={deleting}
+        title="Delete this schedule?"
+        confirmLabel="Delete schedule"
+        danger
+        loading={remove.isPending}
+        onConfirm={() => remove.mutate()}
+        onClose={() => setDeleting(false)}
+      >
         No further scans are queued. Scans it already queued stay in the scan list.
       </ConfirmDialog>
     </>

@@ -14,7 +14,7 @@ import { useTenant } from '../../lib/me.ts';
 import { scheduleKeys, schedulesQuery, setScheduleEnabled, type Schedule } from '../../lib/scans-api.ts';
 import { describeOptions, SCAN_KIND_LABELS } from '../scans/scan-ui.tsx';
 import { ScheduleDialog } from './ScheduleDialog.tsx';
-import { IconCalendar } from './schedule-ui.tsx';
+import { IconCalendar } from '../../components/icons.tsx';
 
 export function SchedulesListPage() {
   const tenant = useTenant();
@@ -40,7 +40,14 @@ export function SchedulesListPage() {
       ) : !query.data ? (
         <ErrorState error={query.error} title="Could not load the schedules" onRetry={() => void query.refetch()} />
       ) : (
-        <SchedulesTable schedules={query.data.pages.flatMap((p) => p.schedules)} tenantId={tenant.id} onAdd={() => setAdding(true)} hasMore={query.hasNextPage} loadingMore={query.isFetchingNextPage} onMore={() => void query.fetchNextPage()} />
+        <SchedulesTable
+          schedules={query.data.pages.flatMap((p) => p.schedules)}
+          tenantId={tenant.id}
+          onAdd={() => setAdding(true)}
+          hasMore={query.hasNextPage}
+          loadingMore={query.isFetchingNextPage}
+          onMore={() => void query.fetchNextPage()}
+        />
       )}
       <ScheduleDialog opened={adding} onClose={() => setAdding(false)} />
     </>
@@ -90,7 +97,11 @@ function SchedulesTable({ schedules, tenantId, onAdd, hasMore, loadingMore, onMo
   return (
     <Stack gap="md">
       <Paper withBorder radius="md">
-        <DataTable label="Scan schedules" minWidth={900} columns={['Schedule', 'Asset', 'When', 'Next run', 'Last run', { label: 'Enabled' }]}>
+        <DataTable
+          label="Scan schedules"
+          minWidth={900}
+          columns={['Schedule', 'Asset', 'When', 'Next run', 'Last run', { label: 'Enabled' }]}
+        >
           {schedules.map((s) => (
             <Table.Tr key={s.id}>
               <Table.Td>

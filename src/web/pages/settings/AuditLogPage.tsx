@@ -1,7 +1,12 @@
 // Settings → Audit log of the active tenant (admins and owners).
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { AuditFiltersForm, EMPTY_AUDIT_INPUTS, toAuditFilters, type AuditFilterInputs } from '../../components/audit/AuditFilters.tsx';
+import {
+  AuditFiltersForm,
+  EMPTY_AUDIT_INPUTS,
+  toAuditFilters,
+  type AuditFilterInputs,
+} from '../../components/audit/AuditFilters.tsx';
 import { AuditTable } from '../../components/audit/AuditTable.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { ForbiddenPage } from '../../components/StatusPages.tsx';
@@ -11,7 +16,9 @@ import { tenantAuditQuery } from '../../lib/tenant-api.ts';
 export function AuditLogPage() {
   const tenant = useTenant();
   if (!isTenantAdmin(tenant))
-    return <ForbiddenPage title="Admins only" message={`Only admins and owners of ${tenant.name} can read its audit log.`} />;
+    return (
+      <ForbiddenPage title="Admins only" message={`Only admins and owners of ${tenant.name} can read its audit log.`} />
+    );
   return <TenantAuditLog tenantId={tenant.id} tenantName={tenant.name} />;
 }
 

@@ -25,7 +25,11 @@ export function InvitationsTable({ tenant, invitations }: { tenant: MeTenant; in
           No pending invitations.
         </Text>
       ) : (
-        <DataTable label="Pending invitations" minWidth={520} columns={['Email', 'Role', 'Expires', { label: 'Actions', visuallyHidden: true }]}>
+        <DataTable
+          label="Pending invitations"
+          minWidth={520}
+          columns={['Email', 'Role', 'Expires', { label: 'Actions', visuallyHidden: true }]}
+        >
           {open.map((inv) => {
             const expired = new Date(inv.expiresAt).getTime() < now;
             return (
@@ -42,7 +46,12 @@ export function InvitationsTable({ tenant, invitations }: { tenant: MeTenant; in
                   )}
                 </Table.Td>
                 <Table.Td ta="right">
-                  <Button size="xs" variant="default" aria-label={`Cancel invitation for ${inv.email}`} onClick={() => cancel.ask(inv)}>
+                  <Button
+                    size="xs"
+                    variant="default"
+                    aria-label={`Cancel invitation for ${inv.email}`}
+                    onClick={() => cancel.ask(inv)}
+                  >
                     Cancel
                   </Button>
                 </Table.Td>
@@ -51,7 +60,13 @@ export function InvitationsTable({ tenant, invitations }: { tenant: MeTenant; in
           })}
         </DataTable>
       )}
-      <ConfirmDialog {...cancel.dialogProps} title="Cancel invitation" confirmLabel="Cancel invitation" cancelLabel="Keep invitation" danger>
+      <ConfirmDialog
+        {...cancel.dialogProps}
+        title="Cancel invitation"
+        confirmLabel="Cancel invitation"
+        cancelLabel="Keep invitation"
+        danger
+      >
         The link sent to <strong>{cancel.target?.email}</strong> will stop working.
       </ConfirmDialog>
     </SectionCard>

@@ -20,7 +20,9 @@ export function InviteMemberForm({ tenant }: { tenant: MeTenant }) {
         ]}
         roleWidth="10rem"
         submitLabel="Send invitation"
-        onSubmit={(v) => authCall(authClient.organization.inviteMember({ email: v.email, role: v.role, organizationId: tenant.id }))}
+        onSubmit={(v) =>
+          authCall(authClient.organization.inviteMember({ email: v.email, role: v.role, organizationId: tenant.id }))
+        }
         successMessage={(_d, v) => `Invitation sent to ${v.email}.`}
         queryKey={tenantKeys.members(tenant.id)}
       />

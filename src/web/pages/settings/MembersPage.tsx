@@ -74,7 +74,8 @@ function LeaveTenant() {
   return (
     <SectionCard headingId="leave-heading" title={<>Leave {tenant.name}</>} gap="sm" align="flex-start">
       <Text size="sm" c="dimmed">
-        You lose access to this tenant's assets, scans and findings. {tenant.role === 'owner' && 'A tenant needs an owner: make someone else owner before you leave.'}
+        You lose access to this tenant's assets, scans and findings.{' '}
+        {tenant.role === 'owner' && 'A tenant needs an owner: make someone else owner before you leave.'}
       </Text>
       <Button color="red" variant="light" onClick={() => setConfirming(true)}>
         Leave tenant

@@ -35,13 +35,16 @@ export function MembersTable({ tenant, members, currentUserId }: MembersTablePro
 
   const changeRole = useMutation({
     mutationFn: (v: { member: Member; role: TenantRole }) =>
-      authCall(authClient.organization.updateMemberRole({ memberId: v.member.id, role: v.role, organizationId: tenant.id })),
+      authCall(
+        authClient.organization.updateMemberRole({ memberId: v.member.id, role: v.role, organizationId: tenant.id }),
+      ),
     onSuccess: (_d, v) => notifySuccess(`${v.member.email} is now ${tenantRoleLabel(v.role).toLowerCase()}.`),
     onError: (error) => notifyError(error, 'Could not change the role'),
     onSettled: refresh,
   });
   const remove = useConfirmedAction({
-    action: (member: Member) => authCall(authClient.organization.removeMember({ memberIdOrEmail: member.id, organizationId: tenant.id })),
+    action: (member: Member) =>
+      authCall(authClient.organization.removeMember({ memberIdOrEmail: member.id, organizationId: tenant.id })),
     successMessage: (member) => `${member.email} was removed from ${tenant.name}.`,
     errorTitle: 'Could not remove the member',
     queryKey: tenantKeys.members(tenant.id),
@@ -57,7 +60,18 @@ export function MembersTable({ tenant, members, currentUserId }: MembersTablePro
 
   return (
     <SectionCard headingId="members-heading" title={<>Members ({members.length})</>}>
-      <DataTable label="Members" minWidth={640} columns={['Name', 'Email', 'Role', 'Two-factor', 'Joined', canManage && { label: 'Actions', visuallyHidden: true }]}>
+      <DataTable
+        label="Members"
+        minWidth={640}
+        columns={[
+          'Name',
+          'Email',
+          'Role',
+          'Two-factor',
+          'Joined',
+          canManage && { label: 'Actions', visuallyHidden: true },
+        ]}
+      >
         {members.map((m) => (
           <Table.Tr key={m.id}>
             <Table.Td>
@@ -107,7 +121,13 @@ export function MembersTable({ tenant, members, currentUserId }: MembersTablePro
             {canManage && (
               <Table.Td ta="right">
                 {editable(m) && (
-                  <Button size="xs" variant="default" color="red" aria-label={`Remove ${m.email}`} onClick={() => remove.ask(m)}>
+                  <Button
+                    size="xs"
+                    variant="default"
+                    color="red"
+                    aria-label={`Remove ${m.email}`}
+                    onClick={() => remove.ask(m)}
+                  >
                     Remove
                   </Button>
                 )}
@@ -117,7 +137,8 @@ export function MembersTable({ tenant, members, currentUserId }: MembersTablePro
         ))}
       </DataTable>
       <ConfirmDialog {...remove.dialogProps} title="Remove member" confirmLabel="Remove member" danger>
-        <strong>{remove.target?.email}</strong> will lose access to {tenant.name} at once. You can invite them again later.
+        <strong>{remove.target?.email}</strong> will lose access to {tenant.name} at once. You can invite them again
+        later.
       </ConfirmDialog>
     </SectionCard>
   );

@@ -12,7 +12,15 @@ import { ApiError } from '../../lib/api.ts';
 import { notifyError, notifySuccess } from '../../lib/errors.ts';
 import { formatDateTime } from '../../lib/format.ts';
 import { useTenant } from '../../lib/me.ts';
-import { removeStorage, saveStorage, storageKeys, storageQuery, testStorage, type S3SettingsBody, type StorageSettings } from '../../lib/storage-api.ts';
+import {
+  removeStorage,
+  saveStorage,
+  storageKeys,
+  storageQuery,
+  testStorage,
+  type S3SettingsBody,
+  type StorageSettings,
+} from '../../lib/storage-api.ts';
 import { useForm } from '../../lib/use-form.ts';
 
 export function StorageSettingsPage() {
@@ -28,7 +36,11 @@ export function StorageSettingsPage() {
       {query.isPending ? (
         <LoadingState label="Loading storage settings…" />
       ) : query.isError ? (
-        <ErrorState error={query.error} title="Could not load the storage settings" onRetry={() => void query.refetch()} />
+        <ErrorState
+          error={query.error}
+          title="Could not load the storage settings"
+          onRetry={() => void query.refetch()}
+        />
       ) : (
         <StorageView tenantId={tenant.id} settings={query.data} />
       )}
@@ -36,7 +48,16 @@ export function StorageSettingsPage() {
   );
 }
 
-type Values = { endpoint: string; region: string; bucket: string; pathStyle: boolean; prefix: string; accessKeyId: string; secretAccessKey: string; enabled: boolean };
+type Values = {
+  endpoint: string;
+  region: string;
+  bucket: string;
+  pathStyle: boolean;
+  prefix: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  enabled: boolean;
+};
 
 const valuesOf = (s: StorageSettings): Values => ({
   endpoint: s.s3?.endpoint ?? '',
@@ -62,7 +83,11 @@ function validate(v: Values, hasKeys: boolean) {
   const bucket = v.bucket.trim();
   return {
     endpoint,
-    region: !v.region.trim() ? 'Region is required (R2 uses auto)' : /^[a-z0-9][a-z0-9_-]*$/i.test(v.region.trim()) ? null : 'Letters, digits, hyphens and underscores',
+    region: !v.region.trim()
+      ? 'Region is required (R2 uses auto)'
+      : /^[a-z0-9][a-z0-9_-]*$/i.test(v.region.trim())
+        ? null
+        : 'Letters, digits, hyphens and underscores',
     bucket: !bucket
       ? 'Bucket is required'
       : bucket.length < 3 || bucket.length > 63 || !/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/.test(bucket)
@@ -111,7 +136,11 @@ function StorageView({ tenantId, settings }: { tenantId: string; settings: Stora
     onSuccess: (data) => {
       queryClient.setQueryData(storageKeys.settings(tenantId), data);
       setTestResult(null);
-      notifySuccess(data.active === 's3' ? 'Bucket settings saved. New files go to the bucket.' : 'Bucket settings saved. New files stay in built-in storage while the bucket is off.');
+      notifySuccess(
+        data.active === 's3'
+          ? 'Bucket settings saved. New files go to the bucket.'
+          : 'Bucket settings saved. New files stay in built-in storage while the bucket is off.',
+      );
     },
     onError: (error) => {
       applyFieldErrors(error);
@@ -130,7 +159,11 @@ function StorageView({ tenantId, settings }: { tenantId: string; settings: Stora
     onSuccess: (data) => setTestResult({ ok: true, message: data.message }),
     onError: (error) => {
       applyFieldErrors(error);
-      setTestResult({ ok: false, message: error instanceof Error ? error.message : String(error), ...(error instanceof ApiError ? { code: error.code } : {}) });
+      setTestResult({
+        ok: false,
+        message: error instanceof Error ? error.message : String(error),
+        ...(error instanceof ApiError ? { code: error.code } : {}),
+      });
     },
     onSettled: () => queryClient.invalidateQueries({ queryKey: storageKeys.settings(tenantId) }),
   });
@@ -166,7 +199,12 @@ function StorageView({ tenantId, settings }: { tenantId: string; settings: Stora
               Files stored before a switch stay readable where they are.
             </Text>
           </div>
-          <Badge size="lg" variant="light" color={settings.active === 's3' ? 'indigo' : 'gray'} aria-describedby="storage-current">
+          <Badge
+            size="lg"
+            variant="light"
+            color={settings.active === 's3' ? 'indigo' : 'gray'}
+            aria-describedby="storage-current"
+          >
             {settings.active === 's3' ? 'Your bucket' : 'Built-in'}
           </Badge>
         </Group>
@@ -185,7 +223,8 @@ function StorageView({ tenantId, settings }: { tenantId: string; settings: Stora
                 Your S3-compatible bucket
               </Title>
               <Text size="sm" c="dimmed">
-                Amazon S3, MinIO, Cloudflare R2, Ceph and other S3-compatible stores. The keys need permission to put, get and delete objects in the bucket.
+                Amazon S3, MinIO, Cloudflare R2, Ceph and other S3-compatible stores. The keys need permission to put,
+                get and delete objects in the bucket.
               </Text>
             </div>
             {readOnly && (
@@ -193,12 +232,42 @@ function StorageView({ tenantId, settings }: { tenantId: string; settings: Stora
                 Only admins and owners can change where files are stored.
               </Alert>
             )}
-            <TextInput label="Endpoint" description="e.g. https://s3.eu-central-1.amazonaws.com or https://minio.example.com:9000" required={!readOnly} readOnly={readOnly} spellCheck={false} autoComplete="off" {...form.field('endpoint')} />
+            <TextInput
+              label="Endpoint"
+              description="e.g. https://s3.eu-central-1.amazonaws.com or https://minio.example.com:9000. Internal addresses (loopback, private networks) are refused unless your operator allows them."
+              required={!readOnly}
+              readOnly={readOnly}
+              spellCheck={false}
+              autoComplete="off"
+              {...form.field('endpoint')}
+            />
             <Group grow align="flex-start">
-              <TextInput label="Region" description="e.g. eu-central-1; R2 uses auto" required={!readOnly} readOnly={readOnly} spellCheck={false} autoComplete="off" {...form.field('region')} />
-              <TextInput label="Bucket" required={!readOnly} readOnly={readOnly} spellCheck={false} autoComplete="off" {...form.field('bucket')} />
+              <TextInput
+                label="Region"
+                description="e.g. eu-central-1; R2 uses auto"
+                required={!readOnly}
+                readOnly={readOnly}
+                spellCheck={false}
+                autoComplete="off"
+                {...form.field('region')}
+              />
+              <TextInput
+                label="Bucket"
+                required={!readOnly}
+                readOnly={readOnly}
+                spellCheck={false}
+                autoComplete="off"
+                {...form.field('bucket')}
+              />
             </Group>
-            <TextInput label="Key prefix" description="Optional folder inside the bucket, e.g. rampart/production" readOnly={readOnly} spellCheck={false} autoComplete="off" {...form.field('prefix')} />
+            <TextInput
+              label="Key prefix"
+              description="Optional folder inside the bucket, e.g. rampart/production"
+              readOnly={readOnly}
+              spellCheck={false}
+              autoComplete="off"
+              {...form.field('prefix')}
+            />
             <Checkbox
               label="Path-style addressing"
               description="Needed by MinIO and most self-hosted stores (https://endpoint/bucket/key). Off uses virtual-hosted style (https://bucket.endpoint/key)."
@@ -218,7 +287,11 @@ function StorageView({ tenantId, settings }: { tenantId: string; settings: Stora
             />
             <PasswordField
               label="Secret access key"
-              description={settings.s3?.hasSecretAccessKey ? 'Set. Leave empty to keep it. It is stored encrypted and never shown again.' : 'Stored encrypted; never shown again.'}
+              description={
+                settings.s3?.hasSecretAccessKey
+                  ? 'Set. Leave empty to keep it. It is stored encrypted and never shown again.'
+                  : 'Stored encrypted; never shown again.'
+              }
               placeholder={settings.s3?.hasSecretAccessKey ? '•••••••• (stored)' : undefined}
               required={!readOnly && !hasKeys}
               readOnly={readOnly}
@@ -235,7 +308,12 @@ function StorageView({ tenantId, settings }: { tenantId: string; settings: Stora
 
             <div aria-live="polite">
               {testResult ? (
-                <Alert color={testResult.ok ? 'green' : 'red'} variant="light" title={testResult.ok ? 'Connection works' : 'Connection failed'} role="status">
+                <Alert
+                  color={testResult.ok ? 'green' : 'red'}
+                  variant="light"
+                  title={testResult.ok ? 'Connection works' : 'Connection failed'}
+                  role="status"
+                >
                   {testResult.message}
                   {testResult.code && (
                     <Text size="xs" c="dimmed" mt={4}>
@@ -246,7 +324,8 @@ function StorageView({ tenantId, settings }: { tenantId: string; settings: Stora
               ) : (
                 last && (
                   <Text size="sm" c={last.ok ? 'green.8' : 'red.8'}>
-                    Last test {formatDateTime(last.at)}: {last.ok ? 'connection worked.' : `failed (${last.error ?? 'error'}). ${last.message}`}
+                    Last test {formatDateTime(last.at)}:{' '}
+                    {last.ok ? 'connection worked.' : `failed (${last.error ?? 'error'}). ${last.message}`}
                   </Text>
                 )
               )}
@@ -279,7 +358,11 @@ function StorageView({ tenantId, settings }: { tenantId: string; settings: Stora
                   )}
                 </Group>
                 <Group gap="sm">
-                  <Button variant="default" disabled={!dirty || save.isPending} onClick={() => reset(valuesOf(settings))}>
+                  <Button
+                    variant="default"
+                    disabled={!dirty || save.isPending}
+                    onClick={() => reset(valuesOf(settings))}
+                  >
                     Discard changes
                   </Button>
                   <Button type="submit" loading={save.isPending} disabled={!dirty && !!settings.s3}>
@@ -306,8 +389,8 @@ function StorageView({ tenantId, settings }: { tenantId: string; settings: Stora
         onConfirm={() => remove.mutate()}
         onClose={() => setConfirmRemove(false)}
       >
-        The bucket settings and keys are deleted and new files go to built-in storage. Files already in the bucket stay there: Rampart can read them
-        again only if you connect the bucket again.
+        The bucket settings and keys are deleted and new files go to built-in storage. Files already in the bucket stay
+        there: Rampart can read them again only if you connect the bucket again.
       </ConfirmDialog>
     </Stack>
   );

@@ -23,7 +23,10 @@ const SLA_SEVERITIES = [
   ['slaLow', 'low', 'Low'],
 ] as const;
 type SlaField = (typeof SLA_SEVERITIES)[number][0];
-type FormValues = { dailyScanQuota: number | string; perAssetConcurrentScans: number | string } & Record<SlaField, number | string>;
+type FormValues = { dailyScanQuota: number | string; perAssetConcurrentScans: number | string } & Record<
+  SlaField,
+  number | string
+>;
 
 function formValues(s: TenantSettings): FormValues {
   return {
@@ -57,7 +60,11 @@ export function TenantSettingsPage() {
       {settings.isPending ? (
         <LoadingState label="Loading settings…" />
       ) : settings.isError ? (
-        <ErrorState error={settings.error} title="Could not load the settings" onRetry={() => void settings.refetch()} />
+        <ErrorState
+          error={settings.error}
+          title="Could not load the settings"
+          onRetry={() => void settings.refetch()}
+        />
       ) : (
         <SettingsForm tenantId={tenant.id} settings={settings.data} />
       )}
@@ -71,7 +78,9 @@ function SettingsForm({ tenantId, settings }: { tenantId: string; settings: Tena
   const form = useForm<FormValues>(formValues(settings), (v) => ({
     dailyScanQuota: intInRange(v.dailyScanQuota, 0, QUOTA_MAX, 'Daily scan quota'),
     perAssetConcurrentScans: intInRange(v.perAssetConcurrentScans, 1, CONCURRENCY_MAX, 'Per-asset concurrent scans'),
-    ...Object.fromEntries(SLA_SEVERITIES.map(([field, , label]) => [field, intInRange(v[field], 1, SLA_MAX, `${label} SLA days`)])),
+    ...Object.fromEntries(
+      SLA_SEVERITIES.map(([field, , label]) => [field, intInRange(v[field], 1, SLA_MAX, `${label} SLA days`)]),
+    ),
   }));
   const { reset } = form;
 
@@ -111,7 +120,12 @@ function SettingsForm({ tenantId, settings }: { tenantId: string; settings: Tena
           save.mutate({
             dailyScanQuota: Number(v.dailyScanQuota),
             perAssetConcurrentScans: Number(v.perAssetConcurrentScans),
-            slaDays: { critical: Number(v.slaCritical), high: Number(v.slaHigh), medium: Number(v.slaMedium), low: Number(v.slaLow) },
+            slaDays: {
+              critical: Number(v.slaCritical),
+              high: Number(v.slaHigh),
+              medium: Number(v.slaMedium),
+              low: Number(v.slaLow),
+            },
           }),
         )}
       >
@@ -152,8 +166,8 @@ function SettingsForm({ tenantId, settings }: { tenantId: string; settings: Tena
           />
           <Fieldset legend="Finding SLA (days to fix)" variant="unstyled">
             <Text size="sm" c="dimmed" mb="sm">
-              A finding is due this many days after it was first seen; open findings past that date are overdue. Changes apply to every finding not yet
-              fixed. Informational findings have no due date.
+              A finding is due this many days after it was first seen; open findings past that date are overdue. Changes
+              apply to every finding not yet fixed. Informational findings have no due date.
             </Text>
             <SimpleGrid cols={{ base: 2, sm: 4 }} spacing="sm">
               {SLA_SEVERITIES.map(([field, , label]) => (
@@ -181,7 +195,11 @@ function SettingsForm({ tenantId, settings }: { tenantId: string; settings: Tena
             </Text>
             {!readOnly && (
               <Group gap="sm">
-                <Button variant="default" disabled={!dirty || save.isPending} onClick={() => reset(formValues(settings))}>
+                <Button
+                  variant="default"
+                  disabled={!dirty || save.isPending}
+                  onClick={() => reset(formValues(settings))}
+                >
                   Discard changes
                 </Button>
                 <Button type="submit" loading={save.isPending}>

@@ -8,7 +8,13 @@ import { useDeferredValue, useState } from 'react';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { ForbiddenPage } from '../../components/StatusPages.tsx';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
-import { fetchAllStaffProfiles, STAFF_PAGE_SIZE, staffProfilesQuery, type StaffFilter, type StaffListDto } from '../../lib/cmmc-api.ts';
+import {
+  fetchAllStaffProfiles,
+  STAFF_PAGE_SIZE,
+  staffProfilesQuery,
+  type StaffFilter,
+  type StaffListDto,
+} from '../../lib/cmmc-api.ts';
 import { buildCsv, downloadFile, type CsvColumns } from '../../lib/csv-export.ts';
 import { formatDate, formatDateTime } from '../../lib/format.ts';
 import { useMe } from '../../lib/me.ts';
@@ -25,6 +31,7 @@ const STATUS: Record<string, { label: string; color: string }> = {
   in_progress: { label: 'In progress', color: 'blue' },
   compliant: { label: 'Compliant', color: 'green' },
   renewal_due: { label: 'Renewal due', color: 'yellow' },
+  not_compliant: { label: 'Not compliant', color: 'red' },
   expired: { label: 'Expired', color: 'red' },
 };
 
@@ -46,7 +53,24 @@ function exportList(data: StaffListDto, filter: StaffFilter, q: string, format: 
   const now = new Date();
   const name = `cmmc-profiles-${stamp(now)}.${format}`;
   if (format === 'csv') downloadFile(name, buildCsv(COLUMNS, data.profiles), 'text/csv');
-  else downloadFile(name, JSON.stringify({ kind: 'cmmc-profiles', exportedAt: now.toISOString(), filter, search: q || null, total: data.total, tiles: data.tiles, profiles: data.profiles }, null, 2), 'application/json');
+  else
+    downloadFile(
+      name,
+      JSON.stringify(
+        {
+          kind: 'cmmc-profiles',
+          exportedAt: now.toISOString(),
+          filter,
+          search: q || null,
+          total: data.total,
+          tiles: data.tiles,
+          profiles: data.profiles,
+        },
+        null,
+        2,
+      ),
+      'application/json',
+    );
 }
 
 function CmmcStaff() {
@@ -79,7 +103,11 @@ function CmmcStaff() {
   };
   return (
     <>
-      <PageHeader title="CMMC Level 1" titleContext="Staff" description="Every company's Level 1 self-assessment: status, renewal and device checks. Choose a tile to filter the list." />
+      <PageHeader
+        title="CMMC Level 1"
+        titleContext="Staff"
+        description="Every company's Level 1 self-assessment: status, renewal and device checks. Choose a tile to filter the list."
+      />
       {list.isPending ? (
         <LoadingState label="Loading CMMC profiles…" />
       ) : list.isError ? (
@@ -88,8 +116,18 @@ function CmmcStaff() {
         <>
           <SimpleGrid cols={{ base: 2, sm: 3, lg: 6 }} mb="md" role="group" aria-label="Filter by status">
             {TILES.map((t) => (
-              <UnstyledButton key={t.filter} onClick={() => setFilter(t.filter)} aria-pressed={filter === t.filter} data-testid={`tile-${t.filter}`}>
-                <Paper withBorder p="md" radius="md" bg={filter === t.filter ? 'var(--mantine-primary-color-light)' : undefined}>
+              <UnstyledButton
+                key={t.filter}
+                onClick={() => setFilter(t.filter)}
+                aria-pressed={filter === t.filter}
+                data-testid={`tile-${t.filter}`}
+              >
+                <Paper
+                  withBorder
+                  p="md"
+                  radius="md"
+                  bg={filter === t.filter ? 'var(--mantine-primary-color-light)' : undefined}
+                >
                   <Text size="xl" fw={700}>
                     {list.data.tiles[t.key]}
                   </Text>
@@ -99,12 +137,30 @@ function CmmcStaff() {
             ))}
           </SimpleGrid>
           <Group justify="space-between" align="flex-end" mb="md">
-            <TextInput label="Search" description="By CAGE code or company" w={360} value={search} onChange={(e) => setSearch(e.currentTarget.value)} />
+            <TextInput
+              label="Search"
+              description="By CAGE code or company"
+              w={360}
+              value={search}
+              onChange={(e) => setSearch(e.currentTarget.value)}
+            />
             <Group gap="xs">
-              <Button variant="default" size="xs" loading={exporting === 'csv'} disabled={exporting !== null} onClick={() => void exportAll('csv')}>
+              <Button
+                variant="default"
+                size="xs"
+                loading={exporting === 'csv'}
+                disabled={exporting !== null}
+                onClick={() => void exportAll('csv')}
+              >
                 Export CSV
               </Button>
-              <Button variant="default" size="xs" loading={exporting === 'json'} disabled={exporting !== null} onClick={() => void exportAll('json')}>
+              <Button
+                variant="default"
+                size="xs"
+                loading={exporting === 'json'}
+                disabled={exporting !== null}
+                onClick={() => void exportAll('json')}
+              >
                 Export JSON
               </Button>
             </Group>
@@ -112,7 +168,11 @@ function CmmcStaff() {
           <ErrorAlert error={exportError} title="Could not export the list" />
           <Text size="sm" c="dimmed" mb="xs" aria-live="polite" data-testid="cmmc-staff-count">
             {list.data.total} {list.data.total === 1 ? 'profile' : 'profiles'}
-            {list.data.total > STAFF_PAGE_SIZE ? `, ${page * STAFF_PAGE_SIZE + 1}–${page * STAFF_PAGE_SIZE + list.data.profiles.length} shown` : ''}. The exports hold every {list.data.total === 1 ? 'profile' : `one of the ${list.data.total} profiles`} of this filter and search, not only this page.
+            {list.data.total > STAFF_PAGE_SIZE
+              ? `, ${page * STAFF_PAGE_SIZE + 1}–${page * STAFF_PAGE_SIZE + list.data.profiles.length} shown`
+              : ''}
+            . The exports hold every {list.data.total === 1 ? 'profile' : `one of the ${list.data.total} profiles`} of
+            this filter and search, not only this page.
           </Text>
           <Paper withBorder radius="md">
             <Table.ScrollContainer minWidth={900}>
@@ -164,13 +224,23 @@ function CmmcStaff() {
           </Paper>
           {list.data.total > STAFF_PAGE_SIZE && (
             <Group justify="space-between" mt="sm" role="navigation" aria-label="Pages of profiles">
-              <Button variant="default" size="xs" disabled={page === 0} onClick={() => setPage((p) => Math.max(0, p - 1))}>
+              <Button
+                variant="default"
+                size="xs"
+                disabled={page === 0}
+                onClick={() => setPage((p) => Math.max(0, p - 1))}
+              >
                 Previous page
               </Button>
               <Text size="sm" data-testid="cmmc-staff-page">
                 Page {page + 1} of {Math.ceil(list.data.total / STAFF_PAGE_SIZE)}
               </Text>
-              <Button variant="default" size="xs" disabled={(page + 1) * STAFF_PAGE_SIZE >= list.data.total} onClick={() => setPage((p) => p + 1)}>
+              <Button
+                variant="default"
+                size="xs"
+                disabled={(page + 1) * STAFF_PAGE_SIZE >= list.data.total}
+                onClick={() => setPage((p) => p + 1)}
+              >
                 Next page
               </Button>
             </Group>

@@ -11,13 +11,26 @@ import { SectionCard } from '../../components/SectionCard.tsx';
 import { ForbiddenPage } from '../../components/StatusPages.tsx';
 import { notifySuccess } from '../../lib/errors.ts';
 import { formatDateTime } from '../../lib/format.ts';
-import { createHostedEnrollment, createHostedWorker, hostedWorkersKeys, hostedWorkersQuery, type HostedEnrollment, type HostedWorkerList } from '../../lib/hosted-workers-api.ts';
+import {
+  createHostedEnrollment,
+  createHostedWorker,
+  hostedWorkersKeys,
+  hostedWorkersQuery,
+  type HostedEnrollment,
+  type HostedWorkerList,
+} from '../../lib/hosted-workers-api.ts';
 import { useMe } from '../../lib/me.ts';
 import { staffTenantsQuery } from '../../lib/staff-api.ts';
 
 export function HostedWorkersPage() {
   const me = useMe();
-  if (!me.superAdmin) return <ForbiddenPage title="Super-admins only" message="Only Rampart super-admins can see and start hosted workers, since a hosted worker scans a tenant's assets." />;
+  if (!me.superAdmin)
+    return (
+      <ForbiddenPage
+        title="Super-admins only"
+        message="Only Rampart super-admins can see and start hosted workers, since a hosted worker scans a tenant's assets."
+      />
+    );
   return <HostedWorkers />;
 }
 
@@ -33,8 +46,9 @@ function HostedWorkers() {
       <Stack gap="lg">
         {list.data && !list.data.runnerActive && (
           <Alert color="yellow" variant="light" role="note" title="This server does not run hosted workers">
-            EMBEDDED_WORKER is off on the server that answered. Hosted workers started here are created and listed, but they run only on servers where EMBEDDED_WORKER is
-            on. For a hosted worker on another machine, create a hosted enrollment code below and use the CLI.
+            EMBEDDED_WORKER is off on the server that answered. Hosted workers started here are created and listed, but
+            they run only on servers where EMBEDDED_WORKER is on. For a hosted worker on another machine, create a
+            hosted enrollment code below and use the CLI.
           </Alert>
         )}
         <StartHostedWorker />
@@ -52,9 +66,25 @@ function HostedWorkers() {
 }
 
 /** The tenants to pick from (the staff tenants list), sorted by name. */
-function TenantSelect({ label, value, onChange, error }: { label: string; value: string | null; onChange: (v: string | null) => void; error?: string | null }) {
+function TenantSelect({
+  label,
+  value,
+  onChange,
+  error,
+}: {
+  label: string;
+  value: string | null;
+  onChange: (v: string | null) => void;
+  error?: string | null;
+}) {
   const tenants = useQuery(staffTenantsQuery);
-  const options = useMemo(() => [...(tenants.data?.tenants ?? [])].sort((a, b) => a.name.localeCompare(b.name)).map((t) => ({ value: t.id, label: `${t.name} (${t.slug})` })), [tenants.data]);
+  const options = useMemo(
+    () =>
+      [...(tenants.data?.tenants ?? [])]
+        .sort((a, b) => a.name.localeCompare(b.name))
+        .map((t) => ({ value: t.id, label: `${t.name} (${t.slug})` })),
+    [tenants.data],
+  );
   return (
     <Select
       label={label}
@@ -78,7 +108,12 @@ function StartHostedWorker() {
   const create = useMutation({
     mutationFn: createHostedWorker,
     onSuccess: (w) => {
-      notifySuccess(w.running ? `${w.name} is running for ${w.tenantName}.` : `${w.name} was created for ${w.tenantName}; it runs where EMBEDDED_WORKER is on.`, 'Hosted worker started');
+      notifySuccess(
+        w.running
+          ? `${w.name} is running for ${w.tenantName}.`
+          : `${w.name} was created for ${w.tenantName}; it runs where EMBEDDED_WORKER is on.`,
+        'Hosted worker started',
+      );
       setTenantId(null);
       void queryClient.invalidateQueries({ queryKey: hostedWorkersKeys.list });
     },
@@ -177,7 +212,13 @@ function HostedEnrollmentCode() {
               Hosted enrollment code
             </Text>
             <Group gap="sm">
-              <Code fz="xl" fw={700} aria-labelledby="hosted-code-label" data-testid="hosted-enrollment-code" style={{ letterSpacing: '0.15em' }}>
+              <Code
+                fz="xl"
+                fw={700}
+                aria-labelledby="hosted-code-label"
+                data-testid="hosted-enrollment-code"
+                style={{ letterSpacing: '0.15em' }}
+              >
                 {created.code}
               </Code>
               <Copyable value={created.code} label="Copy hosted enrollment code" />
@@ -198,7 +239,8 @@ function HostedEnrollmentCode() {
             </Group>
           </Stack>
           <Alert variant="light" color="yellow">
-            This code is not shown again. The worker also needs the tenant&apos;s webhook signing secret, which only the tenant&apos;s admins can see.
+            This code is not shown again. The worker also needs the tenant&apos;s webhook signing secret, which only the
+            tenant&apos;s admins can see.
           </Alert>
         </Stack>
       )}
@@ -251,7 +293,13 @@ function HostedWorkersTable({ data }: { data: HostedWorkerList }) {
                 </Badge>
               ) : (
                 <Text size="sm" c="dimmed">
-                  {w.status === 'revoked' ? 'No (revoked)' : !w.embedded ? 'No (runs elsewhere)' : data.runnerActive ? 'Starting…' : 'No (EMBEDDED_WORKER is off)'}
+                  {w.status === 'revoked'
+                    ? 'No (revoked)'
+                    : !w.embedded
+                      ? 'No (runs elsewhere)'
+                      : data.runnerActive
+                        ? 'Starting…'
+                        : 'No (EMBEDDED_WORKER is off)'}
                 </Text>
               )}
             </Table.Td>

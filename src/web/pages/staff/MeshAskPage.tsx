@@ -19,7 +19,15 @@ import { StreamedAnswer, useStreamedAnswer } from '../../components/StreamedAnsw
 import { formatDateTime } from '../../lib/format.ts';
 import { useMe } from '../../lib/me.ts';
 import { LlmConfiguredBadge } from '../llm/LanguageModelStatusPage.tsx';
-import { askAnswerQuery, askAnswersQuery, askMeshOperations, meshAskKeys, type AskDone, type AskMeta, type EvidenceItem } from '../../lib/mesh-ask-api.ts';
+import {
+  askAnswerQuery,
+  askAnswersQuery,
+  askMeshOperations,
+  meshAskKeys,
+  type AskDone,
+  type AskMeta,
+  type EvidenceItem,
+} from '../../lib/mesh-ask-api.ts';
 import type { HealthWindow } from '../../lib/mesh-health-api.ts';
 
 const QUESTION_MAX = 4_000;
@@ -55,17 +63,25 @@ function MeshAsk() {
   const [done, setDone] = useState<AskDone | null>(null);
   const [viewing, setViewing] = useState<string | null>(null);
   const answers = useQuery(askAnswersQuery);
-  const answer = useStreamedAnswer({ onDone: () => void queryClient.invalidateQueries({ queryKey: meshAskKeys.answers }) });
+  const answer = useStreamedAnswer({
+    onDone: () => void queryClient.invalidateQueries({ queryKey: meshAskKeys.answers }),
+  });
   const running = answer.status === 'waiting' || answer.status === 'streaming';
   const trimmed = question.trim();
-  const problem = !trimmed ? 'Ask a question.' : trimmed.length > QUESTION_MAX ? `At most ${QUESTION_MAX} characters.` : null;
+  const problem = !trimmed
+    ? 'Ask a question.'
+    : trimmed.length > QUESTION_MAX
+      ? `At most ${QUESTION_MAX} characters.`
+      : null;
 
   const run = () => {
     if (problem) return;
     const input = { question: trimmed, window };
     setMeta(null);
     setDone(null);
-    answer.start((handlers, signal) => askMeshOperations(input, { ...handlers, onEvidence: setMeta, onDone: setDone }, signal));
+    answer.start((handlers, signal) =>
+      askMeshOperations(input, { ...handlers, onEvidence: setMeta, onDone: setDone }, signal),
+    );
   };
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -101,7 +117,14 @@ function MeshAsk() {
                 <Text size="sm" fw={500} mb={4} id="ask-window-label">
                   Window (ending now)
                 </Text>
-                <SegmentedControl aria-labelledby="ask-window-label" value={window} onChange={(v) => setWindow(v as HealthWindow)} data={WINDOW_OPTIONS} disabled={running} style={{ maxWidth: '100%' }} />
+                <SegmentedControl
+                  aria-labelledby="ask-window-label"
+                  value={window}
+                  onChange={(v) => setWindow(v as HealthWindow)}
+                  data={WINDOW_OPTIONS}
+                  disabled={running}
+                  style={{ maxWidth: '100%' }}
+                />
               </div>
               <Group>
                 <Button type="submit" loading={answer.status === 'waiting'} disabled={running}>
@@ -114,15 +137,42 @@ function MeshAsk() {
 
         <StreamedAnswer answer={answer} title="Answer" headingLevel={2} onRetry={problem ? undefined : run} />
         {done && <CitationCheckNote done={done} />}
-        {meta && <EvidenceCard headingId="ask-evidence" rowIds evidence={meta.evidence} title={`Evidence (${meta.evidence.length} items, ${formatDateTime(meta.from)} to ${formatDateTime(meta.to)})`} />}
+        {meta && (
+          <EvidenceCard
+            headingId="ask-evidence"
+            rowIds
+            evidence={meta.evidence}
+            title={`Evidence (${meta.evidence.length} items, ${formatDateTime(meta.from)} to ${formatDateTime(meta.to)})`}
+          />
+        )}
 
-        <SectionCard headingId="ask-history" title="Past answers" description="Newest first; the question, the evidence and the answer as they were.">
+        <SectionCard
+          headingId="ask-history"
+          title="Past answers"
+          description="Newest first; the question, the evidence and the answer as they were."
+        >
           {answers.isPending ? (
             <LoadingState label="Loading past answers…" />
           ) : answers.isError ? (
-            <ErrorState error={answers.error} title="Could not load past answers" onRetry={() => void answers.refetch()} />
+            <ErrorState
+              error={answers.error}
+              title="Could not load past answers"
+              onRetry={() => void answers.refetch()}
+            />
           ) : (
-            <DataTable label="Past answers" minWidth={760} columns={['Question', 'Window', 'Written by', 'Asked by', 'When', { label: 'Actions', visuallyHidden: true }]} empty={answers.data.length === 0 && 'No answers yet.'}>
+            <DataTable
+              label="Past answers"
+              minWidth={760}
+              columns={[
+                'Question',
+                'Window',
+                'Written by',
+                'Asked by',
+                'When',
+                { label: 'Actions', visuallyHidden: true },
+              ]}
+              empty={answers.data.length === 0 && 'No answers yet.'}
+            >
               {answers.data.map((a) => (
                 <Table.Tr key={a.id}>
                   <Table.Td maw={360}>
@@ -143,7 +193,12 @@ function MeshAsk() {
                     <Text size="sm">{formatDateTime(a.createdAt)}</Text>
                   </Table.Td>
                   <Table.Td>
-                    <Button size="xs" variant="default" onClick={() => setViewing(a.id)} aria-label={`View the answer to: ${a.question.slice(0, 80)}`}>
+                    <Button
+                      size="xs"
+                      variant="default"
+                      onClick={() => setViewing(a.id)}
+                      aria-label={`View the answer to: ${a.question.slice(0, 80)}`}
+                    >
                       View
                     </Button>
                   </Table.Td>
@@ -166,7 +221,9 @@ function CitationCheckNote({ done }: { done: AskDone }) {
     return (
       <Alert color="yellow" variant="light" title="Citation check" data-testid="citation-check">
         <Text size="sm">
-          {check.unknown.length > 0 ? `The model's answer cites evidence that does not exist: ${check.unknown.join(', ')}. ` : `${done.fallbackReason} `}
+          {check.unknown.length > 0
+            ? `The model's answer cites evidence that does not exist: ${check.unknown.join(', ')}. `
+            : `${done.fallbackReason} `}
           It was not used: the offline summary above answers instead, and is what was stored.
         </Text>
       </Alert>
@@ -174,20 +231,38 @@ function CitationCheckNote({ done }: { done: AskDone }) {
   if (!check.missingSections.length)
     return (
       <Text size="sm" c="dimmed" data-testid="citation-check">
-        Citations checked: {check.cited.length ? `${check.cited.join(', ')} cited, all in the evidence.` : 'the answer cites no evidence.'}
+        Citations checked:{' '}
+        {check.cited.length ? `${check.cited.join(', ')} cited, all in the evidence.` : 'the answer cites no evidence.'}
       </Text>
     );
   return (
     <Alert color="yellow" variant="light" title="Citation check" data-testid="citation-check">
-      <Text size="sm">Citations checked: {check.cited.length ? `${check.cited.join(', ')} cited, all in the evidence.` : 'the answer cites no evidence.'}</Text>
+      <Text size="sm">
+        Citations checked:{' '}
+        {check.cited.length ? `${check.cited.join(', ')} cited, all in the evidence.` : 'the answer cites no evidence.'}
+      </Text>
       <Text size="sm">The answer lacks: {check.missingSections.join(', ')}.</Text>
     </Alert>
   );
 }
 
-function EvidenceCard({ evidence, title, headingId, rowIds }: { evidence: EvidenceItem[]; title: string; headingId: string; rowIds?: boolean }) {
+function EvidenceCard({
+  evidence,
+  title,
+  headingId,
+  rowIds,
+}: {
+  evidence: EvidenceItem[];
+  title: string;
+  headingId: string;
+  rowIds?: boolean;
+}) {
   return (
-    <SectionCard headingId={headingId} title={title} description="Gathered from the mesh records in a fixed order; the same records give the same numbers.">
+    <SectionCard
+      headingId={headingId}
+      title={title}
+      description="Gathered from the mesh records in a fixed order; the same records give the same numbers."
+    >
       <DataTable label="Evidence" minWidth={640} columns={['No.', 'Kind', 'About', 'Fact']}>
         {evidence.map((e) => (
           <Table.Tr key={e.n} id={rowIds ? `evidence-E${e.n}` : undefined}>
@@ -231,11 +306,17 @@ function AnswerModal({ id, onClose }: { id: string; onClose: () => void }) {
           </Text>
           <Text size="xs" c="dimmed">
             {/* The summary's first line says why it answered (no model, a failure, a rejected answer). */}
-            {q.data.model ? `Model: ${q.data.model}` : 'Offline summary'} · last {WINDOW_LABEL[q.data.windowDays] ?? `${q.data.windowDays} days`} · {formatDateTime(q.data.createdAt)} · {(q.data.durationMs / 1000).toFixed(1)} s
+            {q.data.model ? `Model: ${q.data.model}` : 'Offline summary'} · last{' '}
+            {WINDOW_LABEL[q.data.windowDays] ?? `${q.data.windowDays} days`} · {formatDateTime(q.data.createdAt)} ·{' '}
+            {(q.data.durationMs / 1000).toFixed(1)} s
             {q.data.createdByEmail ? ` · asked by ${q.data.createdByEmail}` : ''}
           </Text>
           <MarkdownText text={q.data.markdown} testId="saved-answer" />
-          <EvidenceCard headingId="ask-stored-evidence" evidence={q.data.evidence} title={`Evidence (${q.data.evidence.length} items)`} />
+          <EvidenceCard
+            headingId="ask-stored-evidence"
+            evidence={q.data.evidence}
+            title={`Evidence (${q.data.evidence.length} items)`}
+          />
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
               Close

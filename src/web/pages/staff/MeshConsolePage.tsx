@@ -4,7 +4,20 @@
 // send with a new request id or retry with the same one (to see the peer's idempotency replies:
 // replayed, 409 idempotency_key_reuse, 409 request_in_progress). The answer shows status, headers,
 // body, duration and the stored outbound attempts of that request id.
-import { Alert, Badge, Button, Code, Group, NativeSelect, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core';
+import {
+  Alert,
+  Badge,
+  Button,
+  Code,
+  Group,
+  NativeSelect,
+  Stack,
+  Table,
+  Text,
+  Textarea,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
 import { DataTable } from '../../components/DataTable.tsx';
@@ -13,10 +26,19 @@ import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStat
 import { SectionCard } from '../../components/SectionCard.tsx';
 import { ForbiddenPage } from '../../components/StatusPages.tsx';
 import { useMe } from '../../lib/me.ts';
-import { consolePeersQuery, sendConsoleCall, type ConsolePeers, type ConsoleSendResponse } from '../../lib/mesh-health-api.ts';
+import {
+  consolePeersQuery,
+  sendConsoleCall,
+  type ConsolePeers,
+  type ConsoleSendResponse,
+} from '../../lib/mesh-health-api.ts';
 import { Cell, formatDuration, formatInstant, HttpStatusBadge, OkBadge } from './MeshRecordsList.tsx';
 
-const URL_FORM: Record<string, string> = { origin: 'Bare origin', dispatch: 'Full dispatch URL', custom: 'Custom transport path' };
+const URL_FORM: Record<string, string> = {
+  origin: 'Bare origin',
+  dispatch: 'Full dispatch URL',
+  custom: 'Custom transport path',
+};
 const OTHER = '__other__';
 
 /** A starting payload per flow; the operator edits it. */
@@ -25,11 +47,19 @@ function templateFor(flow: string): string {
     case 'ping':
       return JSON.stringify({ nonce: `console-${Math.random().toString(36).slice(2, 10)}` }, null, 2);
     case 'event_report':
-      return JSON.stringify({ kind: 'console.test', severity: 'info', title: 'Test event from the mesh console' }, null, 2);
+      return JSON.stringify(
+        { kind: 'console.test', severity: 'info', title: 'Test event from the mesh console' },
+        null,
+        2,
+      );
     case 'cmmc_status':
       return JSON.stringify({ cageCode: '1ABC2' }, null, 2);
     case 'cmmc_handoff':
-      return JSON.stringify({ cageCode: '1ABC2', companyName: 'Example Co', contactEmail: 'officer@example.com' }, null, 2);
+      return JSON.stringify(
+        { cageCode: '1ABC2', companyName: 'Example Co', contactEmail: 'officer@example.com' },
+        null,
+        2,
+      );
     default:
       return '{}';
   }
@@ -43,15 +73,23 @@ export function parsePayload(text: string, maxBytes: number): { value: Record<st
   } catch (e) {
     return { error: `Not valid JSON: ${(e as Error).message}` };
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { error: 'The payload must be a JSON object, e.g. {"nonce": "abc"}.' };
-  if (new TextEncoder().encode(JSON.stringify(parsed)).length > maxBytes) return { error: `The payload is larger than ${maxBytes.toLocaleString()} bytes.` };
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    return { error: 'The payload must be a JSON object, e.g. {"nonce": "abc"}.' };
+  if (new TextEncoder().encode(JSON.stringify(parsed)).length > maxBytes)
+    return { error: `The payload is larger than ${maxBytes.toLocaleString()} bytes.` };
   return { value: parsed as Record<string, unknown> };
 }
 
 export function MeshConsolePage() {
   const me = useMe();
   if (!me.staff) return <ForbiddenPage />;
-  if (!me.superAdmin) return <ForbiddenPage title="Super-admins only" message="Only Rampart super-admins can use the mesh client console, since it sends signed calls to mesh peers." />;
+  if (!me.superAdmin)
+    return (
+      <ForbiddenPage
+        title="Super-admins only"
+        message="Only Rampart super-admins can use the mesh client console, since it sends signed calls to mesh peers."
+      />
+    );
   return <MeshConsole />;
 }
 
@@ -80,7 +118,11 @@ function MeshConsole() {
 
 function Presence({ present, what }: { present: boolean; what: string }) {
   return (
-    <Badge variant={present ? 'light' : 'outline'} color={present ? 'green' : 'gray'} aria-label={`${what} ${present ? 'present' : 'missing'}`}>
+    <Badge
+      variant={present ? 'light' : 'outline'}
+      color={present ? 'green' : 'gray'}
+      aria-label={`${what} ${present ? 'present' : 'missing'}`}
+    >
       {present ? 'Present' : 'Missing'}
     </Badge>
   );
@@ -88,12 +130,20 @@ function Presence({ present, what }: { present: boolean; what: string }) {
 
 function PeersTable({ data }: { data: ConsolePeers }) {
   return (
-    <SectionCard headingId="console-peers" title="Configured peers" description={`This server calls itself "${data.selfName}". Only presence is shown: no secret value and no URL.`}>
+    <SectionCard
+      headingId="console-peers"
+      title="Configured peers"
+      description={`This server calls itself "${data.selfName}". Only presence is shown: no secret value and no URL.`}
+    >
       <DataTable
         label="Configured peers"
         minWidth={860}
         columns={['Peer', 'Secret to', 'Secret from', 'URL form', 'Inbound allowlist', 'Role']}
-        empty={data.peers.length ? undefined : 'No mesh peer is configured (SVC_PEER_URL_*, SVC_SECRET_TO_*, SVC_SECRET_FROM_*).'}
+        empty={
+          data.peers.length
+            ? undefined
+            : 'No mesh peer is configured (SVC_PEER_URL_*, SVC_SECRET_TO_*, SVC_SECRET_FROM_*).'
+        }
       >
         {data.peers.map((p) => (
           <Table.Tr key={p.name}>
@@ -118,7 +168,9 @@ function PeersTable({ data }: { data: ConsolePeers }) {
               <Cell value={p.inboundFlows.join(', ')} mono />
             </Table.Td>
             <Table.Td>
-              <Cell value={[p.managementPeer && 'Management peer', p.bidPeer && 'Bid peer'].filter(Boolean).join(', ')} />
+              <Cell
+                value={[p.managementPeer && 'Management peer', p.bidPeer && 'Bid peer'].filter(Boolean).join(', ')}
+              />
             </Table.Td>
           </Table.Tr>
         ))}
@@ -145,7 +197,9 @@ function CallForm({ data }: { data: ConsolePeers }) {
 
   const submit = (reuse: boolean) => {
     const parsed = parsePayload(payloadText, data.maxPayloadBytes);
-    const badFlow = /^[a-z][a-z0-9_.-]{0,99}$/.test(flow) ? null : 'A flow name: lower-case letters, digits, _ . -, starting with a letter.';
+    const badFlow = /^[a-z][a-z0-9_.-]{0,99}$/.test(flow)
+      ? null
+      : 'A flow name: lower-case letters, digits, _ . -, starting with a letter.';
     setPayloadError('error' in parsed ? parsed.error : null);
     setFlowError(badFlow);
     if ('error' in parsed || badFlow || !peer) return;
@@ -153,7 +207,11 @@ function CallForm({ data }: { data: ConsolePeers }) {
   };
 
   return (
-    <SectionCard headingId="console-call" title="Send a call" description="One attempt, no automatic retry. Use the same request id again to see how the peer's idempotency answers.">
+    <SectionCard
+      headingId="console-call"
+      title="Send a call"
+      description="One attempt, no automatic retry. Use the same request id again to see how the peer's idempotency answers."
+    >
       {data.peers.length === 0 ? (
         <Text size="sm" c="dimmed">
           No peer is configured, so there is nothing to call.
@@ -167,7 +225,16 @@ function CallForm({ data }: { data: ConsolePeers }) {
         >
           <Stack gap="sm">
             <Group gap="sm" align="flex-start" wrap="wrap">
-              <NativeSelect label="Peer" value={peer} onChange={(e) => setPeer(e.currentTarget.value)} data={data.peers.map((p) => ({ value: p.name, label: p.callable ? p.name : `${p.name} (cannot be called)` }))} w={260} />
+              <NativeSelect
+                label="Peer"
+                value={peer}
+                onChange={(e) => setPeer(e.currentTarget.value)}
+                data={data.peers.map((p) => ({
+                  value: p.name,
+                  label: p.callable ? p.name : `${p.name} (cannot be called)`,
+                }))}
+                w={260}
+              />
               <NativeSelect
                 label="Flow"
                 value={flowChoice}
@@ -175,7 +242,15 @@ function CallForm({ data }: { data: ConsolePeers }) {
                 data={[...data.knownFlows.map((f) => ({ value: f, label: f })), { value: OTHER, label: 'Other…' }]}
                 w={200}
               />
-              {flowChoice === OTHER && <TextInput label="Flow name" value={otherFlow} onChange={(e) => setOtherFlow(e.currentTarget.value)} error={flowError} w={220} />}
+              {flowChoice === OTHER && (
+                <TextInput
+                  label="Flow name"
+                  value={otherFlow}
+                  onChange={(e) => setOtherFlow(e.currentTarget.value)}
+                  error={flowError}
+                  w={220}
+                />
+              )}
             </Group>
             <Textarea
               label="Payload (JSON object)"
@@ -195,7 +270,12 @@ function CallForm({ data }: { data: ConsolePeers }) {
               <Button type="submit" loading={send.isPending && !send.variables?.requestId}>
                 Send with a new request id
               </Button>
-              <Button variant="default" disabled={!last || send.isPending} loading={send.isPending && Boolean(send.variables?.requestId)} onClick={() => submit(true)}>
+              <Button
+                variant="default"
+                disabled={!last || send.isPending}
+                loading={send.isPending && Boolean(send.variables?.requestId)}
+                onClick={() => submit(true)}
+              >
                 Retry with the same id
               </Button>
               {last && (
@@ -221,7 +301,11 @@ function CallResult({ r }: { r: ConsoleSendResponse }) {
         <Title order={3} size="h5">
           Answer
         </Title>
-        <Alert color={r.ok ? 'green' : r.outcome === 'route_not_deployed' || r.outcome === 'timeout' ? 'yellow' : 'red'} variant="light" title={r.label}>
+        <Alert
+          color={r.ok ? 'green' : r.outcome === 'route_not_deployed' || r.outcome === 'timeout' ? 'yellow' : 'red'}
+          variant="light"
+          title={r.label}
+        >
           <Group gap="sm" wrap="wrap">
             <HttpStatusBadge status={r.httpStatus} />
             {r.replayed && (
@@ -244,7 +328,12 @@ function CallResult({ r }: { r: ConsoleSendResponse }) {
         <Title order={4} size="h6">
           Response headers
         </Title>
-        <DataTable label="Response headers" minWidth={420} columns={['Header', 'Value']} empty={headers.length ? undefined : 'No answer, so no headers.'}>
+        <DataTable
+          label="Response headers"
+          minWidth={420}
+          columns={['Header', 'Value']}
+          empty={headers.length ? undefined : 'No answer, so no headers.'}
+        >
           {headers.map(([k, v]) => (
             <Table.Tr key={k}>
               <Table.Td>
@@ -259,7 +348,11 @@ function CallResult({ r }: { r: ConsoleSendResponse }) {
         <Title order={4} size="h6">
           Stored outbound attempts with this request id
         </Title>
-        <DataTable label="Stored outbound attempts" minWidth={720} columns={['Time', 'Flow', 'Result', 'HTTP', { label: 'Duration', align: 'right' }, 'Error', 'Record id']}>
+        <DataTable
+          label="Stored outbound attempts"
+          minWidth={720}
+          columns={['Time', 'Flow', 'Result', 'HTTP', { label: 'Duration', align: 'right' }, 'Error', 'Record id']}
+        >
           {r.events.map((e) => (
             <Table.Tr key={e.id}>
               <Table.Td className="nowrap">{formatInstant(e.createdAt)}</Table.Td>

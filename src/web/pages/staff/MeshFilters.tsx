@@ -48,13 +48,19 @@ export function MeshFilters({ label, fields, initial, onApply, validate }: MeshF
   const empty = emptyInputs(fields);
   const form = useForm<FilterInputs>(initial, (v) => ({
     ...validate?.(v),
-    ...(v['fromDate'] && v['toDate'] && v['toDate'] < v['fromDate'] ? { toDate: 'The end date is before the start date' } : {}),
+    ...(v['fromDate'] && v['toDate'] && v['toDate'] < v['fromDate']
+      ? { toDate: 'The end date is before the start date' }
+      : {}),
   }));
 
   return (
     <Paper withBorder p="md" radius="md" mb="lg" component="section" aria-label={label}>
       <form ref={form.formRef} onSubmit={form.onSubmit(onApply)} noValidate>
-        <SimpleGrid cols={{ base: 1, xs: 2, md: Math.min(fields.length, 3), lg: Math.min(fields.length, 6) }} spacing="sm" verticalSpacing="sm">
+        <SimpleGrid
+          cols={{ base: 1, xs: 2, md: Math.min(fields.length, 3), lg: Math.min(fields.length, 6) }}
+          spacing="sm"
+          verticalSpacing="sm"
+        >
           {fields.map((f) =>
             f.type === 'select' ? (
               <NativeSelect key={f.name} label={f.label} data={f.options} {...form.field(f.name)} />

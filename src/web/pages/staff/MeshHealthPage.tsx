@@ -5,7 +5,20 @@
 // table and recent failures). "Run health sweep" pings every configured peer and shows each result
 // as it arrives; the results export as CSV or JSON. Charts are plain SVG (no chart library is
 // installed): each bar chart also has its numbers in a table or its accessible name.
-import { Alert, Badge, Button, Group, Modal, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+// Over 500 lines on purpose: the health table, its drill-down and the sweep share one window state and query.
+import {
+  Alert,
+  Badge,
+  Button,
+  Group,
+  Modal,
+  SegmentedControl,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  Title,
+} from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useRef, useState } from 'react';
@@ -14,7 +27,14 @@ import { PageHeader } from '../../components/PageHeader.tsx';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
 import { SectionCard } from '../../components/SectionCard.tsx';
 import { ForbiddenPage } from '../../components/StatusPages.tsx';
-import { buildCsv, buildJson, downloadFile, exportFileName, MESH_CHECK_COLUMNS, sweepRows } from '../../lib/csv-export.ts';
+import {
+  buildCsv,
+  buildJson,
+  downloadFile,
+  exportFileName,
+  MESH_CHECK_COLUMNS,
+  sweepRows,
+} from '../../lib/csv-export.ts';
 import { useMe } from '../../lib/me.ts';
 import {
   HEALTH_WINDOW_OPTIONS,
@@ -45,10 +65,34 @@ const STATUS: Record<PeerHealth['status'], { label: string; color: string }> = {
 };
 
 const GROUPS: { id: string; title: string; statuses: PeerHealth['status'][]; empty: string; description: string }[] = [
-  { id: 'failing', title: 'Failing or degraded', statuses: ['failing', 'degraded'], empty: 'No peer is failing or degraded in this window.', description: 'Success rate below 99 % (degraded) or below 90 % (failing).' },
-  { id: 'healthy', title: 'Healthy', statuses: ['healthy'], empty: 'No peer answered successfully at 99 % or more in this window.', description: 'Success rate of 99 % or more.' },
-  { id: 'idle', title: 'Idle', statuses: ['idle'], empty: 'No idle peers.', description: 'No outbound attempt in this window, but earlier ones are on record.' },
-  { id: 'nodata', title: 'No data', statuses: ['no_data'], empty: 'Every peer has outbound records.', description: 'Never contacted: no outbound attempt on record (records are kept 90 days).' },
+  {
+    id: 'failing',
+    title: 'Failing or degraded',
+    statuses: ['failing', 'degraded'],
+    empty: 'No peer is failing or degraded in this window.',
+    description: 'Success rate below 99 % (degraded) or below 90 % (failing).',
+  },
+  {
+    id: 'healthy',
+    title: 'Healthy',
+    statuses: ['healthy'],
+    empty: 'No peer answered successfully at 99 % or more in this window.',
+    description: 'Success rate of 99 % or more.',
+  },
+  {
+    id: 'idle',
+    title: 'Idle',
+    statuses: ['idle'],
+    empty: 'No idle peers.',
+    description: 'No outbound attempt in this window, but earlier ones are on record.',
+  },
+  {
+    id: 'nodata',
+    title: 'No data',
+    statuses: ['no_data'],
+    empty: 'Every peer has outbound records.',
+    description: 'Never contacted: no outbound attempt on record (records are kept 90 days).',
+  },
 ];
 
 const percent = (x: number | null) => (x === null ? '—' : `${(Math.floor(x * 1000) / 10).toFixed(1)} %`);
@@ -57,7 +101,13 @@ const ms = (x: number | null) => (x === null ? '—' : formatDuration(x));
 export function MeshHealthPage({ search }: { search: MeshHealthSearch }) {
   const me = useMe();
   if (!me.staff) return <ForbiddenPage />;
-  if (!me.superAdmin) return <ForbiddenPage title="Super-admins only" message="Only Rampart super-admins can see mesh health and run health sweeps." />;
+  if (!me.superAdmin)
+    return (
+      <ForbiddenPage
+        title="Super-admins only"
+        message="Only Rampart super-admins can see mesh health and run health sweeps."
+      />
+    );
   return <MeshHealth window={search.window ?? '7d'} />;
 }
 
@@ -80,7 +130,12 @@ function MeshHealth({ window }: { window: HealthWindow }) {
           value={window}
           data={HEALTH_WINDOW_OPTIONS}
           onChange={(value) => {
-            if (isHealthWindow(value)) void navigate({ to: '/settings/mesh-health', search: { window: value === '7d' ? undefined : value }, replace: true });
+            if (isHealthWindow(value))
+              void navigate({
+                to: '/settings/mesh-health',
+                search: { window: value === '7d' ? undefined : value },
+                replace: true,
+              });
           }}
           style={{ alignSelf: 'flex-start', maxWidth: '100%' }}
         />
@@ -89,17 +144,37 @@ function MeshHealth({ window }: { window: HealthWindow }) {
           <LoadingState label="Loading mesh health…" />
         ) : !data ? (
           <ErrorState error={query.error} title="Could not load mesh health" onRetry={() => void query.refetch()} />
+        ) : data.peers.length === 0 ? (
+          <NoPeers />
         ) : (
           <>
             <Summary data={data} />
             {GROUPS.map((g) => (
-              <PeerGroup key={g.id} id={g.id} title={g.title} description={g.description} empty={g.empty} peers={data.peers.filter((p) => g.statuses.includes(p.status))} onDetails={setDetail} />
+              <PeerGroup
+                key={g.id}
+                id={g.id}
+                title={g.title}
+                description={g.description}
+                empty={g.empty}
+                peers={data.peers.filter((p) => g.statuses.includes(p.status))}
+                onDetails={setDetail}
+              />
             ))}
           </>
         )}
       </Stack>
       <PeerDetails peer={detail} data={data} onClose={() => setDetail(null)} />
     </>
+  );
+}
+
+/** An installation without mesh peers has nothing to chart: one plain statement instead of empty groups. */
+function NoPeers() {
+  return (
+    <Alert color="gray" variant="light" role="note" title="No peers configured">
+      This installation has no mesh peers and no outbound records, so there is no health to show. A peer is configured
+      with SVC_PEER_URL_&lt;PEER&gt; and its shared secrets (see the configuration table in the README).
+    </Alert>
   );
 }
 
@@ -120,7 +195,10 @@ function Summary({ data }: { data: HealthResponse }) {
       </Text>
       <SimpleGrid cols={{ base: 2, sm: 3, md: 6 }} spacing="sm">
         {tiles.map(([label, n]) => (
-          <div key={label} style={{ border: '1px solid var(--mantine-color-default-border)', borderRadius: 8, padding: '8px 12px' }}>
+          <div
+            key={label}
+            style={{ border: '1px solid var(--mantine-color-default-border)', borderRadius: 8, padding: '8px 12px' }}
+          >
             <Text size="xs" c="dimmed" tt="uppercase" fw={700}>
               {label}
             </Text>
@@ -135,13 +213,30 @@ function Summary({ data }: { data: HealthResponse }) {
 }
 
 /** Per-day bars: attempts (height), the failed part in red. Decorative detail; the numbers are in the accessible name. */
-export function DayBars({ days, width = 160, height = 32, label }: { days: PeerHealth['days']; width?: number; height?: number; label: string }) {
+export function DayBars({
+  days,
+  width = 160,
+  height = 32,
+  label,
+}: {
+  days: PeerHealth['days'];
+  width?: number;
+  height?: number;
+  label: string;
+}) {
   const max = Math.max(1, ...days.map((d) => d.attempts));
   const w = width / Math.max(1, days.length);
   const total = days.reduce((s, d) => s + d.attempts, 0);
   const failed = days.reduce((s, d) => s + d.failures, 0);
   return (
-    <svg width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`${label}: ${total} attempts, ${failed} failed, over ${days.length} days`} style={{ display: 'block', maxWidth: '100%' }}>
+    <svg
+      width={width}
+      height={height}
+      viewBox={`0 0 ${width} ${height}`}
+      role="img"
+      aria-label={`${label}: ${total} attempts, ${failed} failed, over ${days.length} days`}
+      style={{ display: 'block', maxWidth: '100%' }}
+    >
       <title>{`${label}: ${total} attempts, ${failed} failed`}</title>
       <line x1={0} y1={height - 0.5} x2={width} y2={height - 0.5} stroke="var(--mantine-color-default-border)" />
       {days.map((d, i) => {
@@ -149,8 +244,22 @@ export function DayBars({ days, width = 160, height = 32, label }: { days: PeerH
         const fh = (d.failures / max) * (height - 2);
         return (
           <g key={d.day}>
-            <rect x={i * w + 0.5} y={height - 1 - h} width={Math.max(1, w - 1)} height={h} fill="var(--mantine-color-teal-6)" />
-            {fh > 0 && <rect x={i * w + 0.5} y={height - 1 - fh} width={Math.max(1, w - 1)} height={Math.max(1, fh)} fill="var(--mantine-color-red-7)" />}
+            <rect
+              x={i * w + 0.5}
+              y={height - 1 - h}
+              width={Math.max(1, w - 1)}
+              height={h}
+              fill="var(--mantine-color-teal-6)"
+            />
+            {fh > 0 && (
+              <rect
+                x={i * w + 0.5}
+                y={height - 1 - fh}
+                width={Math.max(1, w - 1)}
+                height={Math.max(1, fh)}
+                fill="var(--mantine-color-red-7)"
+              />
+            )}
           </g>
         );
       })}
@@ -167,13 +276,39 @@ function StatusBadge({ status }: { status: PeerHealth['status'] }) {
   );
 }
 
-function PeerGroup({ id, title, description, empty, peers, onDetails }: { id: string; title: string; description: string; empty: string; peers: PeerHealth[]; onDetails: (p: PeerHealth) => void }) {
+function PeerGroup({
+  id,
+  title,
+  description,
+  empty,
+  peers,
+  onDetails,
+}: {
+  id: string;
+  title: string;
+  description: string;
+  empty: string;
+  peers: PeerHealth[];
+  onDetails: (p: PeerHealth) => void;
+}) {
   return (
     <SectionCard headingId={`mesh-health-${id}`} title={`${title} (${peers.length})`} description={description}>
       <DataTable
         label={title}
         minWidth={1100}
-        columns={['Peer', 'Status', { label: 'Attempts', align: 'right' }, { label: 'Success', align: 'right' }, { label: 'Avg', align: 'right' }, { label: 'p95', align: 'right' }, 'Last outbound', 'Last inbound', 'Direction', 'Per day', { label: 'Actions', visuallyHidden: true }]}
+        columns={[
+          'Peer',
+          'Status',
+          { label: 'Attempts', align: 'right' },
+          { label: 'Success', align: 'right' },
+          { label: 'Avg', align: 'right' },
+          { label: 'p95', align: 'right' },
+          'Last outbound',
+          'Last inbound',
+          'Direction',
+          'Per day',
+          { label: 'Actions', visuallyHidden: true },
+        ]}
         empty={peers.length ? undefined : empty}
       >
         {peers.map((p) => (
@@ -219,7 +354,9 @@ function PeerGroup({ id, title, description, empty, peers, onDetails }: { id: st
                 </Text>
               )}
             </Table.Td>
-            <Table.Td className="nowrap">{p.lastInboundAt ? formatInstant(p.lastInboundAt) : <Cell value={null} />}</Table.Td>
+            <Table.Td className="nowrap">
+              {p.lastInboundAt ? formatInstant(p.lastInboundAt) : <Cell value={null} />}
+            </Table.Td>
             <Table.Td>
               {p.bidirectional ? (
                 <Badge variant="light" color="blue">
@@ -232,7 +369,11 @@ function PeerGroup({ id, title, description, empty, peers, onDetails }: { id: st
               )}
             </Table.Td>
             <Table.Td>
-              <DayBars days={p.days} label={`Attempts per day to ${p.peer}`} width={Math.min(180, p.days.length * 12)} />
+              <DayBars
+                days={p.days}
+                label={`Attempts per day to ${p.peer}`}
+                width={Math.min(180, p.days.length * 12)}
+              />
             </Table.Td>
             <Table.Td>
               <Button size="xs" variant="default" onClick={() => onDetails(p)} aria-label={`Details of ${p.peer}`}>
@@ -246,27 +387,57 @@ function PeerGroup({ id, title, description, empty, peers, onDetails }: { id: st
   );
 }
 
-function PeerDetails({ peer, data, onClose }: { peer: PeerHealth | null; data: HealthResponse | undefined; onClose: () => void }) {
+function PeerDetails({
+  peer,
+  data,
+  onClose,
+}: {
+  peer: PeerHealth | null;
+  data: HealthResponse | undefined;
+  onClose: () => void;
+}) {
   // Keep the last peer while the dialog closes (its transition still shows it).
   const shown = useRef<PeerHealth | null>(null);
   if (peer) shown.current = peer;
   const p = peer ?? shown.current;
   return (
-    <Modal opened={peer !== null} onClose={onClose} title={p ? `Mesh health of ${p.peer}` : 'Mesh health'} size="xl" closeButtonProps={{ 'aria-label': 'Close details' }}>
+    <Modal
+      opened={peer !== null}
+      onClose={onClose}
+      title={p ? `Mesh health of ${p.peer}` : 'Mesh health'}
+      size="xl"
+      closeButtonProps={{ 'aria-label': 'Close details' }}
+    >
       {p && (
         <Stack gap="md">
           <Group gap="sm" wrap="wrap">
             <StatusBadge status={p.status} />
             <Text size="sm">
-              {pluralize(p.attempts, 'attempt')}, {percent(p.successRate)} OK, avg {ms(p.avgDurationMs)}, p95 {ms(p.p95DurationMs)}
+              {pluralize(p.attempts, 'attempt')}, {percent(p.successRate)} OK, avg {ms(p.avgDurationMs)}, p95{' '}
+              {ms(p.p95DurationMs)}
               {data ? ` (${HEALTH_WINDOW_OPTIONS.find((o) => o.value === data.window)?.label.toLowerCase()})` : ''}.
             </Text>
           </Group>
-          <DayBars days={p.days} label={`Attempts per day to ${p.peer}`} width={Math.min(640, p.days.length * 24)} height={80} />
+          <DayBars
+            days={p.days}
+            label={`Attempts per day to ${p.peer}`}
+            width={Math.min(640, p.days.length * 24)}
+            height={80}
+          />
           <Title order={3} size="h5">
             Per day (UTC)
           </Title>
-          <DataTable label={`Per day for ${p.peer}`} minWidth={480} columns={['Day', { label: 'Attempts', align: 'right' }, { label: 'OK', align: 'right' }, { label: 'Failed', align: 'right' }, { label: 'Avg', align: 'right' }]}>
+          <DataTable
+            label={`Per day for ${p.peer}`}
+            minWidth={480}
+            columns={[
+              'Day',
+              { label: 'Attempts', align: 'right' },
+              { label: 'OK', align: 'right' },
+              { label: 'Failed', align: 'right' },
+              { label: 'Avg', align: 'right' },
+            ]}
+          >
             {p.days.map((d) => (
               <Table.Tr key={d.day}>
                 <Table.Td>{d.day}</Table.Td>
@@ -339,7 +510,14 @@ const OUTCOME_LABEL: Record<SweepResult['outcome'], string> = {
 function SweepSection() {
   const self = useQuery(meshSelfQuery);
   const queryClient = useQueryClient();
-  const [state, setState] = useState<{ running: boolean; peers: string[]; results: SweepResult[]; finishedAt: string | null; error: unknown; stopped: string | null }>({
+  const [state, setState] = useState<{
+    running: boolean;
+    peers: string[];
+    results: SweepResult[];
+    finishedAt: string | null;
+    error: unknown;
+    stopped: string | null;
+  }>({
     running: false,
     peers: [],
     results: [],
@@ -366,7 +544,13 @@ function SweepSection() {
         }
       });
       // A stream that ends without its done line (a dropped connection, a proxy timeout) is not a finished sweep.
-      setState((s) => ({ ...s, running: false, stopped: finished ? s.stopped : 'The connection closed before the sweep finished. The results above stand; peers without a result may not have been pinged.' }));
+      setState((s) => ({
+        ...s,
+        running: false,
+        stopped: finished
+          ? s.stopped
+          : 'The connection closed before the sweep finished. The results above stand; peers without a result may not have been pinged.',
+      }));
     } catch (error) {
       setState((s) => ({ ...s, running: false, error }));
     }
@@ -379,7 +563,12 @@ function SweepSection() {
     const at = new Date();
     const name = exportFileName(prefix, 'mesh-check-results', ext, at);
     if (ext === 'csv') downloadFile(name, buildCsv(MESH_CHECK_COLUMNS, sweepRows(state.results)), 'text/csv');
-    else downloadFile(name, buildJson('mesh-check-results', prefix, state.results, { finishedAt: state.finishedAt }, at), 'application/json');
+    else
+      downloadFile(
+        name,
+        buildJson('mesh-check-results', prefix, state.results, { finishedAt: state.finishedAt }, at),
+        'application/json',
+      );
   };
   const ok = state.results.filter((r) => r.ok).length;
   const started = state.running || state.results.length > 0 || state.finishedAt !== null;
@@ -411,9 +600,11 @@ function SweepSection() {
         {started
           ? state.running
             ? `Sweep running: ${state.results.length} of ${state.peers.length || '…'} peers answered.`
-            : state.stopped !== null
-              ? `Sweep stopped: ${state.results.length} of ${state.peers.length} peers answered, ${ok} OK.`
-              : `Sweep finished: ${ok} of ${state.results.length} peers OK.`
+            : state.finishedAt !== null && state.peers.length === 0 && state.stopped === null
+              ? 'No peers configured: there was nothing to ping.'
+              : state.stopped !== null
+                ? `Sweep stopped: ${state.results.length} of ${state.peers.length} peers answered, ${ok} OK.`
+                : `Sweep finished: ${ok} of ${state.results.length} peers OK.`
           : ''}
       </Text>
       {started && (
@@ -421,7 +612,13 @@ function SweepSection() {
           label="Sweep results"
           minWidth={860}
           columns={['Peer', 'Outcome', 'Result', 'HTTP', { label: 'Duration', align: 'right' }, 'Request id']}
-          empty={state.results.length ? undefined : state.peers.length === 0 && !state.running ? 'No peer is configured.' : 'Waiting for the first answer…'}
+          empty={
+            state.results.length
+              ? undefined
+              : state.peers.length === 0 && !state.running
+                ? 'No peers configured.'
+                : 'Waiting for the first answer…'
+          }
         >
           {state.results.map((r) => (
             <Table.Tr key={r.peer}>
@@ -455,8 +652,9 @@ function SweepSection() {
       )}
       {!state.running && state.finishedAt && state.results.some((r) => r.outcome === 'route_not_deployed') && (
         <Alert color="yellow" variant="light" role="note" title="Route not deployed">
-          A peer answered 200 with an HTML page: its dispatch route is not deployed at the configured URL, so that is not a live mesh leg. Check its SVC_PEER_URL_* (a URL with a
-          path other than the dispatch path is used as the complete transport URL).
+          A peer answered 200 with an HTML page: its dispatch route is not deployed at the configured URL, so that is
+          not a live mesh leg. Check its SVC_PEER_URL_* (a URL with a path other than the dispatch path is used as the
+          complete transport URL).
         </Alert>
       )}
     </SectionCard>

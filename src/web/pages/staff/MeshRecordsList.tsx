@@ -38,7 +38,12 @@ export function severityColor(severity: string | null): string {
 }
 
 export function SeverityBadge({ severity }: { severity: string | null }) {
-  if (!severity) return <Text span size="sm" c="dimmed">—</Text>;
+  if (!severity)
+    return (
+      <Text span size="sm" c="dimmed">
+        —
+      </Text>
+    );
   return (
     <Badge variant="light" color={severityColor(severity)}>
       {severity}
@@ -97,6 +102,21 @@ export interface Paged {
 }
 type EntryOf<P extends Paged> = P['entries'][number];
 
+/**
+ * One column of a records table: its header and its cell. `text` and `mono` show a value (a dash
+ * when there is none); `content` renders anything, e.g. a badge.
+ */
+export type RecordColumn<E> = (Column & { nowrap?: boolean }) &
+  ({ text: (entry: E) => ReactNode; mono?: boolean } | { content: (entry: E) => ReactNode });
+
+function RecordCell<E>({ column, entry }: { column: RecordColumn<E>; entry: E }) {
+  return (
+    <Table.Td ta={column.align} className={column.nowrap ? 'nowrap' : undefined}>
+      {'text' in column ? <Cell value={column.text(entry)} mono={column.mono} /> : column.content(entry)}
+    </Table.Td>
+  );
+}
+
 export interface MeshRecordsListProps<P extends Paged, E = EntryOf<P>> {
   query: UseInfiniteQueryResult<InfiniteData<P>, Error>;
   /** Names the table for assistive technology, e.g. "Received events". */
@@ -106,13 +126,11 @@ export interface MeshRecordsListProps<P extends Paged, E = EntryOf<P>> {
   /** Its singular, e.g. "received event". */
   nounOne: string;
   minWidth: number;
-  columns: (Column | string | false | undefined)[];
+  columns: RecordColumn<E>[];
   filtered: boolean;
   /** Shown when there are no records at all. */
   emptyMessage: string;
   rowKey: (entry: E) => string | number;
-  /** The row's cells (Table.Td), without the Details button. */
-  cells: (entry: E) => ReactNode;
   /** Accessible name of the row's Details button, e.g. "Details of ping at 12:00:01". */
   detailsLabel: (entry: E) => string;
   details: (entry: E) => RecordDetails;
@@ -122,7 +140,8 @@ export function MeshRecordsList<P extends Paged>(props: MeshRecordsListProps<P>)
   const { query, label, noun, filtered } = props;
   const [open, setOpen] = useState<EntryOf<P> | null>(null);
   if (query.isPending) return <LoadingState label={`Loading ${noun}…`} />;
-  if (!query.data) return <ErrorState error={query.error} title={`Could not load ${noun}`} onRetry={() => void query.refetch()} />;
+  if (!query.data)
+    return <ErrorState error={query.error} title={`Could not load ${noun}`} onRetry={() => void query.refetch()} />;
 
   const entries: EntryOf<P>[] = query.data.pages.flatMap((p) => p.entries);
   if (entries.length === 0)
@@ -140,12 +159,27 @@ export function MeshRecordsList<P extends Paged>(props: MeshRecordsListProps<P>)
       <Paper withBorder radius="md">
         {/* The Details column has a visible header: a visually hidden one is absolutely positioned
             outside the table's scroll box and widens the whole page on a phone. */}
-        <DataTable label={label} minWidth={props.minWidth} striped columns={[...props.columns, { label: 'Details', align: 'right' }]}>
+        <DataTable
+          label={label}
+          minWidth={props.minWidth}
+          striped
+          columns={[
+            ...props.columns.map(({ label, align }) => ({ label, align })),
+            { label: 'Details', align: 'right' },
+          ]}
+        >
           {entries.map((e) => (
             <Table.Tr key={props.rowKey(e)}>
-              {props.cells(e)}
+              {props.columns.map((c) => (
+                <RecordCell key={c.label} column={c} entry={e} />
+              ))}
               <Table.Td ta="right">
-                <Button size="compact-xs" variant="subtle" aria-label={props.detailsLabel(e)} onClick={() => setOpen(e)}>
+                <Button
+                  size="compact-xs"
+                  variant="subtle"
+                  aria-label={props.detailsLabel(e)}
+                  onClick={() => setOpen(e)}
+                >
                   Details
                 </Button>
               </Table.Td>
@@ -155,7 +189,8 @@ export function MeshRecordsList<P extends Paged>(props: MeshRecordsListProps<P>)
       </Paper>
       <Stack gap="xs" align="center">
         <Text size="sm" c="dimmed" aria-live="polite" ta="center">
-          {entries.length} {entries.length === 1 ? props.nounOne : noun} shown, newest first{query.hasNextPage ? '' : `. No older ${noun}.`}
+          {entries.length} {entries.length === 1 ? props.nounOne : noun} shown, newest first
+          {query.hasNextPage ? '' : `. No older ${noun}.`}
         </Text>
         {query.hasNextPage && (
           <Button variant="default" loading={query.isFetchingNextPage} onClick={() => void query.fetchNextPage()}>
@@ -164,7 +199,13 @@ export function MeshRecordsList<P extends Paged>(props: MeshRecordsListProps<P>)
         )}
       </Stack>
       {query.isError && <ErrorState error={query.error} title={`Could not load more ${noun}`} />}
-      <Modal opened={open !== null} onClose={() => setOpen(null)} title={details?.title ?? ''} size="lg" closeButtonProps={{ 'aria-label': 'Close details' }}>
+      <Modal
+        opened={open !== null}
+        onClose={() => setOpen(null)}
+        title={details?.title ?? ''}
+        size="lg"
+        closeButtonProps={{ 'aria-label': 'Close details' }}
+      >
         {details && <DetailsBody details={details} />}
       </Modal>
     </Stack>
@@ -180,7 +221,9 @@ function DetailsBody({ details }: { details: RecordDetails }) {
           {details.rows.map(([k, v]) => (
             <Table.Tr key={k}>
               <Table.Th w={130}>{k}</Table.Th>
-              <Table.Td style={{ wordBreak: 'break-word' }}>{v === null || v === undefined || v === '' ? '—' : v}</Table.Td>
+              <Table.Td style={{ wordBreak: 'break-word' }}>
+                {v === null || v === undefined || v === '' ? '—' : v}
+              </Table.Td>
             </Table.Tr>
           ))}
         </Table.Tbody>

@@ -12,6 +12,7 @@ import { useMe } from '../../lib/me.ts';
 import { grantPlatformRole, platformRolesQuery, revokePlatformRole, staffKeys } from '../../lib/staff-api.ts';
 import type { PlatformRole } from '../../lib/types.ts';
 import { useConfirmedAction } from '../../lib/use-confirmed-action.ts';
+import { InstallationDomainsCard } from './InstallationDomainsCard.tsx';
 import { SuperAdminGuard } from './StaffGuard.tsx';
 
 export function PlatformRolesPage() {
@@ -32,6 +33,7 @@ function PlatformRoles() {
         description="Staff can read every tenant's audit log and the staff tools; super-admins can also grant roles and bypass asset verification. Rights apply only while the person's e-mail is verified and its domain is an approved staff domain."
       />
       <Stack gap="lg">
+        <InstallationDomainsCard />
         <GrantRoleForm />
         {roles.isPending ? (
           <LoadingState label="Loading platform roles…" />
@@ -47,7 +49,11 @@ function PlatformRoles() {
 
 function GrantRoleForm() {
   return (
-    <SectionCard headingId="grant-heading" title="Grant a role" description="The person needs a Rampart account first. Granting again changes the role.">
+    <SectionCard
+      headingId="grant-heading"
+      title="Grant a role"
+      description="The person needs a Rampart account first. Granting again changes the role."
+    >
       <EmailRoleForm
         emailLabel="Email"
         roles={[
@@ -78,11 +84,12 @@ function RolesTable({ roles }: { roles: PlatformRole[] }) {
     <SectionCard headingId="roles-heading" title={<>People with platform roles ({roles.length})</>}>
       {inactive > 0 && (
         <Alert color="yellow" variant="light" role="note">
-          {inactive === 1 ? 'One person holds' : `${inactive} people hold`} a role that is not in effect: staff rights need a verified e-mail on an
-          approved staff domain.
+          {inactive === 1 ? 'One person holds' : `${inactive} people hold`} a role that is not in effect: staff rights
+          need a verified e-mail on an approved staff domain.
         </Alert>
       )}
-      <DataTable label="Platform roles"
+      <DataTable
+        label="Platform roles"
         minWidth={720}
         columns={['Person', 'Role', 'Status', 'Granted', { label: 'Actions', visuallyHidden: true }]}
         empty={roles.length === 0 && 'Nobody holds a platform role.'}
@@ -123,7 +130,12 @@ function RolesTable({ roles }: { roles: PlatformRole[] }) {
             </Table.Td>
             <Table.Td className="nowrap">{formatDate(r.grantedAt)}</Table.Td>
             <Table.Td ta="right">
-              <Button size="xs" variant="default" aria-label={`Revoke role of ${r.email}`} onClick={() => revoke.ask(r)}>
+              <Button
+                size="xs"
+                variant="default"
+                aria-label={`Revoke role of ${r.email}`}
+                onClick={() => revoke.ask(r)}
+              >
                 Revoke
               </Button>
             </Table.Td>
@@ -131,7 +143,8 @@ function RolesTable({ roles }: { roles: PlatformRole[] }) {
         ))}
       </DataTable>
       <ConfirmDialog {...revoke.dialogProps} title="Revoke platform role" confirmLabel="Revoke role" danger>
-        <strong>{revoke.target?.email}</strong> loses {revoke.target ? platformRoleLabel(revoke.target.role).toLowerCase() : ''} rights at once.
+        <strong>{revoke.target?.email}</strong> loses{' '}
+        {revoke.target ? platformRoleLabel(revoke.target.role).toLowerCase() : ''} rights at once.
         {revoke.target?.userId === me.user.id && ' This is your own role: you will lose access to this page.'}
       </ConfirmDialog>
     </SectionCard>

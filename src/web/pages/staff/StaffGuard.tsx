@@ -13,6 +13,8 @@ export function StaffGuard() {
 export function SuperAdminGuard({ children }: { children: React.ReactNode }) {
   const me = useMe();
   if (!me.superAdmin)
-    return <ForbiddenPage title="Super-admins only" message="Only Rampart super-admins can see and change platform roles." />;
+    return (
+      <ForbiddenPage title="Super-admins only" message="Only Rampart super-admins can see and change platform roles." />
+    );
   return <>{children}</>;
 }

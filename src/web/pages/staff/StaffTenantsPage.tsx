@@ -19,7 +19,11 @@ export function StaffTenantsPage() {
 
   return (
     <>
-      <PageHeader title="Tenants" titleContext="Staff" description="All tenants on this Rampart server, with their member counts." />
+      <PageHeader
+        title="Tenants"
+        titleContext="Staff"
+        description="All tenants on this Rampart server, with their member counts."
+      />
       {tenants.isPending ? (
         <LoadingState label="Loading tenants…" />
       ) : tenants.isError ? (
@@ -38,7 +42,8 @@ export function StaffTenantsPage() {
             {rows.length} of {tenants.data.tenants.length} tenants
           </Text>
           <Paper withBorder radius="md">
-            <DataTable label="Tenants"
+            <DataTable
+              label="Tenants"
               minWidth={560}
               striped
               columns={['Name', 'Slug', { label: 'Members', align: 'right' }, 'Created', 'Id']}

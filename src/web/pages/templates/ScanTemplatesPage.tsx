@@ -6,31 +6,38 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ConfirmDialog } from '../../components/ConfirmDialog.tsx';
 import { DataTable } from '../../components/DataTable.tsx';
-import { IconPlus } from '../../components/icons.tsx';
+import { IconPlus, IconTemplate } from '../../components/icons.tsx';
 import { TextLink } from '../../components/links.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { ErrorState, FirstItemState, LoadingState } from '../../components/QueryStates.tsx';
 import { SectionCard } from '../../components/SectionCard.tsx';
 import { formatDateTime } from '../../lib/format.ts';
 import { useTenant } from '../../lib/me.ts';
-import { deleteTemplate, templateKeys, templateQuery, templatesQuery, type BuiltinTemplate, type ScanTemplate, type TemplateList } from '../../lib/templates-api.ts';
+import {
+  deleteTemplate,
+  templateKeys,
+  templateQuery,
+  templatesQuery,
+  type BuiltinTemplate,
+  type ScanTemplate,
+  type TemplateList,
+} from '../../lib/templates-api.ts';
 import { useConfirmedAction } from '../../lib/use-confirmed-action.ts';
 import { SeverityBadge } from '../findings/finding-ui.tsx';
 import { TemplateDialog } from './TemplateDialog.tsx';
 
-const kib = (bytes: number) => (bytes >= 1024 * 1024 ? `${+(bytes / 1024 / 1024).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(bytes < 10_240 ? 1 : 0)} KiB`);
-
-export function IconTemplate({ size = 18 }: { size?: number }) {
-  return (
-    <svg xmlns="http://www.w3.org/2000/svg" width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth={1.8} strokeLinecap="round" strokeLinejoin="round" aria-hidden="true" focusable="false">
-      <path d="M14 3H7a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2V8l-5-5Z" />
-      <path d="M14 3v5h5M9.5 13l-2 2 2 2M14.5 13l2 2-2 2" />
-    </svg>
-  );
-}
+const kib = (bytes: number) =>
+  bytes >= 1024 * 1024
+    ? `${+(bytes / 1024 / 1024).toFixed(1)} MiB`
+    : `${(bytes / 1024).toFixed(bytes < 10_240 ? 1 : 0)} KiB`;
 
 function Tags({ tags }: { tags: string[] }) {
-  if (!tags.length) return <Text size="sm" c="dimmed">—</Text>;
+  if (!tags.length)
+    return (
+      <Text size="sm" c="dimmed">
+        —
+      </Text>
+    );
   return (
     <Group gap={4}>
       {tags.map((t) => (
@@ -65,7 +72,7 @@ export function ScanTemplatesPage() {
       <PageHeader
         title="Scan templates"
         titleContext={tenant.name}
-        description="Template scans run the built-in templates and your own: HTTP checks in a subset of the nuclei template format. A scan can be limited to some severities, tags or template ids."
+        description="Template scans run the built-in templates and your own: nuclei HTTP templates (paths or raw requests, variables, payloads, multi-step checks). A scan can be limited to some severities, tags or template ids."
         actions={
           canManage && (
             <Button leftSection={<IconPlus />} onClick={() => setUploading(true)}>
@@ -80,14 +87,25 @@ export function ScanTemplatesPage() {
         <ErrorState error={query.error} title="Could not load the templates" onRetry={() => void query.refetch()} />
       ) : (
         <Stack gap="xl">
-          <TenantTemplates data={query.data} onUpload={() => setUploading(true)} onView={setViewing} onReplace={setReplacing} onDelete={remove.ask} />
+          <TenantTemplates
+            data={query.data}
+            onUpload={() => setUploading(true)}
+            onView={setViewing}
+            onReplace={setReplacing}
+            onDelete={remove.ask}
+          />
           <BuiltinTemplates templates={query.data.builtin} />
         </Stack>
       )}
-      <TemplateDialog opened={uploading || replacing !== null} replacing={replacing} onClose={() => (setUploading(false), setReplacing(null))} />
+      <TemplateDialog
+        opened={uploading || replacing !== null}
+        replacing={replacing}
+        onClose={() => (setUploading(false), setReplacing(null))}
+      />
       <ViewDialog template={viewing} onClose={() => setViewing(null)} />
       <ConfirmDialog title="Delete template?" confirmLabel="Delete template" danger {...remove.dialogProps}>
-        Delete <Code>{remove.target?.templateId}</Code>? Scans queued from now on no longer run it; findings it reported stay.
+        Delete <Code>{remove.target?.templateId}</Code>? Scans queued from now on no longer run it; findings it reported
+        stay.
       </ConfirmDialog>
     </>
   );
@@ -122,7 +140,11 @@ function TenantTemplates({ data, onUpload, onView, onReplace, onDelete }: Tenant
       title="Your templates"
       description={`${usage.count} of ${limits.templates} templates, ${kib(usage.totalBytes)} of ${kib(limits.totalBytes)}.`}
     >
-      <DataTable label="Your templates" minWidth={860} columns={['Template', 'Severity', 'Tags', 'Size', 'Updated', { label: 'Actions', visuallyHidden: true }]}>
+      <DataTable
+        label="Your templates"
+        minWidth={860}
+        columns={['Template', 'Severity', 'Tags', 'Size', 'Updated', { label: 'Actions', visuallyHidden: true }]}
+      >
         {templates.map((t) => (
           <Table.Tr key={t.id}>
             <Table.Td style={{ maxWidth: 280, wordBreak: 'break-word' }}>
@@ -159,10 +181,21 @@ function TenantTemplates({ data, onUpload, onView, onReplace, onDelete }: Tenant
                 </Button>
                 {canManage && (
                   <>
-                    <Button size="xs" variant="default" onClick={() => onReplace(t)} aria-label={`Replace ${t.templateId}`}>
+                    <Button
+                      size="xs"
+                      variant="default"
+                      onClick={() => onReplace(t)}
+                      aria-label={`Replace ${t.templateId}`}
+                    >
                       Replace
                     </Button>
-                    <Button size="xs" variant="light" color="red" onClick={() => onDelete(t)} aria-label={`Delete ${t.templateId}`}>
+                    <Button
+                      size="xs"
+                      variant="light"
+                      color="red"
+                      onClick={() => onDelete(t)}
+                      aria-label={`Delete ${t.templateId}`}
+                    >
                       Delete
                     </Button>
                   </>
@@ -178,8 +211,17 @@ function TenantTemplates({ data, onUpload, onView, onReplace, onDelete }: Tenant
 
 function BuiltinTemplates({ templates }: { templates: BuiltinTemplate[] }) {
   return (
-    <SectionCard headingId="builtin-templates-heading" title="Built-in templates" description="Shipped with Rampart and run by every template scan. Your templates cannot reuse their ids.">
-      <DataTable label="Built-in templates" minWidth={720} columns={['Template', 'Severity', 'Tags']} empty={templates.length === 0 ? 'No built-in templates.' : undefined}>
+    <SectionCard
+      headingId="builtin-templates-heading"
+      title="Built-in templates"
+      description="Shipped with Rampart and run by every template scan. Your templates cannot reuse their ids."
+    >
+      <DataTable
+        label="Built-in templates"
+        minWidth={720}
+        columns={['Template', 'Severity', 'Tags']}
+        empty={templates.length === 0 ? 'No built-in templates.' : undefined}
+      >
         {templates.map((t) => (
           <Table.Tr key={t.templateId}>
             <Table.Td style={{ maxWidth: 360, wordBreak: 'break-word' }}>
@@ -204,7 +246,13 @@ function BuiltinTemplates({ templates }: { templates: BuiltinTemplate[] }) {
 function ViewDialog({ template, onClose }: { template: ScanTemplate | null; onClose: () => void }) {
   const title = template ? `Template ${template.templateId}` : 'Template';
   return (
-    <Modal opened={template !== null} onClose={onClose} title={title} size="xl" closeButtonProps={{ 'aria-label': 'Close template' }}>
+    <Modal
+      opened={template !== null}
+      onClose={onClose}
+      title={title}
+      size="xl"
+      closeButtonProps={{ 'aria-label': 'Close template' }}
+    >
       {template && <TemplateYaml template={template} />}
     </Modal>
   );
@@ -214,12 +262,14 @@ function TemplateYaml({ template }: { template: ScanTemplate }) {
   const tenant = useTenant();
   const query = useQuery(templateQuery(tenant.id, template.id));
   if (query.isPending) return <LoadingState label="Loading the template…" />;
-  if (!query.data) return <ErrorState error={query.error} title="Could not load the template" onRetry={() => void query.refetch()} />;
+  if (!query.data)
+    return <ErrorState error={query.error} title="Could not load the template" onRetry={() => void query.refetch()} />;
   const t = query.data.template;
   return (
     <Stack gap="sm">
       <Text size="sm" c="dimmed">
-        {kib(t.size)} · SHA-256 <span className="mono">{t.sha256.slice(0, 16)}…</span> · updated {formatDateTime(t.updatedAt)}
+        {kib(t.size)} · SHA-256 <span className="mono">{t.sha256.slice(0, 16)}…</span> · updated{' '}
+        {formatDateTime(t.updatedAt)}
       </Text>
       <Paper withBorder radius="md">
         <ScrollArea.Autosize mah="60vh" type="auto">

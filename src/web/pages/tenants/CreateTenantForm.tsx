@@ -8,6 +8,7 @@ import { slugify } from '../../lib/format.ts';
 import { useRefreshMe } from '../../lib/me.ts';
 import { useForm } from '../../lib/use-form.ts';
 import { requireText, validateSlug } from '../../lib/validate.ts';
+import { TENANT_NAME_MAX } from '../../../auth/auth-schemas.ts';
 
 interface CreateTenantFormProps {
   onCreated?: (tenant: { id: string; name: string }) => void;
@@ -18,7 +19,9 @@ export function CreateTenantForm({ onCreated, autoFocus }: CreateTenantFormProps
   const refreshMe = useRefreshMe();
   const [slugEdited, setSlugEdited] = useState(false);
   const form = useForm({ name: '', slug: '' }, (v) => ({
-    name: requireText(v.name, 'Tenant name') ?? (v.name.trim().length > 100 ? 'Use at most 100 characters' : null),
+    name:
+      requireText(v.name, 'Tenant name') ??
+      (v.name.trim().length > TENANT_NAME_MAX ? `Use at most ${TENANT_NAME_MAX} characters` : null),
     slug: validateSlug(v.slug),
   }));
 
@@ -48,7 +51,7 @@ export function CreateTenantForm({ onCreated, autoFocus }: CreateTenantFormProps
           description="Usually your company or team, e.g. Acme Corp"
           required
           autoFocus={autoFocus}
-          maxLength={100}
+          maxLength={TENANT_NAME_MAX}
           value={form.values.name}
           error={form.errors.name}
           onChange={(e) => {

@@ -12,8 +12,9 @@ export function FirstTenantPage() {
           Create your first tenant
         </Title>
         <Text c="dimmed">
-          A tenant holds your assets, scans, findings and compliance work, and the people who share them. You will be its owner and can
-          invite your team next. If a colleague has invited you, open the link in their e-mail instead.
+          A tenant holds your assets, scans, findings and compliance work, and the people who share them. You will be
+          its owner and can invite your team next. If a colleague has invited you, open the link in their e-mail
+          instead.
         </Text>
       </Stack>
       <Paper withBorder p="lg" radius="md">

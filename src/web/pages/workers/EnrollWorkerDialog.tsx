@@ -30,13 +30,23 @@ function Copyable({ value, label }: { value: string; label: string }) {
   );
 }
 
-export function EnrollWorkerDialog({ tenantId, opened, onClose }: { tenantId: string; opened: boolean; onClose: () => void }) {
+export function EnrollWorkerDialog({
+  tenantId,
+  opened,
+  onClose,
+}: {
+  tenantId: string;
+  opened: boolean;
+  onClose: () => void;
+}) {
   const queryClient = useQueryClient();
   const [enrollment, setEnrollment] = useState<Enrollment | null>(null);
   const create = useMutation({ mutationFn: () => createEnrollment(tenantId), onSuccess: setEnrollment });
   const secondsLeft = useSecondsLeft(enrollment?.expiresAt ?? null);
   const expired = !!enrollment && secondsLeft === 0;
-  const command = enrollment ? `rampart-worker enroll --server ${window.location.origin} --code ${enrollment.code}` : '';
+  const command = enrollment
+    ? `rampart-worker enroll --server ${window.location.origin} --code ${enrollment.code}`
+    : '';
 
   const close = () => {
     // The code is gone for good once the dialog closes; a worker that used it shows up in the list.
@@ -51,7 +61,8 @@ export function EnrollWorkerDialog({ tenantId, opened, onClose }: { tenantId: st
       {!enrollment ? (
         <Stack gap="md">
           <Text size="sm">
-            A one-time code connects a worker machine to this tenant. It works once and only for 15 minutes, and it is shown only now: Rampart keeps just a hash of it.
+            A one-time code connects a worker machine to this tenant. It works once and only for 15 minutes, and it is
+            shown only now: Rampart keeps just a hash of it.
           </Text>
           <ErrorAlert error={create.error} title="Could not create a code" />
           <Group justify="flex-end">
@@ -70,7 +81,13 @@ export function EnrollWorkerDialog({ tenantId, opened, onClose }: { tenantId: st
               Enrollment code
             </Text>
             <Group gap="sm">
-              <Code fz="xl" fw={700} aria-labelledby="enroll-code-label" data-testid="enrollment-code" style={{ letterSpacing: '0.15em' }}>
+              <Code
+                fz="xl"
+                fw={700}
+                aria-labelledby="enroll-code-label"
+                data-testid="enrollment-code"
+                style={{ letterSpacing: '0.15em' }}
+              >
                 {enrollment.code}
               </Code>
               <Copyable value={enrollment.code} label="Copy enrollment code" />
@@ -91,7 +108,8 @@ export function EnrollWorkerDialog({ tenantId, opened, onClose }: { tenantId: st
             </Group>
           </Stack>
           <Alert variant="light" color="yellow">
-            This code is not shown again. The worker also needs this tenant&apos;s webhook signing secret to sign its requests.
+            This code is not shown again. The worker also needs this tenant&apos;s webhook signing secret to sign its
+            requests.
           </Alert>
           <Group justify="flex-end">
             <Button onClick={close}>Done</Button>

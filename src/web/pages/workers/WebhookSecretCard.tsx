@@ -9,7 +9,12 @@ import { ErrorState, LoadingState } from '../../components/QueryStates.tsx';
 import { SectionCard } from '../../components/SectionCard.tsx';
 import { notifyError } from '../../lib/errors.ts';
 import { formatDateTime } from '../../lib/format.ts';
-import { rotateWebhookSecret, webhookSecretQuery, workersKeys, type WebhookSecretCreated } from '../../lib/workers-api.ts';
+import {
+  rotateWebhookSecret,
+  webhookSecretQuery,
+  workersKeys,
+  type WebhookSecretCreated,
+} from '../../lib/workers-api.ts';
 
 export function WebhookSecretCard({ tenantId }: { tenantId: string }) {
   const queryClient = useQueryClient();
@@ -29,26 +34,39 @@ export function WebhookSecretCard({ tenantId }: { tenantId: string }) {
   });
 
   const status = query.data;
-  const graceValid = typeof graceHours === 'number' && Number.isInteger(graceHours) && graceHours >= 0 && graceHours <= 168;
+  const graceValid =
+    typeof graceHours === 'number' && Number.isInteger(graceHours) && graceHours >= 0 && graceHours <= 168;
 
   return (
     <SectionCard
       headingId="webhook-secret-heading"
       title="Webhook signing secret"
       description="Workers sign every request body with this secret (X-Rampart-Signature: sha256=…). It is stored encrypted and shown only once."
-      aside={status && <Badge color={status.configured ? 'green' : 'gray'} variant="light">{status.configured ? 'Configured' : 'Not set'}</Badge>}
+      aside={
+        status && (
+          <Badge color={status.configured ? 'green' : 'gray'} variant="light">
+            {status.configured ? 'Configured' : 'Not set'}
+          </Badge>
+        )
+      }
     >
       {query.isPending ? (
         <LoadingState label="Loading the signing secret status…" />
       ) : query.isError ? (
-        <ErrorState error={query.error} title="Could not load the signing secret status" onRetry={() => void query.refetch()} />
+        <ErrorState
+          error={query.error}
+          title="Could not load the signing secret status"
+          onRetry={() => void query.refetch()}
+        />
       ) : (
         <Stack gap="sm">
           {status!.configured ? (
             <Text size="sm">
               Created {formatDateTime(status!.createdAt)}
               {status!.rotatedAt ? ` (last rotation ${formatDateTime(status!.rotatedAt)})` : ''}.
-              {status!.previousValidUntil ? ` The previous secret still verifies until ${formatDateTime(status!.previousValidUntil)}.` : ''}
+              {status!.previousValidUntil
+                ? ` The previous secret still verifies until ${formatDateTime(status!.previousValidUntil)}.`
+                : ''}
             </Text>
           ) : (
             <Text size="sm">No secret yet: workers cannot send signed requests until one is generated.</Text>
@@ -93,7 +111,11 @@ export function WebhookSecretCard({ tenantId }: { tenantId: string }) {
                   w={220}
                 />
               )}
-              <Button onClick={() => (status!.configured ? setConfirming(true) : rotate.mutate())} loading={rotate.isPending && !confirming} disabled={!graceValid}>
+              <Button
+                onClick={() => (status!.configured ? setConfirming(true) : rotate.mutate())}
+                loading={rotate.isPending && !confirming}
+                disabled={!graceValid}
+              >
                 {status!.configured ? 'Rotate secret' : 'Generate secret'}
               </Button>
             </Group>
@@ -104,7 +126,14 @@ export function WebhookSecretCard({ tenantId }: { tenantId: string }) {
           )}
         </Stack>
       )}
-      <ConfirmDialog opened={confirming} title="Rotate the signing secret?" confirmLabel="Rotate" loading={rotate.isPending} onConfirm={() => rotate.mutate()} onClose={() => setConfirming(false)}>
+      <ConfirmDialog
+        opened={confirming}
+        title="Rotate the signing secret?"
+        confirmLabel="Rotate"
+        loading={rotate.isPending}
+        onConfirm={() => rotate.mutate()}
+        onClose={() => setConfirming(false)}
+      >
         {graceHours === 0
           ? 'The current secret stops working immediately; workers fail until they have the new one.'
           : `The current secret keeps working for ${graceHours} more hours, then only the new one does.`}

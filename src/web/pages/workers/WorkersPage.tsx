@@ -75,8 +75,21 @@ export function WorkersPage() {
           <DataTable
             label="Workers"
             minWidth={820}
-            columns={['Name', 'Status', 'Platform', 'Version', 'Last seen', 'Current scan', query.data.canManage && { label: 'Actions', visuallyHidden: true }]}
-            empty={query.data.workers.length === 0 && (admin ? 'No workers yet. Enroll one with a one-time code.' : 'No workers yet. An owner or admin can enroll one.')}
+            columns={[
+              'Name',
+              'Status',
+              'Platform',
+              'Version',
+              'Last seen',
+              'Current scan',
+              query.data.canManage && { label: 'Actions', visuallyHidden: true },
+            ]}
+            empty={
+              query.data.workers.length === 0 &&
+              (admin
+                ? 'No workers yet. Enroll one with a one-time code.'
+                : 'No workers yet. An owner or admin can enroll one.')
+            }
           >
             {query.data.workers.map((w) => (
               <Table.Tr key={w.id}>
@@ -128,7 +141,13 @@ export function WorkersPage() {
                 {query.data.canManage && (
                   <Table.Td ta="right">
                     {w.status === 'active' && (
-                      <Button size="compact-sm" variant="default" color="red" onClick={() => revoke.ask(w)} aria-label={`Revoke ${w.name}`}>
+                      <Button
+                        size="compact-sm"
+                        variant="default"
+                        color="red"
+                        onClick={() => revoke.ask(w)}
+                        aria-label={`Revoke ${w.name}`}
+                      >
                         Revoke
                       </Button>
                     )}
@@ -142,7 +161,8 @@ export function WorkersPage() {
       </Stack>
       {admin && <EnrollWorkerDialog tenantId={tenant.id} opened={enrolling} onClose={() => setEnrolling(false)} />}
       <ConfirmDialog title="Revoke this worker?" confirmLabel="Revoke" danger {...revoke.dialogProps}>
-        {revoke.target?.name} stops working at once: its token is refused and it cannot lease scans. To use the machine again, enroll it with a new code.
+        {revoke.target?.name} stops working at once: its token is refused and it cannot lease scans. To use the machine
+        again, enroll it with a new code.
       </ConfirmDialog>
     </>
   );

@@ -1,6 +1,7 @@
 // The container scanner on images built here: a Debian-like docker save archive (plain, gzipped
 // whole, and as an OCI tar), an Alpine OCI layout, an rpm-based image, a clean image, and hostile
 // archives. Findings must pass the findings schema the server imports with.
+// Over 500 lines on purpose: the images are built once for all cases (Debian, Alpine, rpm, OCI, hostile archives).
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,8 +11,36 @@ import { normalizedFindingSchema } from '../../../findings/index.ts';
 import { UsageError } from '../../commands/common.ts';
 import type { ScanTask } from '../types.ts';
 import { containerCli } from './cli.ts';
-import { createContainerScanner, importOsvDump, osEcosystem, parseApkInstalled, parseDpkgStatus, parseOsRelease, parsePythonMetadata, readImage, stackLayers, takeInventory, type ContainerScanDetails, type ImageLimits } from './index.ts';
-import { alpineImage, cleanImage, debianImage, DEBIAN_DPKG_STATUS, DEBIAN_OS_RELEASE, rpmdbSqlite, writeDockerArchive, writeGzipBombArchive, writeLayer, writeOciArchive, writeOciLayout, writeTar, writeTraversalArchive, type TestImage } from '../../../../test/fixtures/image-archives.ts';
+import {
+  createContainerScanner,
+  importOsvDump,
+  osEcosystem,
+  parseApkInstalled,
+  parseDpkgStatus,
+  parseOsRelease,
+  parsePythonMetadata,
+  readImage,
+  stackLayers,
+  takeInventory,
+  type ContainerScanDetails,
+  type ImageLimits,
+} from './index.ts';
+import {
+  alpineImage,
+  cleanImage,
+  debianImage,
+  DEBIAN_DPKG_STATUS,
+  DEBIAN_OS_RELEASE,
+  rpmdbSqlite,
+  writeDockerArchive,
+  writeGzipBombArchive,
+  writeLayer,
+  writeOciArchive,
+  writeOciLayout,
+  writeTar,
+  writeTraversalArchive,
+  type TestImage,
+} from '../../../../test/fixtures/image-archives.ts';
 
 const SAMPLE = join(import.meta.dirname, 'sample-osv');
 const work = mkdtempSync(join(tmpdir(), 'rampart-container-'));
@@ -37,8 +66,17 @@ beforeAll(async () => {
     layers: [
       {
         files: [
-          { path: 'etc/os-release', content: 'ID="rocky"\nVERSION_ID="9.3"\nPRETTY_NAME="Rocky Linux 9.3 (Blue Onyx)"\n' },
-          { path: 'var/lib/rpm/rpmdb.sqlite', content: rpmdbSqlite([{ name: 'openssl-libs', version: '3.0.7', release: '24.el9', epoch: 1 }, { name: 'bash', version: '5.1.8', release: '6.el9_1' }]) },
+          {
+            path: 'etc/os-release',
+            content: 'ID="rocky"\nVERSION_ID="9.3"\nPRETTY_NAME="Rocky Linux 9.3 (Blue Onyx)"\n',
+          },
+          {
+            path: 'var/lib/rpm/rpmdb.sqlite',
+            content: rpmdbSqlite([
+              { name: 'openssl-libs', version: '3.0.7', release: '24.el9', epoch: 1 },
+              { name: 'bash', version: '5.1.8', release: '6.el9_1' },
+            ]),
+          },
         ],
       },
     ],
@@ -51,7 +89,8 @@ function task(target: string, options: Record<string, unknown> = {}, extra: Part
   return { target, options, chunk: null, signal: new AbortController().signal, progress: () => undefined, ...extra };
 }
 
-const sampleScanner = (extra: { limits?: Partial<ImageLimits> } = {}) => createContainerScanner({ osvDbPath: SAMPLE, ...extra });
+const sampleScanner = (extra: { limits?: Partial<ImageLimits> } = {}) =>
+  createContainerScanner({ osvDbPath: SAMPLE, ...extra });
 
 async function failure(p: Promise<unknown>): Promise<Error & { retryable?: boolean }> {
   const e = await p.then(
@@ -106,26 +145,66 @@ describe('the vulnerable Debian image', () => {
       evidence: { data: { fixed: '4.17.21' } },
     });
     // The nested copy under express/node_modules, and the lowest fix in the range it falls in.
-    expect(byRule('GHSA-gxpj-cx7g-858c')[0]).toMatchObject({ severity: 'low', location: { package: 'debug', version: '4.1.0' }, evidence: { data: { fixed: '4.3.1' } } });
+    expect(byRule('GHSA-gxpj-cx7g-858c')[0]).toMatchObject({
+      severity: 'low',
+      location: { package: 'debug', version: '4.1.0' },
+      evidence: { data: { fixed: '4.3.1' } },
+    });
     // GHSA and PYSEC of the same CVE: one finding, under the GHSA id.
-    expect(byRule('GHSA-j8r2-6x86-q33q')[0]).toMatchObject({ severity: 'medium', cve: ['CVE-2023-32681'], location: { package: 'requests', version: '2.30.0' }, discriminator: 'PyPI:requests' });
+    expect(byRule('GHSA-j8r2-6x86-q33q')[0]).toMatchObject({
+      severity: 'medium',
+      cve: ['CVE-2023-32681'],
+      location: { package: 'requests', version: '2.30.0' },
+      discriminator: 'PyPI:requests',
+    });
     // Debian's urgency "unimportant" for this CVE: low, not the default medium.
-    expect(byRule('DEBIAN-CVE-2023-45853')[0]).toMatchObject({ severity: 'low', location: { package: 'zlib', version: '1:1.2.13.dfsg-1' } });
+    expect(byRule('DEBIAN-CVE-2023-45853')[0]).toMatchObject({
+      severity: 'low',
+      location: { package: 'zlib', version: '1:1.2.13.dfsg-1' },
+    });
     expect(byRule('DEBIAN-CVE-2023-45853')[0]!.remediation).toMatch(/No fixed version/);
 
-    expect(byRule('container/secret-in-env').map((f) => f.discriminator).sort()).toEqual(['AWS_SECRET_ACCESS_KEY', 'DB_PASSWORD', 'UPSTREAM_ID']);
+    expect(
+      byRule('container/secret-in-env')
+        .map((f) => f.discriminator)
+        .sort(),
+    ).toEqual(['AWS_SECRET_ACCESS_KEY', 'DB_PASSWORD', 'UPSTREAM_ID']);
     const text = JSON.stringify(out);
-    for (const secret of ['hunter2-very-secret', 'wJalrXUtnFEMI', 'AKIAIOSFODNN7EXAMPLE']) expect(text).not.toContain(secret);
-    expect(byRule('container/risky-port-exposed')[0]).toMatchObject({ severity: 'medium', location: { port: 23, protocol: 'tcp' }, discriminator: '23/tcp' });
-    expect(byRule('container/add-remote-url').map((f) => f.discriminator)).toEqual(['https://downloads.example.test/tool.tar.gz']);
-    expect(byRule('container/runs-as-root')[0]).toMatchObject({ severity: 'medium', location: { path: 'config.User' } });
+    for (const secret of ['hunter2-very-secret', 'wJalrXUtnFEMI', 'AKIAIOSFODNN7EXAMPLE'])
+      expect(text).not.toContain(secret);
+    expect(byRule('container/risky-port-exposed')[0]).toMatchObject({
+      severity: 'medium',
+      location: { port: 23, protocol: 'tcp' },
+      discriminator: '23/tcp',
+    });
+    expect(byRule('container/add-remote-url').map((f) => f.discriminator)).toEqual([
+      'https://downloads.example.test/tool.tar.gz',
+    ]);
+    expect(byRule('container/runs-as-root')[0]).toMatchObject({
+      severity: 'medium',
+      location: { path: 'config.User' },
+    });
 
     const d = out.details as unknown as ContainerScanDetails;
-    expect(d.image).toMatchObject({ format: 'docker-archive', os: 'debian', osVersion: '12', osEcosystem: 'Debian:12', layers: 3, user: null, repoTags: ['rampart-test/debian-app:1'] });
+    expect(d.image).toMatchObject({
+      format: 'docker-archive',
+      os: 'debian',
+      osVersion: '12',
+      osEcosystem: 'Debian:12',
+      layers: 3,
+      user: null,
+      repoTags: ['rampart-test/debian-app:1'],
+    });
     expect(d.packages).toEqual({ dpkg: 5, npm: 6, pypi: 2 });
     expect(d.packageEcosystems).toEqual({ 'Debian:12': 5, npm: 6, PyPI: 2 });
     expect(d.vulnerabilities).toEqual({ info: 0, low: 2, medium: 2, high: 1, critical: 0 });
-    expect(d.vulnerabilityTable[0]).toMatchObject({ severity: 'high', id: 'GHSA-35jh-r3h4-6jhm', package: 'lodash', installed: '4.17.20', fixed: '4.17.21' });
+    expect(d.vulnerabilityTable[0]).toMatchObject({
+      severity: 'high',
+      id: 'GHSA-35jh-r3h4-6jhm',
+      package: 'lodash',
+      installed: '4.17.20',
+      fixed: '4.17.21',
+    });
     expect(d.database).toMatchObject({ advisories: 9 });
   });
 
@@ -155,11 +234,24 @@ describe('the vulnerable Debian image', () => {
   it('stacks layers top-down: a whiteout hides a subtree, an opaque directory only lower layers', () => {
     const f = (paths: string[]) => new Map(paths.map((p) => [p, { kind: 'npm' as const, data: Buffer.from(p) }]));
     const visible = stackLayers([
-      { files: f(['a/node_modules/x/package.json', 'a/node_modules/w/package.json', 'b/node_modules/y/package.json', 'c/node_modules/z/package.json']), whiteouts: [], opaque: [] },
+      {
+        files: f([
+          'a/node_modules/x/package.json',
+          'a/node_modules/w/package.json',
+          'b/node_modules/y/package.json',
+          'c/node_modules/z/package.json',
+        ]),
+        whiteouts: [],
+        opaque: [],
+      },
       { files: f(['c/node_modules/z2/package.json']), whiteouts: ['a/node_modules'], opaque: ['c'] },
       { files: f(['a/node_modules/x/package.json']), whiteouts: [], opaque: [] },
     ]);
-    expect([...visible.keys()].sort()).toEqual(['a/node_modules/x/package.json', 'b/node_modules/y/package.json', 'c/node_modules/z2/package.json']);
+    expect([...visible.keys()].sort()).toEqual([
+      'a/node_modules/x/package.json',
+      'b/node_modules/y/package.json',
+      'c/node_modules/z2/package.json',
+    ]);
     expect(visible.get('a/node_modules/x/package.json')!.data!.toString()).toBe('a/node_modules/x/package.json');
   });
 
@@ -170,18 +262,30 @@ describe('the vulnerable Debian image', () => {
       expect(out.findings.map((f) => f.ruleId).sort(), p).toEqual(EXPECTED_DEBIAN_RULES);
     }
     const oci = await scanner.run(task(paths.debianOci));
-    expect((oci.details as unknown as ContainerScanDetails).image).toMatchObject({ format: 'oci-layout', layers: 3, repoTags: ['rampart-test/debian-app:1'] });
+    expect((oci.details as unknown as ContainerScanDetails).image).toMatchObject({
+      format: 'oci-layout',
+      layers: 3,
+      repoTags: ['rampart-test/debian-app:1'],
+    });
   });
 
   it('applies the severity threshold and the unfixed toggle from the lease options', async () => {
     const scanner = sampleScanner();
     const high = await scanner.run(task(paths.debian, { severityThreshold: 'high', unrelated: 1 }));
-    expect(high.findings.map((f) => f.ruleId).sort()).toEqual(['GHSA-35jh-r3h4-6jhm', 'container/secret-in-env', 'container/secret-in-env', 'container/secret-in-env']);
+    expect(high.findings.map((f) => f.ruleId).sort()).toEqual([
+      'GHSA-35jh-r3h4-6jhm',
+      'container/secret-in-env',
+      'container/secret-in-env',
+      'container/secret-in-env',
+    ]);
     const fixedOnly = await scanner.run(task(paths.debian, { ignoreUnfixed: true }));
     expect(fixedOnly.findings.map((f) => f.ruleId)).not.toContain('DEBIAN-CVE-2023-45853');
     expect(fixedOnly.findings.map((f) => f.ruleId)).toContain('DSA-5532-1');
     for (const options of [{ severityThreshold: 'urgent' }, { ignoreUnfixed: 'yes' }]) {
-      expect(await failure(scanner.run(task(paths.debian, options)))).toMatchObject({ name: 'ScannerError', retryable: false });
+      expect(await failure(scanner.run(task(paths.debian, options)))).toMatchObject({
+        name: 'ScannerError',
+        retryable: false,
+      });
     }
   });
 });
@@ -191,8 +295,15 @@ describe('other images', () => {
     const scanner = sampleScanner();
     for (const p of [paths.alpineDir, paths.alpineTarGz]) {
       const out = await scanner.run(task(p));
-      expect(out.findings.map((f) => normalizedFindingSchema.parse(f).ruleId), p).toEqual(['ALPINE-CVE-2025-26519']);
-      expect(out.findings[0]).toMatchObject({ location: { package: 'musl', version: '1.2.4_git20230717-r4' }, discriminator: 'Alpine:v3.19:musl', evidence: { data: { fixed: '1.2.4_git20230717-r5' } } });
+      expect(
+        out.findings.map((f) => normalizedFindingSchema.parse(f).ruleId),
+        p,
+      ).toEqual(['ALPINE-CVE-2025-26519']);
+      expect(out.findings[0]).toMatchObject({
+        location: { package: 'musl', version: '1.2.4_git20230717-r4' },
+        discriminator: 'Alpine:v3.19:musl',
+        evidence: { data: { fixed: '1.2.4_git20230717-r5' } },
+      });
       const d = out.details as unknown as ContainerScanDetails;
       expect(d.image).toMatchObject({ format: 'oci-layout', os: 'alpine', osEcosystem: 'Alpine:v3.19', user: 'app' });
       // libcrypto3 and libssl3 come from one origin, openssl.
@@ -215,7 +326,10 @@ describe('other images', () => {
       { path: 'bbb/', type: 'directory' },
       { path: 'bbb/layer.tar', type: 'symlink', linkname: '../aaa/layer.tar' },
       { path: 'config.json', content: JSON.stringify({ config: { User: 'app' } }) },
-      { path: 'manifest.json', content: JSON.stringify([{ Config: 'config.json', Layers: ['aaa/layer.tar', 'bbb/layer.tar'] }]) },
+      {
+        path: 'manifest.json',
+        content: JSON.stringify([{ Config: 'config.json', Layers: ['aaa/layer.tar', 'bbb/layer.tar'] }]),
+      },
     ]);
     const sharedOut = await sampleScanner().run(task(shared));
     expect(sharedOut.findings.map((f) => f.ruleId)).toEqual(['ALPINE-CVE-2025-26519']);
@@ -223,22 +337,42 @@ describe('other images', () => {
 
     const multi = join(work, 'multi-arch');
     await writeOciLayout(multi, alpineImage());
-    const index = JSON.parse(readFileSync(join(multi, 'index.json'), 'utf8')) as { manifests: { digest: string; size: number }[] };
+    const index = JSON.parse(readFileSync(join(multi, 'index.json'), 'utf8')) as {
+      manifests: { digest: string; size: number }[];
+    };
     const amd64 = index.manifests[0]!;
     const nested = Buffer.from(
       JSON.stringify({
         schemaVersion: 2,
         mediaType: 'application/vnd.oci.image.index.v1+json',
         manifests: [
-          { mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: `sha256:${'e'.repeat(64)}`, size: 1, platform: { os: 'linux', architecture: 'arm64' } },
-          { mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: amd64.digest, size: amd64.size, platform: { os: 'linux', architecture: 'amd64' } },
+          {
+            mediaType: 'application/vnd.oci.image.manifest.v1+json',
+            digest: `sha256:${'e'.repeat(64)}`,
+            size: 1,
+            platform: { os: 'linux', architecture: 'arm64' },
+          },
+          {
+            mediaType: 'application/vnd.oci.image.manifest.v1+json',
+            digest: amd64.digest,
+            size: amd64.size,
+            platform: { os: 'linux', architecture: 'amd64' },
+          },
         ],
       }),
     );
     const { createHash } = await import('node:crypto');
     const nestedHex = createHash('sha256').update(nested).digest('hex');
     writeFileSync(join(multi, 'blobs', 'sha256', nestedHex), nested);
-    writeFileSync(join(multi, 'index.json'), JSON.stringify({ schemaVersion: 2, manifests: [{ mediaType: 'application/vnd.oci.image.index.v1+json', digest: `sha256:${nestedHex}`, size: nested.length }] }));
+    writeFileSync(
+      join(multi, 'index.json'),
+      JSON.stringify({
+        schemaVersion: 2,
+        manifests: [
+          { mediaType: 'application/vnd.oci.image.index.v1+json', digest: `sha256:${nestedHex}`, size: nested.length },
+        ],
+      }),
+    );
     expect((await sampleScanner().run(task(multi))).findings.map((f) => f.ruleId)).toEqual(['ALPINE-CVE-2025-26519']);
   });
 
@@ -256,11 +390,23 @@ describe('other images', () => {
     mkdirSync(db);
     writeFileSync(
       join(db, 'RLSA-2024-0001.json'),
-      JSON.stringify({ id: 'RLSA-2024-0001', summary: 'openssl security update', affected: [{ package: { ecosystem: 'Rocky Linux:9', name: 'openssl-libs' }, ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '0' }, { fixed: '1:3.0.7-25.el9' }] }] }] }),
+      JSON.stringify({
+        id: 'RLSA-2024-0001',
+        summary: 'openssl security update',
+        affected: [
+          {
+            package: { ecosystem: 'Rocky Linux:9', name: 'openssl-libs' },
+            ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '0' }, { fixed: '1:3.0.7-25.el9' }] }],
+          },
+        ],
+      }),
     );
     const out = await createContainerScanner({ osvDbPath: db }).run(task(paths.rocky));
     expect(out.findings.map((f) => f.ruleId)).toEqual(['RLSA-2024-0001']);
-    expect(out.findings[0]).toMatchObject({ location: { package: 'openssl-libs', version: '1:3.0.7-24.el9', file: 'var/lib/rpm/rpmdb.sqlite' }, evidence: { data: { fixed: '1:3.0.7-25.el9' } } });
+    expect(out.findings[0]).toMatchObject({
+      location: { package: 'openssl-libs', version: '1:3.0.7-24.el9', file: 'var/lib/rpm/rpmdb.sqlite' },
+      evidence: { data: { fixed: '1:3.0.7-25.el9' } },
+    });
     expect((out.details as unknown as ContainerScanDetails).packages).toEqual({ rpm: 2 });
   });
 
@@ -270,28 +416,51 @@ describe('other images', () => {
     const scanner = createContainerScanner({ osvDbPath: live });
     const inFlight = scanner.run(task(paths.debian));
     await importOsvDump(SAMPLE, live);
-    const ids = (out: { findings: { ruleId: string }[] }) => out.findings.map((f) => f.ruleId).filter((r) => !r.startsWith('container/')).sort();
+    const ids = (out: { findings: { ruleId: string }[] }) =>
+      out.findings
+        .map((f) => f.ruleId)
+        .filter((r) => !r.startsWith('container/'))
+        .sort();
     expect(ids(await inFlight)).toEqual(['GHSA-35jh-r3h4-6jhm', 'GHSA-gxpj-cx7g-858c']);
-    expect(ids(await scanner.run(task(paths.debian)))).toEqual(['DEBIAN-CVE-2023-45853', 'DSA-5532-1', 'GHSA-35jh-r3h4-6jhm', 'GHSA-gxpj-cx7g-858c', 'GHSA-j8r2-6x86-q33q']);
+    expect(ids(await scanner.run(task(paths.debian)))).toEqual([
+      'DEBIAN-CVE-2023-45853',
+      'DSA-5532-1',
+      'GHSA-35jh-r3h4-6jhm',
+      'GHSA-gxpj-cx7g-858c',
+      'GHSA-j8r2-6x86-q33q',
+    ]);
   });
 
   it('lists packages without a database only when allowed, and says so', async () => {
-    expect(await failure(createContainerScanner().run(task(paths.debian)))).toMatchObject({ name: 'ScannerError', retryable: false, message: expect.stringContaining('OSV database') });
+    expect(await failure(createContainerScanner().run(task(paths.debian)))).toMatchObject({
+      name: 'ScannerError',
+      retryable: false,
+      message: expect.stringContaining('OSV database'),
+    });
     const out = await createContainerScanner({ allowNoDb: true }).run(task(paths.debian));
     expect(out.findings.every((f) => f.ruleId.startsWith('container/'))).toBe(true);
     expect((out.details as unknown as ContainerScanDetails).notes.join(' ')).toMatch(/not checked for vulnerabilities/);
   });
 
-  it('refuses targets that are not local images: registry references, archive ids, missing files', async () => {
+  it('refuses targets that are neither local images nor image references: archive ids without their file, relative file names', async () => {
     const scanner = sampleScanner();
-    for (const t of ['nginx:1.25', 'archive:sha256:' + 'a'.repeat(64), 'debian.tar']) {
-      expect(await failure(scanner.run(task(t))), t).toMatchObject({ name: 'ScannerError', retryable: false, message: expect.stringContaining('registry pulls are not supported') });
+    for (const t of ['archive:sha256:' + 'a'.repeat(64), 'debian.tar', 'images/app.tar.gz']) {
+      expect(await failure(scanner.run(task(t))), t).toMatchObject({
+        name: 'ScannerError',
+        retryable: false,
+        message: expect.stringContaining('is neither an image reference'),
+      });
     }
-    expect(await failure(scanner.run(task(join(work, 'nope.tar'))))).toMatchObject({ name: 'ScannerError', message: expect.stringContaining('ENOENT') });
+    expect(await failure(scanner.run(task(join(work, 'nope.tar'))))).toMatchObject({
+      name: 'ScannerError',
+      message: expect.stringContaining('ENOENT'),
+    });
     // The archive the agent downloaded for an archive: target (task.localFile) is read instead of the target.
     const viaLease = await scanner.run(task('archive:sha256:' + 'b'.repeat(64), {}, { localFile: paths.alpineTarGz }));
     expect(viaLease.findings.map((f) => f.ruleId)).toEqual(['ALPINE-CVE-2025-26519']);
-    const viaSetting = await createContainerScanner({ osvDbPath: SAMPLE, archivePath: paths.alpineDir }).run(task('archive:sha256:' + 'b'.repeat(64)));
+    const viaSetting = await createContainerScanner({ osvDbPath: SAMPLE, archivePath: paths.alpineDir }).run(
+      task('archive:sha256:' + 'b'.repeat(64)),
+    );
     expect(viaSetting.findings.map((f) => f.ruleId)).toEqual(['ALPINE-CVE-2025-26519']);
   });
 
@@ -300,18 +469,24 @@ describe('other images', () => {
     await writeDockerArchive(big, debianImage({ filler: 24 * 1024 * 1024 }), { workDir: join(work, 'big-parts') });
     const already = new AbortController();
     already.abort(new Error('cancelled before start'));
-    await expect(sampleScanner().run(task(big, {}, { signal: already.signal }))).rejects.toThrow('cancelled before start');
+    await expect(sampleScanner().run(task(big, {}, { signal: already.signal }))).rejects.toThrow(
+      'cancelled before start',
+    );
     const c = new AbortController();
     let calls = 0;
     let afterAbort = 0;
     const run = sampleScanner().run(
-      task(big, {}, {
-        signal: c.signal,
-        progress: () => {
-          if (c.signal.aborted) afterAbort++;
-          if (++calls === 2) c.abort(new Error('lease lost'));
+      task(
+        big,
+        {},
+        {
+          signal: c.signal,
+          progress: () => {
+            if (c.signal.aborted) afterAbort++;
+            if (++calls === 2) c.abort(new Error('lease lost'));
+          },
         },
-      }),
+      ),
     );
     await expect(run).rejects.toThrow('lease lost');
     // The archive is read in 1 MiB chunks, one progress call each: reading stops within a chunk or two, not 20 MiB later.
@@ -325,11 +500,17 @@ describe('hostile archives', () => {
     expect(e).toMatchObject({ name: 'ScannerError', retryable: false });
     return e.message;
   };
-  const withLayer = (files: TestImage['layers'][number]['files'], gzip = false): TestImage => ({ config: { config: { User: 'app' } }, layers: [{ files, gzip }] });
+  const withLayer = (files: TestImage['layers'][number]['files'], gzip = false): TestImage => ({
+    config: { config: { User: 'app' } },
+    layers: [{ files, gzip }],
+  });
 
   it('refuses path traversal in the archive and in a layer', async () => {
     const outer = join(work, 'evil-outer.tar');
-    await writeTar(outer, [{ path: '../../etc/cron.d/evil', content: 'x' }, { path: 'manifest.json', content: '[]' }]);
+    await writeTar(outer, [
+      { path: '../../etc/cron.d/evil', content: 'x' },
+      { path: 'manifest.json', content: '[]' },
+    ]);
     expect(await refused(outer)).toMatch(/climbs out of the archive/);
     const inner = join(work, 'evil-layer.tar');
     await writeTraversalArchive(inner);
@@ -339,12 +520,22 @@ describe('hostile archives', () => {
   it('refuses decompression bombs, in a layer and in the whole file', async () => {
     const layerBomb = join(work, 'bomb-layer.tar');
     await writeGzipBombArchive(layerBomb, 48 * 1024 * 1024);
-    expect(await refused(layerBomb, { ratioFloorBytes: 4 * 1024 * 1024, maxCompressionRatio: 100 })).toMatch(/decompression bomb/);
+    expect(await refused(layerBomb, { ratioFloorBytes: 4 * 1024 * 1024, maxCompressionRatio: 100 })).toMatch(
+      /decompression bomb/,
+    );
     const wholeBomb = join(work, 'bomb-whole.tar.gz');
     await writeTar(wholeBomb, [{ path: 'zeros.bin', zeroBytes: 48 * 1024 * 1024 }], { gzip: true });
-    expect(await refused(wholeBomb, { ratioFloorBytes: 4 * 1024 * 1024, maxCompressionRatio: 100 })).toMatch(/decompression bomb/);
+    expect(await refused(wholeBomb, { ratioFloorBytes: 4 * 1024 * 1024, maxCompressionRatio: 100 })).toMatch(
+      /decompression bomb/,
+    );
     const manyFiles = join(work, 'many-files.tar');
-    await writeDockerArchive(manyFiles, withLayer(Array.from({ length: 8 }, (_, i) => ({ path: `z${i}`, zeroBytes: 512 * 1024 })), true));
+    await writeDockerArchive(
+      manyFiles,
+      withLayer(
+        Array.from({ length: 8 }, (_, i) => ({ path: `z${i}`, zeroBytes: 512 * 1024 })),
+        true,
+      ),
+    );
     expect(await refused(manyFiles, { maxUncompressedBytes: 1024 * 1024 })).toMatch(/more than 1048576 bytes/);
   });
 
@@ -379,7 +570,13 @@ describe('hostile archives', () => {
     expect(await refused(missing)).toMatch(/does not hold as a layer/);
     const badDigest = join(work, 'bad-digest');
     mkdirSync(badDigest);
-    writeFileSync(join(badDigest, 'index.json'), JSON.stringify({ schemaVersion: 2, manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: 'sha256:../../etc/passwd' }] }));
+    writeFileSync(
+      join(badDigest, 'index.json'),
+      JSON.stringify({
+        schemaVersion: 2,
+        manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: 'sha256:../../etc/passwd' }],
+      }),
+    );
     expect(await refused(badDigest)).toMatch(/not a sha256 or sha512 digest/);
     const noIndex = join(work, 'empty-dir');
     mkdirSync(noIndex);
@@ -388,12 +585,21 @@ describe('hostile archives', () => {
 
   it('refuses names longer than PATH_MAX and layout blobs that link outside the layout', async () => {
     const long = join(work, 'long-name.tar');
-    await writeDockerArchive(long, withLayer([{ path: `${'d/'.repeat(2_100)}node_modules/x/package.json`, content: '{"name":"x","version":"1.0.0"}' }]));
+    await writeDockerArchive(
+      long,
+      withLayer([
+        { path: `${'d/'.repeat(2_100)}node_modules/x/package.json`, content: '{"name":"x","version":"1.0.0"}' },
+      ]),
+    );
     expect(await refused(long)).toMatch(/longer than 4096/);
     const escape = join(work, 'escape-layout');
     await writeOciLayout(escape, alpineImage());
-    const manifest = JSON.parse(readFileSync(join(escape, 'index.json'), 'utf8')) as { manifests: { digest: string }[] };
-    const m = JSON.parse(readFileSync(join(escape, 'blobs', 'sha256', manifest.manifests[0]!.digest.slice(7)), 'utf8')) as { layers: { digest: string }[] };
+    const manifest = JSON.parse(readFileSync(join(escape, 'index.json'), 'utf8')) as {
+      manifests: { digest: string }[];
+    };
+    const m = JSON.parse(
+      readFileSync(join(escape, 'blobs', 'sha256', manifest.manifests[0]!.digest.slice(7)), 'utf8'),
+    ) as { layers: { digest: string }[] };
     const layerPath = join(escape, 'blobs', 'sha256', m.layers[0]!.digest.slice(7));
     rmSync(layerPath);
     symlinkSync(paths.debian, layerPath);
@@ -431,8 +637,14 @@ describe('hostile archives', () => {
       { index: '{"manifests":[null,5,"x"]}' },
       { index: '{"manifests":[{"digest":5}]}' },
       { index: `{"manifests":[{"digest":"sha256:${hex('null')}","platform":null,"annotations":7}]}`, blobs: ['null'] },
-      { index: `{"manifests":[{"digest":"sha256:${hex('{"config":null,"layers":[null]}')}"}]}`, blobs: ['{"config":null,"layers":[null]}'] },
-      { index: `{"manifests":[{"digest":"sha256:${hex('{"mediaType":"application/vnd.oci.image.index.v1+json","manifests":7}')}"}]}`, blobs: ['{"mediaType":"application/vnd.oci.image.index.v1+json","manifests":7}'] },
+      {
+        index: `{"manifests":[{"digest":"sha256:${hex('{"config":null,"layers":[null]}')}"}]}`,
+        blobs: ['{"config":null,"layers":[null]}'],
+      },
+      {
+        index: `{"manifests":[{"digest":"sha256:${hex('{"mediaType":"application/vnd.oci.image.index.v1+json","manifests":7}')}"}]}`,
+        blobs: ['{"mediaType":"application/vnd.oci.image.index.v1+json","manifests":7}'],
+      },
     ];
     for (const [i, c] of ociCases.entries()) {
       const dir = join(work, `malformed-oci-${i}`);
@@ -441,7 +653,13 @@ describe('hostile archives', () => {
       for (const b of c.blobs ?? []) writeFileSync(join(dir, 'blobs', 'sha256', hex(b)), b);
       await refused(dir);
     }
-    const dockerCases = ['null', '[null]', '[{"Config":"c.json","Layers":[5]}]', '[{"Config":"c.json","Layers":[]}]', '{'];
+    const dockerCases = [
+      'null',
+      '[null]',
+      '[{"Config":"c.json","Layers":[5]}]',
+      '[{"Config":"c.json","Layers":[]}]',
+      '{',
+    ];
     for (const [i, manifest] of dockerCases.entries()) {
       const file = join(work, `malformed-docker-${i}.tar`);
       await writeTar(file, [
@@ -454,7 +672,16 @@ describe('hostile archives', () => {
 
   it('skips a package.json over its cap instead of failing', async () => {
     const big = join(work, 'big-package-json.tar');
-    await writeDockerArchive(big, withLayer([{ path: 'etc/os-release', content: DEBIAN_OS_RELEASE }, { path: 'app/node_modules/huge/package.json', content: JSON.stringify({ name: 'huge', version: '1.0.0', pad: 'x'.repeat(1_100_000) }) }]));
+    await writeDockerArchive(
+      big,
+      withLayer([
+        { path: 'etc/os-release', content: DEBIAN_OS_RELEASE },
+        {
+          path: 'app/node_modules/huge/package.json',
+          content: JSON.stringify({ name: 'huge', version: '1.0.0', pad: 'x'.repeat(1_100_000) }),
+        },
+      ]),
+    );
     const out = await sampleScanner().run(task(big));
     expect((out.details as unknown as ContainerScanDetails).notes.join(' ')).toMatch(/over the size limit/);
   });
@@ -462,7 +689,11 @@ describe('hostile archives', () => {
 
 describe('inventory parsers', () => {
   it('reads os-release and names the OSV ecosystem', () => {
-    expect(parseOsRelease('ID=ubuntu\nVERSION_ID="22.04"\nPRETTY_NAME="Ubuntu 22.04.4 LTS"\n# comment\n')).toEqual({ ID: 'ubuntu', VERSION_ID: '22.04', PRETTY_NAME: 'Ubuntu 22.04.4 LTS' });
+    expect(parseOsRelease('ID=ubuntu\nVERSION_ID="22.04"\nPRETTY_NAME="Ubuntu 22.04.4 LTS"\n# comment\n')).toEqual({
+      ID: 'ubuntu',
+      VERSION_ID: '22.04',
+      PRETTY_NAME: 'Ubuntu 22.04.4 LTS',
+    });
     expect(osEcosystem('ubuntu', '22.04')).toBe('Ubuntu:22.04');
     expect(osEcosystem('debian', '12')).toBe('Debian:12');
     expect(osEcosystem('debian', undefined)).toBe('Debian');
@@ -472,20 +703,28 @@ describe('inventory parsers', () => {
   });
 
   it('reads dpkg stanzas with source versions, apk origins, and Python metadata headers only', () => {
-    const status = 'Package: libc-bin\nStatus: install ok installed\nSource: glibc (2.36-9+deb12u3)\nVersion: 2.36-9+deb12u3+b1\nDescription: x\n continuation\n\nPackage: gone\nStatus: purge ok not-installed\nVersion: 1\n';
-    expect(parseDpkgStatus(status)).toEqual([{ name: 'libc-bin', version: '2.36-9+deb12u3+b1', source: 'glibc', sourceVersion: '2.36-9+deb12u3' }]);
+    const status =
+      'Package: libc-bin\nStatus: install ok installed\nSource: glibc (2.36-9+deb12u3)\nVersion: 2.36-9+deb12u3+b1\nDescription: x\n continuation\n\nPackage: gone\nStatus: purge ok not-installed\nVersion: 1\n';
+    expect(parseDpkgStatus(status)).toEqual([
+      { name: 'libc-bin', version: '2.36-9+deb12u3+b1', source: 'glibc', sourceVersion: '2.36-9+deb12u3' },
+    ]);
     expect(parseApkInstalled('P:libssl3\nV:3.1.4-r5\no:openssl\n\nP:musl\nV:1.2.4-r2\n')).toEqual([
       { name: 'libssl3', version: '3.1.4-r5', source: 'openssl', sourceVersion: '3.1.4-r5' },
       { name: 'musl', version: '1.2.4-r2', source: 'musl', sourceVersion: '1.2.4-r2' },
     ]);
-    expect(parsePythonMetadata('Metadata-Version: 2.1\nName: Zope.Interface\nVersion: 6.1\n\nName: body-not-header\n')).toEqual({ name: 'zope-interface', version: '6.1' });
+    expect(
+      parsePythonMetadata('Metadata-Version: 2.1\nName: Zope.Interface\nVersion: 6.1\n\nName: body-not-header\n'),
+    ).toEqual({ name: 'zope-interface', version: '6.1' });
     expect(parsePythonMetadata('Metadata-Version: 2.1\nName: x\n')).toBeNull();
   });
 });
 
 describe('the scan CLI share', () => {
   it('prepares a scan from flags, prints the vulnerabilities table and JSON fields', async () => {
-    const { scanner, options } = containerCli.prepare({ db: SAMPLE, severity: 'medium', 'ignore-unfixed': true }, paths.debian);
+    const { scanner, options } = containerCli.prepare(
+      { db: SAMPLE, severity: 'medium', 'ignore-unfixed': true },
+      paths.debian,
+    );
     expect(options).toEqual({ severityThreshold: 'medium', ignoreUnfixed: true });
     const out = await scanner.run(task('ignored', options));
     const lines = containerCli.table(out.details!, { durationMs: 1234 });
@@ -497,11 +736,19 @@ describe('the scan CLI share', () => {
     expect(text).not.toContain('DEBIAN-CVE-2023-45853');
     expect(text).not.toContain('GHSA-gxpj-cx7g-858c');
     const json = containerCli.json(out.details!);
-    expect(json).toMatchObject({ packageTotal: 13, image: { os: 'debian' }, vulnerabilities: expect.arrayContaining([expect.objectContaining({ id: 'DSA-5532-1', fixed: '3.0.11-1~deb12u2' })]) });
+    expect(json).toMatchObject({
+      packageTotal: 13,
+      image: { os: 'debian' },
+      vulnerabilities: expect.arrayContaining([
+        expect.objectContaining({ id: 'DSA-5532-1', fixed: '3.0.11-1~deb12u2' }),
+      ]),
+    });
     expect(() => containerCli.prepare({ severity: 'urgent' }, paths.debian)).toThrow(UsageError);
     expect(() => containerCli.prepare({}, join(work, 'absent.tar'))).toThrow(UsageError);
     const noDb = containerCli.prepare({}, paths.clean);
     const bare = await noDb.scanner.run(task('ignored', noDb.options));
-    expect(containerCli.table(bare.details!, { durationMs: 5 }).join('\n')).toContain('Advisories: none checked (no --db)');
+    expect(containerCli.table(bare.details!, { durationMs: 5 }).join('\n')).toContain(
+      'Advisories: none checked (no --db)',
+    );
   });
 });

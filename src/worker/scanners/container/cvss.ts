@@ -37,13 +37,25 @@ export function cvss3BaseScore(vector: string): number | null {
   const c = CIA[m.get('C') ?? ''];
   const i = CIA[m.get('I') ?? ''];
   const a = CIA[m.get('A') ?? ''];
-  if ((scope !== 'U' && scope !== 'C') || av === undefined || ac === undefined || pr === undefined || ui === undefined || c === undefined || i === undefined || a === undefined) return null;
+  if (
+    (scope !== 'U' && scope !== 'C') ||
+    av === undefined ||
+    ac === undefined ||
+    pr === undefined ||
+    ui === undefined ||
+    c === undefined ||
+    i === undefined ||
+    a === undefined
+  )
+    return null;
   const iss = 1 - (1 - c) * (1 - i) * (1 - a);
   const impact = scope === 'U' ? 6.42 * iss : 7.52 * (iss - 0.029) - 3.25 * Math.pow(iss - 0.02, 15);
   const exploitability = 8.22 * av * ac * pr * ui;
   if (impact <= 0) return 0;
   const roundUp = version[1] === '1' ? roundUp31 : roundUp30;
-  return scope === 'U' ? roundUp(Math.min(impact + exploitability, 10)) : roundUp(Math.min(1.08 * (impact + exploitability), 10));
+  return scope === 'U'
+    ? roundUp(Math.min(impact + exploitability, 10))
+    : roundUp(Math.min(1.08 * (impact + exploitability), 10));
 }
 
 /** CVSS's qualitative rating of a score; "None" (0.0) is informational. */

@@ -24,7 +24,9 @@ const idRank = (id: string) => {
  * record of the same CVE) are reported once, under the preferred id.
  */
 export function dedupeVulnerabilities(vulns: Vulnerability[]): Vulnerability[] {
-  const sorted = [...vulns].sort((a, b) => idRank(a.match.record.id) - idRank(b.match.record.id) || (a.match.record.id < b.match.record.id ? -1 : 1));
+  const sorted = [...vulns].sort(
+    (a, b) => idRank(a.match.record.id) - idRank(b.match.record.id) || (a.match.record.id < b.match.record.id ? -1 : 1),
+  );
   const seen = new Map<Package, Set<string>>();
   const out: Vulnerability[] = [];
   for (const v of sorted) {
@@ -43,8 +45,10 @@ export function vulnerabilityFor(pkg: Package, match: AdvisoryMatch): Vulnerabil
   return cvss ? { package: pkg, match, severity, cvss } : { package: pkg, match, severity };
 }
 
-const cweOf = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && /^CWE-\d{1,6}$/i.test(x)).slice(0, 20) : []);
-const httpUrls = (urls: string[]) => urls.filter((u) => /^https?:\/\/[^\s]+$/i.test(u) && u.length <= 2_000 && URL.canParse(u)).slice(0, 20);
+const cweOf = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && /^CWE-\d{1,6}$/i.test(x)).slice(0, 20) : [];
+const httpUrls = (urls: string[]) =>
+  urls.filter((u) => /^https?:\/\/[^\s]+$/i.test(u) && u.length <= 2_000 && URL.canParse(u)).slice(0, 20);
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 export function vulnerabilityFinding(v: Vulnerability): NormalizedFindingInput {
@@ -94,7 +98,8 @@ export function vulnerabilityFinding(v: Vulnerability): NormalizedFindingInput {
 
 // ---- image configuration --------------------------------------------------------------------
 
-const SECRET_NAME_RE = /(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH_?KEY|CLIENT_?SECRET)/i;
+const SECRET_NAME_RE =
+  /(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?|AUTH_?KEY|CLIENT_?SECRET)/i;
 // Names that point at a secret rather than hold one (…_FILE is the Docker secrets convention).
 const SECRET_REFERENCE_NAME_RE = /(?:_FILE|_PATH|_DIR|_URL_FILE)$/i;
 const SECRET_VALUE_RES: { re: RegExp; kind: string }[] = [
@@ -109,7 +114,12 @@ const SECRET_VALUE_RES: { re: RegExp; kind: string }[] = [
 /** Values that are plainly not a secret: empty, a placeholder, a reference to a file or variable. */
 function placeholder(value: string): boolean {
   const v = value.trim();
-  return v === '' || /^(?:changeme|change-me|xxx+|\*+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\/run\/secrets\/.*|true|false|none|null)$/i.test(v);
+  return (
+    v === '' ||
+    /^(?:changeme|change-me|xxx+|\*+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\/run\/secrets\/.*|true|false|none|null)$/i.test(
+      v,
+    )
+  );
 }
 
 /** What makes an Env entry look like a secret, or null. The value itself is never returned. */
@@ -118,16 +128,26 @@ export function secretInEnv(entry: string): { name: string; reason: string } | n
   if (eq <= 0) return null;
   const name = entry.slice(0, eq);
   const value = entry.slice(eq + 1);
-  for (const { re, kind } of SECRET_VALUE_RES) if (re.test(value)) return { name, reason: `its value looks like ${kind}` };
-  if (SECRET_NAME_RE.test(name) && !SECRET_REFERENCE_NAME_RE.test(name) && !placeholder(value)) return { name, reason: 'its name says it holds a secret and it has a value' };
+  for (const { re, kind } of SECRET_VALUE_RES)
+    if (re.test(value)) return { name, reason: `its value looks like ${kind}` };
+  if (SECRET_NAME_RE.test(name) && !SECRET_REFERENCE_NAME_RE.test(name) && !placeholder(value))
+    return { name, reason: 'its name says it holds a secret and it has a value' };
   return null;
 }
 
 const RISKY_PORTS: Record<number, { service: string; severity: Severity; why: string }> = {
   21: { service: 'FTP', severity: 'low', why: 'FTP sends credentials in clear text.' },
-  22: { service: 'SSH', severity: 'low', why: 'An SSH server inside a container is another way in to keep patched and locked down; use `docker exec` or an orchestrator instead.' },
+  22: {
+    service: 'SSH',
+    severity: 'low',
+    why: 'An SSH server inside a container is another way in to keep patched and locked down; use `docker exec` or an orchestrator instead.',
+  },
   23: { service: 'Telnet', severity: 'medium', why: 'Telnet sends credentials and sessions in clear text.' },
-  2375: { service: 'Docker API (plain)', severity: 'high', why: 'An unauthenticated Docker API gives root on the host to anyone who reaches it.' },
+  2375: {
+    service: 'Docker API (plain)',
+    severity: 'high',
+    why: 'An unauthenticated Docker API gives root on the host to anyone who reaches it.',
+  },
   5900: { service: 'VNC', severity: 'low', why: 'VNC is often unauthenticated or weakly authenticated.' },
 };
 
@@ -148,7 +168,8 @@ export function configFindings(config: ImageConfig): NormalizedFindingInput[] {
       severity: 'medium',
       description: `The image ${given ? `sets USER ${given}` : 'sets no USER'}, so its processes run as root inside the container. A process compromised through any bug then has root's power over the container's files and a shorter path to the host (a kernel or runtime escape, a mounted socket, a host path).`,
       location: { path: 'config.User' },
-      remediation: 'Create an unprivileged user in the Dockerfile (e.g. `RUN useradd -r -u 10001 app`) and end with `USER 10001`; give it ownership of only what it must write.',
+      remediation:
+        'Create an unprivileged user in the Dockerfile (e.g. `RUN useradd -r -u 10001 app`) and end with `USER 10001`; give it ownership of only what it must write.',
       evidence: { summary: given ? `User: ${given}` : 'User is not set', data: { user: given || null } },
     });
   }
@@ -209,7 +230,8 @@ export function configFindings(config: ImageConfig): NormalizedFindingInput[] {
       description: `A layer was built with \`ADD ${where}\`. ADD of a URL fetches whatever the server returns at build time, unverified, so a compromised or changed download ends up in the image.`,
       location: { path: 'history' },
       discriminator: where,
-      remediation: 'Pin the download: `ADD --checksum=sha256:<digest> <url> <dest>`, or fetch with curl and verify a checksum or signature in the same RUN step.',
+      remediation:
+        'Pin the download: `ADD --checksum=sha256:<digest> <url> <dest>`, or fetch with curl and verify a checksum or signature in the same RUN step.',
       evidence: { summary: `ADD ${where}`, data: { url: where } },
     });
   }

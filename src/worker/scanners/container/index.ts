@@ -1,26 +1,94 @@
 // The container scanner as the agent and the CLI use it: read an image archive or OCI layout,
 // list its packages, match them against an offline OSV database, and check the image config.
 import { statSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { NormalizedFindingInput } from '../../../findings/index.ts';
+import type { NormalizedFindingInput, ReportCoverage } from '../../../findings/index.ts';
 import { SEVERITIES, SEVERITY_RANK, severitySchema, type Severity } from '../../../findings/findings-schemas.ts';
 import { WORKER_VERSION } from '../../version.ts';
 import { ScannerError, type Scanner, type ScanTask } from '../types.ts';
-import { configFindings, dedupeVulnerabilities, vulnerabilityFinding, vulnerabilityFor, type Vulnerability } from './findings.ts';
+import {
+  configFindings,
+  dedupeVulnerabilities,
+  vulnerabilityFinding,
+  vulnerabilityFor,
+  type Vulnerability,
+} from './findings.ts';
 import { readImage, type ImageContents, type ImageLimits } from './image.ts';
 import { takeInventory, type Inventory, type PackageType } from './inventory.ts';
 import { OsvDbError, openOsvDb, type OsvDatabase } from './osv-db.ts';
 import { matchAdvisory, packageKey } from './osv.ts';
+import { parseImageReference, pullImage, type PulledImage } from './registry.ts';
 
-export { readImage, cleanPath, classify, stackLayers, DEFAULT_IMAGE_LIMITS, type ImageContents, type ImageConfig, type ImageLimits, type ReadImageOptions, type KeptKind } from './image.ts';
-export { takeInventory, parseDpkgStatus, parseApkInstalled, parseRpmSqlite, parsePackageJson, parsePythonMetadata, parseOsRelease, osEcosystem, type Inventory, type Package, type PackageType, type OsInfo } from './inventory.ts';
+export {
+  readImage,
+  cleanPath,
+  classify,
+  stackLayers,
+  DEFAULT_IMAGE_LIMITS,
+  type ImageContents,
+  type ImageConfig,
+  type ImageLimits,
+  type ReadImageOptions,
+  type KeptKind,
+} from './image.ts';
+export {
+  takeInventory,
+  parseDpkgStatus,
+  parseApkInstalled,
+  parseRpmSqlite,
+  parsePackageJson,
+  parsePythonMetadata,
+  parseOsRelease,
+  osEcosystem,
+  type Inventory,
+  type Package,
+  type PackageType,
+  type OsInfo,
+} from './inventory.ts';
 export { importOsvDump, openOsvDb, OsvDbError, OSV_DB_FORMAT, type OsvDatabase, type ImportSummary } from './osv-db.ts';
-export { osvRecordSchema, matchAdvisory, evaluateRange, ecosystemMatches, advisorySeverity, cveIds, normalizePypiName, packageKey, type OsvRecord, type InstalledPackage, type AdvisoryMatch } from './osv.ts';
-export { compareDpkg, compareApk, compareRpm, rpmvercmp, compareSemver, comparePep440, comparatorFor, type VersionCompare } from './versions.ts';
+export {
+  osvRecordSchema,
+  matchAdvisory,
+  evaluateRange,
+  ecosystemMatches,
+  advisorySeverity,
+  cveIds,
+  normalizePypiName,
+  packageKey,
+  type OsvRecord,
+  type InstalledPackage,
+  type AdvisoryMatch,
+} from './osv.ts';
+export {
+  compareDpkg,
+  compareApk,
+  compareRpm,
+  rpmvercmp,
+  compareSemver,
+  comparePep440,
+  comparatorFor,
+  type VersionCompare,
+} from './versions.ts';
 export { cvss3BaseScore, severityOfScore } from './cvss.ts';
-export { configFindings, secretInEnv, vulnerabilityFinding, dedupeVulnerabilities, type Vulnerability } from './findings.ts';
+export {
+  parseImageReference,
+  pullImage,
+  registryBaseUrl,
+  type ImageReference,
+  type PulledImage,
+  type PullOptions,
+} from './registry.ts';
+export {
+  configFindings,
+  secretInEnv,
+  vulnerabilityFinding,
+  dedupeVulnerabilities,
+  type Vulnerability,
+} from './findings.ts';
 
 export interface ContainerScannerSettings {
   /** An OSV database: a file built by importOsvDump, or OSV JSON (a file or directory) for small sets. */
@@ -33,6 +101,10 @@ export interface ContainerScannerSettings {
   /** The image to read instead of the task's target (the CLI's file); a lease's task.localFile comes first. */
   archivePath?: string;
   limits?: Partial<ImageLimits>;
+  /** Where pulled images are unpacked for the scan (a temporary directory by default). */
+  pullDir?: string;
+  /** Registries (host:port) reached over plain HTTP although not on loopback. */
+  insecureRegistries?: string[];
 }
 
 const optionsSchema = z.object({
@@ -43,10 +115,16 @@ export type ContainerScanOptions = z.output<typeof optionsSchema>;
 
 /** The lease's options (untrusted): the threshold and the unfixed toggle, other keys ignored. */
 export function containerOptions(options: Record<string, unknown>): ContainerScanOptions {
-  const parsed = optionsSchema.safeParse({ severityThreshold: options.severityThreshold ?? undefined, ignoreUnfixed: options.ignoreUnfixed ?? undefined });
+  const parsed = optionsSchema.safeParse({
+    severityThreshold: options.severityThreshold ?? undefined,
+    ignoreUnfixed: options.ignoreUnfixed ?? undefined,
+  });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new ScannerError(`Invalid container scan option ${issue.path.join('.')}: ${issue.path[0] === 'severityThreshold' ? `give one of ${SEVERITIES.join(', ')}` : 'give true or false'}`, false);
+    throw new ScannerError(
+      `Invalid container scan option ${issue.path.join('.')}: ${issue.path[0] === 'severityThreshold' ? `give one of ${SEVERITIES.join(', ')}` : 'give true or false'}`,
+      false,
+    );
   }
   return parsed.data;
 }
@@ -120,9 +198,14 @@ export function findVulnerabilities(inv: Inventory, db: OsvDatabase, signal?: Ab
   return dedupeVulnerabilities(vulns);
 }
 
-const rowOrder = (a: VulnerabilityRow, b: VulnerabilityRow) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] || a.package.localeCompare(b.package) || a.id.localeCompare(b.id);
+const rowOrder = (a: VulnerabilityRow, b: VulnerabilityRow) =>
+  SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity] ||
+  a.package.localeCompare(b.package) ||
+  a.id.localeCompare(b.id);
 
-export function createContainerScanner(settings: ContainerScannerSettings = {}): Scanner & { scan(task: ScanTask): Promise<{ findings: NormalizedFindingInput[]; details: ContainerScanDetails }> } {
+export function createContainerScanner(
+  settings: ContainerScannerSettings = {},
+): Scanner & { scan(task: ScanTask): Promise<{ findings: NormalizedFindingInput[]; details: ContainerScanDetails }> } {
   // The database stays open across leases and is reopened when an import replaces the file; a
   // replaced handle closes once the scans still using it are done (leases may run in parallel).
   interface Opened {
@@ -139,13 +222,20 @@ export function createContainerScanner(settings: ContainerScannerSettings = {}):
   async function acquire(): Promise<Opened | null> {
     if (!settings.osvDbPath) {
       if (settings.allowNoDb) return null;
-      throw new ScannerError('No OSV database is configured for container scans; import one with `rampart-worker osv import <path>` and set its path', false);
+      throw new ScannerError(
+        'No OSV database is configured for container scans; import one with `rampart-worker osv import <path>` and set its path',
+        false,
+      );
     }
     let mtimeMs: number;
     try {
       mtimeMs = statSync(settings.osvDbPath).mtimeMs;
     } catch (e) {
-      throw new ScannerError(`The OSV database ${settings.osvDbPath} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, false, { cause: e });
+      throw new ScannerError(
+        `The OSV database ${settings.osvDbPath} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        false,
+        { cause: e },
+      );
     }
     if (!current || current.mtimeMs !== mtimeMs) {
       let handle: OsvDatabase;
@@ -169,17 +259,48 @@ export function createContainerScanner(settings: ContainerScannerSettings = {}):
   async function scan(task: ScanTask) {
     const options = containerOptions(task.options);
     const path = task.localFile ?? settings.archivePath ?? localImagePath(task.target);
-    if (!path) {
+    const reference = path ? null : parseImageReference(task.target);
+    if (!path && !reference) {
       throw new ScannerError(
-        `The target ${JSON.stringify(task.target.slice(0, 200))} is not a local image archive or OCI layout path; this worker reads image archives and OCI layouts only (registry pulls are not supported here)`,
+        `The target ${JSON.stringify(task.target.slice(0, 200))} is neither an image reference (registry/name:tag@digest) nor a local image archive or OCI layout path`,
         false,
       );
     }
     const opened = await acquire();
+    let scratch: string | null = null;
     try {
-      return await scanWith(task, options, path, opened?.handle ?? null);
+      let pulled: PulledImage | null = null;
+      let at = path;
+      if (!at) {
+        // A registry reference: pull it into a layout of its own, read like any other.
+        if (settings.pullDir) await mkdir(settings.pullDir, { recursive: true });
+        scratch = await mkdtemp(join(settings.pullDir ?? tmpdir(), 'rampart-pull-'));
+        task.progress(0, `Pulling ${task.target}`);
+        pulled = await pullImage(task.target, scratch, {
+          signal: task.signal,
+          ...(task.egress ? { egress: task.egress } : {}),
+          ...(settings.insecureRegistries ? { insecureRegistries: settings.insecureRegistries } : {}),
+          onProgress: ({ bytes, layers, of }) =>
+            task.progress(
+              Math.min(40, (layers / Math.max(1, of)) * 40),
+              `Pulled ${(bytes / 1048576).toFixed(0)} MiB, layer ${layers} of ${of}`,
+            ),
+        });
+        at = scratch;
+      }
+      const out = await scanWith(task, options, at, opened?.handle ?? null);
+      const threshold = SEVERITY_RANK[options.severityThreshold];
+      const coverage: ReportCoverage = {
+        image: {
+          ...(reference || !task.localFile ? { reference: task.target.slice(0, 1_000) } : {}),
+          ...(pulled ? { digest: pulled.digest, platform: pulled.platform } : {}),
+        },
+        ...(threshold > 0 ? { severities: SEVERITIES.slice(threshold) } : {}),
+      };
+      return { ...out, coverage, pulled };
     } finally {
       if (opened) release(opened);
+      if (scratch) await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
     }
   }
 
@@ -189,17 +310,28 @@ export function createContainerScanner(settings: ContainerScannerSettings = {}):
       signal: task.signal,
       ...(settings.limits ? { limits: settings.limits } : {}),
       onProgress: ({ bytesRead, totalBytes, layers }) =>
-        task.progress(totalBytes ? (bytesRead / totalBytes) * 90 : 0, `Read ${(bytesRead / 1048576).toFixed(0)} of ${(totalBytes / 1048576).toFixed(0)} MiB, ${layers} layer${layers === 1 ? '' : 's'}`),
+        task.progress(
+          totalBytes ? (bytesRead / totalBytes) * 90 : 0,
+          `Read ${(bytesRead / 1048576).toFixed(0)} of ${(totalBytes / 1048576).toFixed(0)} MiB, ${layers} layer${layers === 1 ? '' : 's'}`,
+        ),
     });
     task.signal.throwIfAborted();
     const inv = takeInventory(image);
     task.progress(92, `Matching ${inv.packages.length} packages`);
     const notes = [...inv.notes];
-    if (image.skipped.length) notes.push(`${image.skipped.length} metadata file${image.skipped.length === 1 ? ' was' : 's were'} over the size limit and not read (e.g. ${image.skipped.slice(0, 3).join(', ')})`);
+    if (image.skipped.length)
+      notes.push(
+        `${image.skipped.length} metadata file${image.skipped.length === 1 ? ' was' : 's were'} over the size limit and not read (e.g. ${image.skipped.slice(0, 3).join(', ')})`,
+      );
     if (!advisories) notes.push('No OSV database was given: packages were listed but not checked for vulnerabilities');
     const threshold = SEVERITY_RANK[options.severityThreshold];
-    const vulns = (advisories ? findVulnerabilities(inv, advisories, task.signal) : []).filter((v) => SEVERITY_RANK[v.severity] >= threshold && !(options.ignoreUnfixed && v.match.fixed === undefined));
-    const findings = [...vulns.map(vulnerabilityFinding), ...configFindings(image.config).filter((f) => SEVERITY_RANK[f.severity] >= threshold)];
+    const vulns = (advisories ? findVulnerabilities(inv, advisories, task.signal) : []).filter(
+      (v) => SEVERITY_RANK[v.severity] >= threshold && !(options.ignoreUnfixed && v.match.fixed === undefined),
+    );
+    const findings = [
+      ...vulns.map(vulnerabilityFinding),
+      ...configFindings(image.config).filter((f) => SEVERITY_RANK[f.severity] >= threshold),
+    ];
     const counts = Object.fromEntries(SEVERITIES.map((s) => [s, 0])) as Record<Severity, number>;
     for (const v of vulns) counts[v.severity]++;
     const packages: Partial<Record<PackageType, number>> = {};
@@ -217,7 +349,10 @@ export function createContainerScanner(settings: ContainerScannerSettings = {}):
         osEcosystem: inv.os?.ecosystem ?? null,
         architecture: typeof image.config.architecture === 'string' ? image.config.architecture : null,
         layers: image.layers,
-        user: typeof image.config.config?.User === 'string' && image.config.config.User.trim() ? image.config.config.User.trim() : null,
+        user:
+          typeof image.config.config?.User === 'string' && image.config.config.User.trim()
+            ? image.config.config.User.trim()
+            : null,
         repoTags: image.repoTags,
       },
       packages,
@@ -225,9 +360,23 @@ export function createContainerScanner(settings: ContainerScannerSettings = {}):
       packageTotal: inv.packages.length,
       vulnerabilities: counts,
       vulnerabilityTable: vulns
-        .map((v) => ({ severity: v.severity, id: v.match.record.id, package: v.package.name, installed: v.package.version, fixed: v.match.fixed ?? null, ecosystem: v.package.ecosystem, ...(v.package.file ? { file: v.package.file } : {}) }))
+        .map((v) => ({
+          severity: v.severity,
+          id: v.match.record.id,
+          package: v.package.name,
+          installed: v.package.version,
+          fixed: v.match.fixed ?? null,
+          ecosystem: v.package.ecosystem,
+          ...(v.package.file ? { file: v.package.file } : {}),
+        }))
         .sort(rowOrder),
-      database: advisories ? { format: advisories.info.format, advisories: advisories.info.advisories, ...(advisories.info.builtAt ? { builtAt: advisories.info.builtAt } : {}) } : null,
+      database: advisories
+        ? {
+            format: advisories.info.format,
+            advisories: advisories.info.advisories,
+            ...(advisories.info.builtAt ? { builtAt: advisories.info.builtAt } : {}),
+          }
+        : null,
       options,
       notes,
       bytesRead: image.bytesRead,
@@ -241,8 +390,8 @@ export function createContainerScanner(settings: ContainerScannerSettings = {}):
     tool: { name: 'rampart-container', version: WORKER_VERSION },
     scan,
     async run(task) {
-      const { findings, details } = await scan(task);
-      return { findings, details: details as unknown as Record<string, unknown> };
+      const { findings, details, coverage, pulled } = await scan(task);
+      return { findings, coverage, details: { ...details, ...(pulled ? { pulled } : {}) } };
     },
   };
 }

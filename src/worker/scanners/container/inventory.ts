@@ -33,7 +33,11 @@ export function parseOsRelease(text: string): Record<string, string> {
     const m = /^\s*([A-Z0-9_]+)=(.*)$/.exec(line);
     if (!m) continue;
     let v = m[2]!.trim();
-    if ((v.startsWith('"') && v.endsWith('"') && v.length >= 2) || (v.startsWith("'") && v.endsWith("'") && v.length >= 2)) v = v.slice(1, -1).replace(/\\(["'\\$`])/g, '$1');
+    if (
+      (v.startsWith('"') && v.endsWith('"') && v.length >= 2) ||
+      (v.startsWith("'") && v.endsWith("'") && v.length >= 2)
+    )
+      v = v.slice(1, -1).replace(/\\(["'\\$`])/g, '$1');
     out[m[1]!] = v;
   }
   return out;
@@ -85,7 +89,12 @@ function* stanzas(text: string, separator: RegExp): Generator<Map<string, string
 }
 
 /** Groups binary packages under their source package and version (one advisory covers them all). */
-function bySource(entries: { name: string; version: string; source: string; sourceVersion: string }[], ecosystem: string, type: PackageType, file: string): Package[] {
+function bySource(
+  entries: { name: string; version: string; source: string; sourceVersion: string }[],
+  ecosystem: string,
+  type: PackageType,
+  file: string,
+): Package[] {
   const groups = new Map<string, Package>();
   for (const e of entries) {
     const key = `${e.source}\0${e.sourceVersion}`;
@@ -97,7 +106,9 @@ function bySource(entries: { name: string; version: string; source: string; sour
 }
 
 /** Installed packages of a dpkg status file (or a distroless status.d entry), by source package. */
-export function parseDpkgStatus(text: string): { name: string; version: string; source: string; sourceVersion: string }[] {
+export function parseDpkgStatus(
+  text: string,
+): { name: string; version: string; source: string; sourceVersion: string }[] {
   const out: { name: string; version: string; source: string; sourceVersion: string }[] = [];
   for (const s of stanzas(text, /^([A-Za-z0-9-]+):\s?(.*)$/)) {
     const name = s.get('Package');
@@ -113,7 +124,9 @@ export function parseDpkgStatus(text: string): { name: string; version: string; 
 }
 
 /** Installed packages of an apk database, by origin (the APKBUILD advisories are filed under). */
-export function parseApkInstalled(text: string): { name: string; version: string; source: string; sourceVersion: string }[] {
+export function parseApkInstalled(
+  text: string,
+): { name: string; version: string; source: string; sourceVersion: string }[] {
   const out: { name: string; version: string; source: string; sourceVersion: string }[] = [];
   for (const s of stanzas(text, /^([A-Za-z]):(.*)$/)) {
     const name = s.get('P');
@@ -165,7 +178,9 @@ export function parseRpmSqlite(data: Buffer): { name: string; version: string }[
     db = new DatabaseSync(':memory:');
     db.deserialize(data);
     const out: { name: string; version: string }[] = [];
-    for (const row of db.prepare(`select blob from Packages limit ${MAX_RPM_PACKAGES}`).iterate() as Iterable<{ blob: Uint8Array }>) {
+    for (const row of db.prepare(`select blob from Packages limit ${MAX_RPM_PACKAGES}`).iterate() as Iterable<{
+      blob: Uint8Array;
+    }>) {
       if (!(row.blob instanceof Uint8Array)) continue;
       const h = rpmHeader(row.blob);
       // gpg-pubkey entries are imported signing keys, not software.
@@ -224,19 +239,29 @@ export function takeInventory(image: Pick<ImageContents, 'files'>): Inventory {
   let os: OsInfo | null = null;
   if (osText) {
     const f = parseOsRelease(osText);
-    if (f.ID) os = { id: f.ID, ...(f.VERSION_ID ? { versionId: f.VERSION_ID } : {}), ...(f.PRETTY_NAME ? { prettyName: f.PRETTY_NAME } : {}), ecosystem: osEcosystem(f.ID, f.VERSION_ID) };
+    if (f.ID)
+      os = {
+        id: f.ID,
+        ...(f.VERSION_ID ? { versionId: f.VERSION_ID } : {}),
+        ...(f.PRETTY_NAME ? { prettyName: f.PRETTY_NAME } : {}),
+        ecosystem: osEcosystem(f.ID, f.VERSION_ID),
+      };
   }
   const osEco = os?.ecosystem ?? null;
   const packages: Package[] = [];
   const osPackages = (type: PackageType, label: string) => {
-    if (!osEco) notes.push(`${label} packages were found but the distribution (${os ? `${os.id} ${os.versionId ?? ''}`.trim() : 'no os-release'}) has no OSV ecosystem here; they were listed, not matched`);
+    if (!osEco)
+      notes.push(
+        `${label} packages were found but the distribution (${os ? `${os.id} ${os.versionId ?? ''}`.trim() : 'no os-release'}) has no OSV ecosystem here; they were listed, not matched`,
+      );
     return osEco ?? `${os?.id ?? 'unknown'}:${os?.versionId ?? ''}`;
   };
 
   const dpkg = (byKind.get('dpkg') ?? []).sort(([a], [b]) => (a < b ? -1 : 1));
   if (dpkg.length) {
     const eco = osPackages('dpkg', 'Debian');
-    for (const [path, data] of dpkg) packages.push(...bySource(parseDpkgStatus(data.toString('utf8')), eco, 'dpkg', path));
+    for (const [path, data] of dpkg)
+      packages.push(...bySource(parseDpkgStatus(data.toString('utf8')), eco, 'dpkg', path));
   }
   // One database per manager: the same one may be reachable under both its old and new path.
   const first = (kind: KeptKind, order: string[]) => {
@@ -256,7 +281,10 @@ export function takeInventory(image: Pick<ImageContents, 'files'>): Inventory {
     const eco = osPackages('rpm', 'RPM');
     for (const r of rpms) packages.push({ type: 'rpm', ecosystem: eco, name: r.name, version: r.version, file: path });
   }
-  for (const [path] of byKind.get('rpm-legacy') ?? []) notes.push(`${path} is an rpm database in Berkeley DB or NDB format, which this scanner does not read; its packages are not listed`);
+  for (const [path] of byKind.get('rpm-legacy') ?? [])
+    notes.push(
+      `${path} is an rpm database in Berkeley DB or NDB format, which this scanner does not read; its packages are not listed`,
+    );
   for (const [path, data] of byKind.get('npm') ?? []) {
     const p = parsePackageJson(data);
     if (p) packages.push({ type: 'npm', ecosystem: 'npm', name: p.name, version: p.version, file: path });

@@ -2,7 +2,17 @@
 // JSON array or object, or JSON lines), validates them and writes a SQLite file indexed by
 // ecosystem and package name, so a scan looks up only the packages it found instead of loading
 // every advisory. `openOsvDb` opens that file, or, for small sets, plain OSV JSON in memory.
-import { closeSync, createReadStream, openSync, readSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  openSync,
+  readSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { DatabaseSync } from 'node:sqlite';
@@ -56,12 +66,16 @@ function compact(r: OsvRecord): OsvRecord {
       .filter((a) => a.package)
       .map((a) => ({
         package: { ecosystem: a.package!.ecosystem, name: a.package!.name },
-        ...(a.ranges ? { ranges: a.ranges.filter((x) => x.type !== 'GIT').map((x) => ({ type: x.type, events: x.events })) } : {}),
+        ...(a.ranges
+          ? { ranges: a.ranges.filter((x) => x.type !== 'GIT').map((x) => ({ type: x.type, events: x.events })) }
+          : {}),
         ...(a.versions?.length ? { versions: a.versions } : {}),
         ...(a.ecosystem_specific?.severity !== undefined || a.ecosystem_specific?.urgency !== undefined
           ? { ecosystem_specific: { severity: a.ecosystem_specific.severity, urgency: a.ecosystem_specific.urgency } }
           : {}),
-        ...(a.database_specific?.severity !== undefined ? { database_specific: { severity: a.database_specific.severity } } : {}),
+        ...(a.database_specific?.severity !== undefined
+          ? { database_specific: { severity: a.database_specific.severity } }
+          : {}),
       })),
     ...(refs.length ? { references: refs.map((x) => ({ url: x.url })) } : {}),
     ...(r.database_specific?.severity !== undefined || r.database_specific?.cwe_ids !== undefined
@@ -93,7 +107,8 @@ async function* recordsOfFile(path: string): AsyncGenerator<RawRecord> {
     for await (const line of rl) {
       n++;
       if (!line.trim()) continue;
-      if (line.length > MAX_RECORD_BYTES) throw new OsvDbError(`${path}:${n}: a record is larger than ${MAX_RECORD_BYTES} bytes`);
+      if (line.length > MAX_RECORD_BYTES)
+        throw new OsvDbError(`${path}:${n}: a record is larger than ${MAX_RECORD_BYTES} bytes`);
       try {
         yield { value: JSON.parse(line), origin: `${path}:${n}` };
       } catch (e) {
@@ -103,7 +118,10 @@ async function* recordsOfFile(path: string): AsyncGenerator<RawRecord> {
     }
     return;
   }
-  if (size > MAX_JSON_FILE_BYTES) throw new OsvDbError(`${path} is larger than ${MAX_JSON_FILE_BYTES} bytes; give a directory of records or JSON lines instead`);
+  if (size > MAX_JSON_FILE_BYTES)
+    throw new OsvDbError(
+      `${path} is larger than ${MAX_JSON_FILE_BYTES} bytes; give a directory of records or JSON lines instead`,
+    );
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
@@ -152,7 +170,14 @@ async function* validRecords(source: string, summary: ImportSummary): AsyncGener
   }
 }
 
-const emptySummary = (): ImportSummary => ({ imported: 0, invalid: 0, invalidExamples: [], withdrawn: 0, superseded: 0, ecosystems: {} });
+const emptySummary = (): ImportSummary => ({
+  imported: 0,
+  invalid: 0,
+  invalidExamples: [],
+  withdrawn: 0,
+  superseded: 0,
+  ecosystems: {},
+});
 
 /** The distinct (ecosystem base, name) keys a record is indexed under. */
 function keysOf(r: OsvRecord): { ecosystem: string; name: string }[] {
@@ -203,7 +228,10 @@ export async function importOsvDump(sourcePath: string, dbPath: string): Promise
       summary.imported++;
     }
     db.exec('create index affected_package on affected (ecosystem, name)');
-    for (const row of db.prepare('select ecosystem, count(distinct id) as n from affected group by ecosystem order by ecosystem').all() as { ecosystem: string; n: number }[]) summary.ecosystems[row.ecosystem] = row.n;
+    for (const row of db
+      .prepare('select ecosystem, count(distinct id) as n from affected group by ecosystem order by ecosystem')
+      .all() as { ecosystem: string; n: number }[])
+      summary.ecosystems[row.ecosystem] = row.n;
     const meta = db.prepare('insert into meta (key, value) values (?, ?)');
     meta.run('format', OSV_DB_FORMAT);
     meta.run('builtAt', new Date().toISOString());
@@ -235,17 +263,28 @@ function openSqlite(path: string): OsvDatabase {
   let db: DatabaseSync;
   try {
     db = new DatabaseSync(path, { readOnly: true });
-    const format = (db.prepare("select value from meta where key = 'format'").get() as { value: string } | undefined)?.value;
-    if (format !== OSV_DB_FORMAT) throw new OsvDbError(`${path} is a SQLite file but not a Rampart OSV database (format ${format ?? 'unknown'})`);
+    const format = (db.prepare("select value from meta where key = 'format'").get() as { value: string } | undefined)
+      ?.value;
+    if (format !== OSV_DB_FORMAT)
+      throw new OsvDbError(`${path} is a SQLite file but not a Rampart OSV database (format ${format ?? 'unknown'})`);
   } catch (e) {
     if (e instanceof OsvDbError) throw e;
     throw new OsvDbError(`Cannot open the OSV database ${path}: ${(e as Error).message}`, { cause: e });
   }
-  const meta = Object.fromEntries((db.prepare('select key, value from meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+  const meta = Object.fromEntries(
+    (db.prepare('select key, value from meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]),
+  );
   const count = (db.prepare('select count(*) as n from advisories').get() as { n: number }).n;
-  const query = db.prepare('select a.record from affected f join advisories a on a.id = f.id where f.ecosystem = ? and f.name = ? group by a.id');
+  const query = db.prepare(
+    'select a.record from affected f join advisories a on a.id = f.id where f.ecosystem = ? and f.name = ? group by a.id',
+  );
   return {
-    info: { format: OSV_DB_FORMAT, advisories: count, ...(meta.builtAt ? { builtAt: meta.builtAt } : {}), ...(meta.source ? { source: meta.source } : {}) },
+    info: {
+      format: OSV_DB_FORMAT,
+      advisories: count,
+      ...(meta.builtAt ? { builtAt: meta.builtAt } : {}),
+      ...(meta.source ? { source: meta.source } : {}),
+    },
     lookup(ecosystem, name) {
       const out: OsvRecord[] = [];
       for (const row of query.all(ecosystem, name) as { record: Uint8Array }[]) {
@@ -275,7 +314,10 @@ async function openJson(path: string): Promise<OsvDatabase> {
     if (prev && (prev.modified ?? '') >= (r.modified ?? '')) continue;
     byId.set(r.id, r);
   }
-  if (summary.invalid) throw new OsvDbError(`${summary.invalid} OSV record${summary.invalid === 1 ? '' : 's'} in ${path} did not validate (${summary.invalidExamples.slice(0, 3).join(', ')})`);
+  if (summary.invalid)
+    throw new OsvDbError(
+      `${summary.invalid} OSV record${summary.invalid === 1 ? '' : 's'} in ${path} did not validate (${summary.invalidExamples.slice(0, 3).join(', ')})`,
+    );
   for (const r of byId.values()) {
     for (const k of keysOf(r)) {
       const key = `${k.ecosystem}\0${k.name}`;

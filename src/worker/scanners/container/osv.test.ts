@@ -196,13 +196,31 @@ describe('CVSS v3 base scores', () => {
       ['CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H/E:U/RL:O', 9.8],
     ];
     for (const [v, score] of known) expect(cvss3BaseScore(v), v).toBe(score);
-    for (const bad of ['AV:N/AC:L/Au:N/C:P/I:P/A:P', 'CVSS:3.1/AV:N/AC:L', 'CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N', 'CVSS:3.1/AV:X/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H']) expect(cvss3BaseScore(bad), bad).toBeNull();
-    expect([0, 0.1, 3.9, 4, 6.9, 7, 8.9, 9, 10].map(severityOfScore)).toEqual(['info', 'low', 'low', 'medium', 'medium', 'high', 'high', 'critical', 'critical']);
+    for (const bad of [
+      'AV:N/AC:L/Au:N/C:P/I:P/A:P',
+      'CVSS:3.1/AV:N/AC:L',
+      'CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N',
+      'CVSS:3.1/AV:X/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H',
+    ])
+      expect(cvss3BaseScore(bad), bad).toBeNull();
+    expect([0, 0.1, 3.9, 4, 6.9, 7, 8.9, 9, 10].map(severityOfScore)).toEqual([
+      'info',
+      'low',
+      'low',
+      'medium',
+      'medium',
+      'high',
+      'high',
+      'critical',
+      'critical',
+    ]);
   });
 });
 
-const rec = (r: Partial<OsvRecord> & { affected: OsvRecord['affected'] }): OsvRecord => osvRecordSchema.parse({ id: 'TEST-1', ...r });
-const npmRange = (events: Record<string, string>[], extra: Record<string, unknown> = {}) => rec({ affected: [{ package: { ecosystem: 'npm', name: 'pkg' }, ranges: [{ type: 'SEMVER', events }], ...extra }] });
+const rec = (r: Partial<OsvRecord> & { affected: OsvRecord['affected'] }): OsvRecord =>
+  osvRecordSchema.parse({ id: 'TEST-1', ...r });
+const npmRange = (events: Record<string, string>[], extra: Record<string, unknown> = {}) =>
+  rec({ affected: [{ package: { ecosystem: 'npm', name: 'pkg' }, ranges: [{ type: 'SEMVER', events }], ...extra }] });
 const npmPkg = (version: string) => ({ ecosystem: 'npm', name: 'pkg', version });
 
 describe('OSV evaluation', () => {
@@ -240,19 +258,50 @@ describe('OSV evaluation', () => {
   });
 
   it('the explicit versions list, and GIT ranges ignored', () => {
-    const listed = rec({ affected: [{ package: { ecosystem: 'npm', name: 'pkg' }, versions: ['1.0.0', '1.0.1'], ranges: [{ type: 'GIT', repo: 'https://example.test/r.git', events: [{ introduced: 'abc' }] }] }] });
+    const listed = rec({
+      affected: [
+        {
+          package: { ecosystem: 'npm', name: 'pkg' },
+          versions: ['1.0.0', '1.0.1'],
+          ranges: [{ type: 'GIT', repo: 'https://example.test/r.git', events: [{ introduced: 'abc' }] }],
+        },
+      ],
+    });
     expect(matchAdvisory(listed, npmPkg('1.0.1'))).not.toBeNull();
     expect(matchAdvisory(listed, npmPkg('1.0.2'))).toBeNull();
-    const gitOnly = rec({ affected: [{ package: { ecosystem: 'npm', name: 'pkg' }, ranges: [{ type: 'GIT', repo: 'https://example.test/r.git', events: [{ introduced: '0' }] }] }] });
+    const gitOnly = rec({
+      affected: [
+        {
+          package: { ecosystem: 'npm', name: 'pkg' },
+          ranges: [{ type: 'GIT', repo: 'https://example.test/r.git', events: [{ introduced: '0' }] }],
+        },
+      ],
+    });
     expect(matchAdvisory(gitOnly, npmPkg('1.0.0'))).toBeNull();
   });
 
   it('ECOSYSTEM ranges use the ecosystem order: dpkg epochs and ~, PEP 440 prereleases', () => {
-    const deb = rec({ affected: [{ package: { ecosystem: 'Debian:12', name: 'zlib' }, ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '0' }, { fixed: '1:1.2.13.dfsg-2' }] }] }] });
+    const deb = rec({
+      affected: [
+        {
+          package: { ecosystem: 'Debian:12', name: 'zlib' },
+          ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '0' }, { fixed: '1:1.2.13.dfsg-2' }] }],
+        },
+      ],
+    });
     expect(matchAdvisory(deb, { ecosystem: 'Debian:12', name: 'zlib', version: '1.3-1' })).not.toBeNull();
-    expect(matchAdvisory(deb, { ecosystem: 'Debian:12', name: 'zlib', version: '1:1.2.13.dfsg-2~bpo1' })).not.toBeNull();
+    expect(
+      matchAdvisory(deb, { ecosystem: 'Debian:12', name: 'zlib', version: '1:1.2.13.dfsg-2~bpo1' }),
+    ).not.toBeNull();
     expect(matchAdvisory(deb, { ecosystem: 'Debian:12', name: 'zlib', version: '1:1.2.13.dfsg-2' })).toBeNull();
-    const py = rec({ affected: [{ package: { ecosystem: 'PyPI', name: 'Requests' }, ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '2.3.0' }, { fixed: '2.31.0' }] }] }] });
+    const py = rec({
+      affected: [
+        {
+          package: { ecosystem: 'PyPI', name: 'Requests' },
+          ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '2.3.0' }, { fixed: '2.31.0' }] }],
+        },
+      ],
+    });
     expect(matchAdvisory(py, { ecosystem: 'PyPI', name: 'requests', version: '2.31.0rc1' })?.fixed).toBe('2.31.0');
     expect(matchAdvisory(py, { ecosystem: 'PyPI', name: 'requests', version: '2.31.0.post1' })).toBeNull();
     expect(matchAdvisory(py, { ecosystem: 'PyPI', name: 'requests', version: '2.2.9' })).toBeNull();
@@ -276,26 +325,57 @@ describe('OSV evaluation', () => {
     expect(matchAdvisory(py, { ecosystem: 'PyPI', name: 'typing-extensions', version: '4.9.0' })).not.toBeNull();
     const npmCase = rec({ affected: [{ package: { ecosystem: 'npm', name: 'Lodash' }, versions: ['4.17.20'] }] });
     expect(matchAdvisory(npmCase, { ecosystem: 'npm', name: 'lodash', version: '4.17.20' })).toBeNull();
-    const withdrawn = rec({ withdrawn: '2024-01-01T00:00:00Z', affected: [{ package: { ecosystem: 'npm', name: 'pkg' }, versions: ['1.0.0'] }] });
+    const withdrawn = rec({
+      withdrawn: '2024-01-01T00:00:00Z',
+      affected: [{ package: { ecosystem: 'npm', name: 'pkg' }, versions: ['1.0.0'] }],
+    });
     expect(matchAdvisory(withdrawn, npmPkg('1.0.0'))).toBeNull();
   });
 
   it('severity: a curated label first, then the CVSS v3 score, else medium; CVE ids from aliases and upstream', () => {
     const v = 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:N/A:L';
-    expect(advisorySeverity(rec({ affected: [], severity: [{ type: 'CVSS_V3', score: v }], database_specific: { severity: 'HIGH' } }))).toEqual({ severity: 'high', cvss: { score: 5.3, vector: v } });
-    expect(advisorySeverity(rec({ affected: [], severity: [{ type: 'CVSS_V3', score: v }] }))).toEqual({ severity: 'medium', cvss: { score: 5.3, vector: v } });
-    expect(advisorySeverity(rec({ affected: [], severity: [{ type: 'CVSS_V3', score: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H' }] })).severity).toBe('critical');
-    expect(advisorySeverity(rec({ affected: [], severity: [{ type: 'Ubuntu', score: 'negligible' }] })).severity).toBe('info');
-    expect(advisorySeverity(rec({ affected: [], database_specific: { severity: 'MODERATE' } }))).toEqual({ severity: 'medium' });
-    expect(advisorySeverity(rec({ affected: [], severity: [{ type: 'CVSS_V4', score: 'CVSS:4.0/AV:N' }] }))).toEqual({ severity: 'medium' });
+    expect(
+      advisorySeverity(
+        rec({ affected: [], severity: [{ type: 'CVSS_V3', score: v }], database_specific: { severity: 'HIGH' } }),
+      ),
+    ).toEqual({ severity: 'high', cvss: { score: 5.3, vector: v } });
+    expect(advisorySeverity(rec({ affected: [], severity: [{ type: 'CVSS_V3', score: v }] }))).toEqual({
+      severity: 'medium',
+      cvss: { score: 5.3, vector: v },
+    });
+    expect(
+      advisorySeverity(
+        rec({ affected: [], severity: [{ type: 'CVSS_V3', score: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H' }] }),
+      ).severity,
+    ).toBe('critical');
+    expect(advisorySeverity(rec({ affected: [], severity: [{ type: 'Ubuntu', score: 'negligible' }] })).severity).toBe(
+      'info',
+    );
+    expect(advisorySeverity(rec({ affected: [], database_specific: { severity: 'MODERATE' } }))).toEqual({
+      severity: 'medium',
+    });
+    expect(advisorySeverity(rec({ affected: [], severity: [{ type: 'CVSS_V4', score: 'CVSS:4.0/AV:N' }] }))).toEqual({
+      severity: 'medium',
+    });
     expect(advisorySeverity(rec({ affected: [] }))).toEqual({ severity: 'medium' });
     const debian = (urgency: string) => {
-      const r = rec({ affected: [{ package: { ecosystem: 'Debian:12', name: 'x' }, ecosystem_specific: { urgency } }] });
+      const r = rec({
+        affected: [{ package: { ecosystem: 'Debian:12', name: 'x' }, ecosystem_specific: { urgency } }],
+      });
       return advisorySeverity(r, r.affected![0]).severity;
     };
     expect(['unimportant', 'low**', 'high', 'not yet assigned'].map(debian)).toEqual(['low', 'low', 'high', 'medium']);
     expect(cveIds(rec({ id: 'DEBIAN-CVE-2023-4911', affected: [] }))).toEqual(['CVE-2023-4911']);
-    expect(cveIds(rec({ id: 'GHSA-35jh-r3h4-6jhm', aliases: ['CVE-2021-23337', 'PYSEC-1'], upstream: ['cve-2020-12345'], affected: [] }))).toEqual(['CVE-2020-12345', 'CVE-2021-23337']);
+    expect(
+      cveIds(
+        rec({
+          id: 'GHSA-35jh-r3h4-6jhm',
+          aliases: ['CVE-2021-23337', 'PYSEC-1'],
+          upstream: ['cve-2020-12345'],
+          affected: [],
+        }),
+      ),
+    ).toEqual(['CVE-2020-12345', 'CVE-2021-23337']);
   });
 });
 
@@ -303,15 +383,35 @@ describe('OSV database', () => {
   it('imports a dump (directory of JSON, JSON lines, arrays) into an indexed database', async () => {
     const src = join(work, 'dump');
     mkdirSync(join(src, 'npm'), { recursive: true });
-    const r = (id: string, modified: string, name: string, fixed: string) => ({ id, modified, affected: [{ package: { ecosystem: 'npm', name }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed }] }] }] });
-    writeFileSync(join(src, 'npm', 'GHSA-aaaa.json'), JSON.stringify(r('GHSA-aaaa', '2024-01-01T00:00:00Z', 'left-pad', '1.3.0')));
+    const r = (id: string, modified: string, name: string, fixed: string) => ({
+      id,
+      modified,
+      affected: [
+        { package: { ecosystem: 'npm', name }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed }] }] },
+      ],
+    });
+    writeFileSync(
+      join(src, 'npm', 'GHSA-aaaa.json'),
+      JSON.stringify(r('GHSA-aaaa', '2024-01-01T00:00:00Z', 'left-pad', '1.3.0')),
+    );
     writeFileSync(
       join(src, 'more.jsonl'),
       [
         JSON.stringify(r('GHSA-bbbb', '2024-01-01T00:00:00Z', 'express', '4.0.0')),
         '{ not json',
-        JSON.stringify({ id: 'BAD-1', affected: [{ package: { ecosystem: 'npm', name: 'x' }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0', fixed: '1' }] }] }] }),
-        JSON.stringify({ ...r('GHSA-gone', '2024-01-01T00:00:00Z', 'express', '1.0.0'), withdrawn: '2024-02-01T00:00:00Z' }),
+        JSON.stringify({
+          id: 'BAD-1',
+          affected: [
+            {
+              package: { ecosystem: 'npm', name: 'x' },
+              ranges: [{ type: 'SEMVER', events: [{ introduced: '0', fixed: '1' }] }],
+            },
+          ],
+        }),
+        JSON.stringify({
+          ...r('GHSA-gone', '2024-01-01T00:00:00Z', 'express', '1.0.0'),
+          withdrawn: '2024-02-01T00:00:00Z',
+        }),
         // An older and a newer copy of GHSA-aaaa: the newest modified wins.
         JSON.stringify(r('GHSA-aaaa', '2023-01-01T00:00:00Z', 'left-pad', '0.0.1')),
         JSON.stringify(r('GHSA-aaaa', '2025-01-01T00:00:00Z', 'left-pad', '1.3.1')),
@@ -339,10 +439,31 @@ describe('OSV database', () => {
     expect(summary).toMatchObject({ imported: 9, invalid: 0, ecosystems: { debian: 4, alpine: 1, npm: 2, pypi: 2 } });
     const sqlite = await openOsvDb(db);
     const json = await openOsvDb(SAMPLE);
-    for (const [eco, name] of [['debian', 'openssl'], ['pypi', 'requests'], ['npm', 'lodash'], ['alpine', 'musl']] as const) {
-      expect(sqlite.lookup(eco, name).map((r) => r.id).sort(), `${eco}/${name}`).toEqual(json.lookup(eco, name).map((r) => r.id).sort());
+    for (const [eco, name] of [
+      ['debian', 'openssl'],
+      ['pypi', 'requests'],
+      ['npm', 'lodash'],
+      ['alpine', 'musl'],
+    ] as const) {
+      expect(
+        sqlite
+          .lookup(eco, name)
+          .map((r) => r.id)
+          .sort(),
+        `${eco}/${name}`,
+      ).toEqual(
+        json
+          .lookup(eco, name)
+          .map((r) => r.id)
+          .sort(),
+      );
     }
-    expect(sqlite.lookup('debian', 'openssl').map((r) => r.id).sort()).toEqual(['DSA-5532-1', 'RAMPART-SAMPLE-0001']);
+    expect(
+      sqlite
+        .lookup('debian', 'openssl')
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(['DSA-5532-1', 'RAMPART-SAMPLE-0001']);
     sqlite.close();
   });
 
@@ -353,7 +474,12 @@ describe('OSV database', () => {
     d.close();
     await expect(openOsvDb(other)).rejects.toBeInstanceOf(OsvDbError);
     const bad = join(work, 'bad.json');
-    writeFileSync(bad, JSON.stringify([{ id: 'X', affected: [{ package: { ecosystem: 'npm', name: 'x' }, ranges: [{ type: 'SEMVER', events: [] }] }] }]));
+    writeFileSync(
+      bad,
+      JSON.stringify([
+        { id: 'X', affected: [{ package: { ecosystem: 'npm', name: 'x' }, ranges: [{ type: 'SEMVER', events: [] }] }] },
+      ]),
+    );
     await expect(openOsvDb(bad)).rejects.toThrow(/did not validate/);
     await expect(openOsvDb(join(work, 'missing.db'))).rejects.toBeInstanceOf(OsvDbError);
   });

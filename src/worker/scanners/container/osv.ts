@@ -12,7 +12,10 @@ const version = z.string().trim().min(1).max(300);
 const eventSchema = z
   .object({ introduced: version, fixed: version, last_affected: version, limit: version })
   .partial()
-  .refine((e) => Object.keys(e).length === 1, 'An OSV range event has exactly one of introduced, fixed, last_affected, limit.');
+  .refine(
+    (e) => Object.keys(e).length === 1,
+    'An OSV range event has exactly one of introduced, fixed, last_affected, limit.',
+  );
 
 const rangeSchema = z.object({
   type: z.string().min(1).max(50),
@@ -23,7 +26,13 @@ const rangeSchema = z.object({
 const specificSchema = z.record(z.string(), z.unknown());
 
 const affectedSchema = z.object({
-  package: z.object({ ecosystem: z.string().trim().min(1).max(200), name: z.string().trim().min(1).max(500), purl: z.string().max(2_000).optional() }).optional(),
+  package: z
+    .object({
+      ecosystem: z.string().trim().min(1).max(200),
+      name: z.string().trim().min(1).max(500),
+      purl: z.string().max(2_000).optional(),
+    })
+    .optional(),
   ranges: z.array(rangeSchema).max(1_000).optional(),
   versions: z.array(z.string().max(300)).max(100_000).optional(),
   ecosystem_specific: specificSchema.optional(),
@@ -40,9 +49,15 @@ export const osvRecordSchema = z.object({
   upstream: z.array(z.string().max(200)).max(500).optional(),
   summary: z.string().max(100_000).optional(),
   details: z.string().max(1_000_000).optional(),
-  severity: z.array(z.object({ type: z.string().max(50), score: z.string().max(500) })).max(20).optional(),
+  severity: z
+    .array(z.object({ type: z.string().max(50), score: z.string().max(500) }))
+    .max(20)
+    .optional(),
   affected: z.array(affectedSchema).max(10_000).optional(),
-  references: z.array(z.object({ type: z.string().max(50).optional(), url: z.string().max(2_000) })).max(10_000).optional(),
+  references: z
+    .array(z.object({ type: z.string().max(50).optional(), url: z.string().max(2_000) }))
+    .max(10_000)
+    .optional(),
   database_specific: specificSchema.optional(),
 });
 export type OsvRecord = z.infer<typeof osvRecordSchema>;
@@ -83,14 +98,19 @@ export function ecosystemMatches(advisory: string, installed: string): boolean {
   return aRelease === iRest.join(':');
 }
 
-const compareFn = (ecosystem: string, rangeType: string): VersionCompare | null => (rangeType === 'SEMVER' ? compareSemver : rangeType === 'ECOSYSTEM' ? comparatorFor(ecosystem) : null);
+const compareFn = (ecosystem: string, rangeType: string): VersionCompare | null =>
+  rangeType === 'SEMVER' ? compareSemver : rangeType === 'ECOSYSTEM' ? comparatorFor(ecosystem) : null;
 
 /**
  * One range's verdict for a version (the schema's evaluation): below a limit (if any), then walk
  * the events in version order. `fixed` is the lowest fix above the version. Null when the
  * version cannot be ordered in this ecosystem.
  */
-export function evaluateRange(events: OsvEvent[], installed: string, cmp: VersionCompare): { affected: boolean; fixed?: string } | null {
+export function evaluateRange(
+  events: OsvEvent[],
+  installed: string,
+  cmp: VersionCompare,
+): { affected: boolean; fixed?: string } | null {
   const rank = (e: OsvEvent) => e.introduced ?? e.fixed ?? e.last_affected ?? e.limit!;
   if (cmp(installed, installed) === null) return null;
   const limits = events.filter((e) => e.limit !== undefined).map((e) => e.limit!);
@@ -151,7 +171,8 @@ export function matchAdvisory(record: OsvRecord, pkg: InstalledPackage): Advisor
       const verdict = evaluateRange(range.events, pkg.version, cmp);
       if (!verdict?.affected) continue;
       hit = true;
-      if (verdict.fixed !== undefined && (fixed === undefined || (cmp(verdict.fixed, fixed) ?? 0) < 0)) fixed = verdict.fixed;
+      if (verdict.fixed !== undefined && (fixed === undefined || (cmp(verdict.fixed, fixed) ?? 0) < 0))
+        fixed = verdict.fixed;
     }
     if (!hit) continue;
     const m: AdvisoryMatch = fixed === undefined ? { record, affected } : { record, affected, fixed };
@@ -171,19 +192,24 @@ const LABELS: Record<string, Severity> = {
   unimportant: 'info',
 };
 
-const labelOf = (v: unknown): Severity | undefined => (typeof v === 'string' ? LABELS[v.trim().toLowerCase()] : undefined);
+const labelOf = (v: unknown): Severity | undefined =>
+  typeof v === 'string' ? LABELS[v.trim().toLowerCase()] : undefined;
 
 // Debian's security tracker urgency ("low**" marks an unconfirmed guess; "unimportant" is Debian
 // saying the issue does not matter for its build, still worth a low rather than nothing).
 const DEBIAN_URGENCY: Record<string, Severity> = { unimportant: 'low', low: 'low', medium: 'medium', high: 'high' };
-const urgencyOf = (v: unknown): Severity | undefined => (typeof v === 'string' ? DEBIAN_URGENCY[v.replace(/\*+$/, '').trim().toLowerCase()] : undefined);
+const urgencyOf = (v: unknown): Severity | undefined =>
+  typeof v === 'string' ? DEBIAN_URGENCY[v.replace(/\*+$/, '').trim().toLowerCase()] : undefined;
 
 /**
  * An advisory's severity: a curated label (database_specific.severity, the affected entry's, an
  * Ubuntu priority, a Debian urgency) first, then the CVSS v3 base score, else medium. The v3 vector is returned
  * with its score when there is one.
  */
-export function advisorySeverity(record: OsvRecord, affected?: OsvAffected): { severity: Severity; cvss?: { score: number; vector: string } } {
+export function advisorySeverity(
+  record: OsvRecord,
+  affected?: OsvAffected,
+): { severity: Severity; cvss?: { score: number; vector: string } } {
   let cvss: { score: number; vector: string } | undefined;
   for (const s of record.severity ?? []) {
     if (s.type !== 'CVSS_V3') continue;
@@ -205,6 +231,8 @@ export function advisorySeverity(record: OsvRecord, affected?: OsvAffected): { s
 
 /** CVE ids among the record's id, aliases and upstream ids (Debian/Ubuntu records name the CVE there). */
 export function cveIds(record: OsvRecord): string[] {
-  const ids = [record.id, ...(record.aliases ?? []), ...(record.upstream ?? [])].map((x) => x.replace(/^(?:DEBIAN|UBUNTU)-(?=CVE-)/, ''));
+  const ids = [record.id, ...(record.aliases ?? []), ...(record.upstream ?? [])].map((x) =>
+    x.replace(/^(?:DEBIAN|UBUNTU)-(?=CVE-)/, ''),
+  );
   return [...new Set(ids.filter((x) => CVE_RE.test(x)).map((x) => x.toUpperCase()))].sort();
 }

@@ -27,14 +27,27 @@ export interface CertificateReport {
   /** The name checked (SNI or target) and whether the certificate covers it. */
   hostname: { name: string; matches: boolean };
   key: { type: string; bits: number; curve?: string; strength: KeyStrength };
-  signature: { algorithm: string; strength: SignatureStrength; /** The certificate whose signature is weakest. */ subject: string };
+  signature: {
+    algorithm: string;
+    strength: SignatureStrength;
+    /** The certificate whose signature is weakest. */ subject: string;
+  };
   trusted: boolean;
   trustProblem?: TrustProblem;
   selfSigned: boolean;
   /** The path found, leaf first, ending at the anchor when trusted. */
-  path: { subject: string; issuer: string; validTo: string; anchor: boolean }[];
+  path: {
+    subject: string;
+    issuer: string;
+    validTo: string;
+    anchor: boolean;
+    fingerprint256: string;
+    /** Not sent by the server: fetched (AIA). */ fetched?: boolean;
+  }[];
   /** Certificates the server sent, leaf first. */
   presented: number;
+  /** The server left out intermediates the path needed: they were fetched from the chain's AIA URLs. */
+  chainIncomplete?: boolean;
 }
 
 let systemRoots: X509Certificate[] | undefined;
@@ -49,7 +62,8 @@ function roots(): X509Certificate[] {
 export function parsePemCertificates(pems: readonly string[]): X509Certificate[] {
   const out: X509Certificate[] = [];
   for (const pem of pems) {
-    for (const block of pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []) out.push(new X509Certificate(block));
+    for (const block of pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [])
+      out.push(new X509Certificate(block));
   }
   return out;
 }
@@ -59,7 +73,17 @@ export function trustAnchors(extraPem: readonly string[] = []): X509Certificate[
   return [...roots(), ...parsePemCertificates(extraPem)];
 }
 
-const CURVE_BITS: Record<string, number> = { prime192v1: 192, secp224r1: 224, prime256v1: 256, secp256k1: 256, secp384r1: 384, secp521r1: 521, brainpoolP256r1: 256, brainpoolP384r1: 384, brainpoolP512r1: 512 };
+const CURVE_BITS: Record<string, number> = {
+  prime192v1: 192,
+  secp224r1: 224,
+  prime256v1: 256,
+  secp256k1: 256,
+  secp384r1: 384,
+  secp521r1: 521,
+  brainpoolP256r1: 256,
+  brainpoolP384r1: 384,
+  brainpoolP512r1: 512,
+};
 
 function keyOf(cert: X509Certificate): CertificateReport['key'] {
   const k = cert.publicKey;
@@ -81,14 +105,22 @@ function signatureStrength(cert: X509Certificate): SignatureStrength {
   const name = `${cert.signatureAlgorithm ?? ''} ${cert.signatureAlgorithmOid}`.toLowerCase();
   // md2/md5 with RSA: 1.2.840.113549.1.1.2 and .4; SHA-1: 1.2.840.113549.1.1.5, ECDSA 1.2.840.10045.4.1, DSA 1.2.840.10040.4.3.
   if (/\bmd[245]/.test(name) || /\b1\.2\.840\.113549\.1\.1\.[24]\b/.test(name)) return 'md5';
-  if (/sha-?1(?!\d)/.test(name) || /\b(1\.2\.840\.113549\.1\.1\.5|1\.2\.840\.10045\.4\.1|1\.2\.840\.10040\.4\.3)\b/.test(name)) return 'sha1';
+  if (
+    /sha-?1(?!\d)/.test(name) ||
+    /\b(1\.2\.840\.113549\.1\.1\.5|1\.2\.840\.10045\.4\.1|1\.2\.840\.10040\.4\.3)\b/.test(name)
+  )
+    return 'sha1';
   return 'ok';
 }
 
-const issuedBy = (cert: X509Certificate, issuer: X509Certificate) => cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
+const issuedBy = (cert: X509Certificate, issuer: X509Certificate) =>
+  cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
 
 /** A path from the leaf to an anchor, dates ignored (they are judged on their own). */
-function buildPath(chain: X509Certificate[], anchors: X509Certificate[]): { path: { cert: X509Certificate; anchor: boolean }[]; trusted: boolean; problem?: TrustProblem } {
+function buildPath(
+  chain: X509Certificate[],
+  anchors: X509Certificate[],
+): { path: { cert: X509Certificate; anchor: boolean }[]; trusted: boolean; problem?: TrustProblem } {
   const anchorPrints = new Set(anchors.map((a) => a.fingerprint256));
   const path: { cert: X509Certificate; anchor: boolean }[] = [];
   let current = chain[0]!;
@@ -103,17 +135,33 @@ function buildPath(chain: X509Certificate[], anchors: X509Certificate[]): { path
       path.push({ cert: anchor, anchor: true });
       return { path, trusted: true };
     }
-    if (issuedBy(current, current)) return { path, trusted: false, problem: path.length === 1 ? 'self-signed' : 'untrusted-root' };
-    const next = chain.find((c) => c !== current && c.ca && !path.some((p) => p.cert.fingerprint256 === c.fingerprint256) && issuedBy(current, c));
+    if (issuedBy(current, current))
+      return { path, trusted: false, problem: path.length === 1 ? 'self-signed' : 'untrusted-root' };
+    const next = chain.find(
+      (c) =>
+        c !== current && c.ca && !path.some((p) => p.cert.fingerprint256 === c.fingerprint256) && issuedBy(current, c),
+    );
     if (!next) return { path, trusted: false, problem: 'unknown-issuer' };
     current = next;
   }
   return { path, trusted: false, problem: 'unknown-issuer' };
 }
 
-export function analyzeCertificate(chain: X509Certificate[], anchors: X509Certificate[], name: string, now = new Date()): CertificateReport {
+/**
+ * The chain the server sent (leaf first), judged against the anchors. `fetched` are intermediates
+ * found elsewhere (AIA): a path that needs one is trusted but marked chainIncomplete.
+ */
+export function analyzeCertificate(
+  chain: X509Certificate[],
+  anchors: X509Certificate[],
+  name: string,
+  now = new Date(),
+  fetched: X509Certificate[] = [],
+): CertificateReport {
   const leaf = chain[0]!;
-  const { path, trusted, problem } = buildPath(chain, anchors);
+  const { path, trusted, problem } = buildPath([...chain, ...fetched], anchors);
+  const sent = new Set(chain.map((x) => x.fingerprint256));
+  const chainIncomplete = trusted && path.some((p) => !p.anchor && !sent.has(p.cert.fingerprint256));
   const validTo = leaf.validToDate;
   const validFrom = leaf.validFromDate;
   // Signatures that matter: every certificate on the path below the anchor (an anchor's own signature is not checked by clients).
@@ -134,12 +182,24 @@ export function analyzeCertificate(chain: X509Certificate[], anchors: X509Certif
     notYetValid: now < validFrom,
     hostname: { name, matches: net.isIP(name) ? leaf.checkIP(name) !== undefined : leaf.checkHost(name) !== undefined },
     key: keyOf(leaf),
-    signature: { algorithm: weakest.signatureAlgorithm ?? weakest.signatureAlgorithmOid, strength: signatureStrength(weakest), subject: oneLine(weakest.subject) },
+    signature: {
+      algorithm: weakest.signatureAlgorithm ?? weakest.signatureAlgorithmOid,
+      strength: signatureStrength(weakest),
+      subject: oneLine(weakest.subject),
+    },
     trusted,
     ...(problem ? { trustProblem: problem } : {}),
     selfSigned: problem === 'self-signed',
-    path: path.map((p) => ({ subject: oneLine(p.cert.subject), issuer: oneLine(p.cert.issuer), validTo: p.cert.validToDate.toISOString(), anchor: p.anchor })),
+    path: path.map((p) => ({
+      subject: oneLine(p.cert.subject),
+      issuer: oneLine(p.cert.issuer),
+      validTo: p.cert.validToDate.toISOString(),
+      anchor: p.anchor,
+      fingerprint256: p.cert.fingerprint256,
+      ...(!p.anchor && !sent.has(p.cert.fingerprint256) ? { fetched: true } : {}),
+    })),
     presented: chain.length,
+    ...(chainIncomplete ? { chainIncomplete } : {}),
   };
 }
 

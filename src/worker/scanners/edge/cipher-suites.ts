@@ -92,12 +92,17 @@ function describe(code: number, short: string): CipherSuite {
   const [kx, rest] = short.split('_WITH_') as [string, string];
   const enc = rest.replace(/_(?:SHA|SHA256|SHA384|MD5)(?:_OLD)?$/, '');
   const bits =
-    enc === 'NULL' ? 0
-    : /_40$|DES40/.test(enc) || /EXPORT(?!1024)/.test(kx) ? 40
-    : /_56$/.test(enc) || enc === 'DES_CBC' ? 56
-    : enc === '3DES_EDE_CBC' ? 112
-    : /256|CHACHA20/.test(enc) ? 256
-    : 128;
+    enc === 'NULL'
+      ? 0
+      : /_40$|DES40/.test(enc) || /EXPORT(?!1024)/.test(kx)
+        ? 40
+        : /_56$/.test(enc) || enc === 'DES_CBC'
+          ? 56
+          : enc === '3DES_EDE_CBC'
+            ? 112
+            : /256|CHACHA20/.test(enc)
+              ? 256
+              : 128;
   return {
     code,
     name,
@@ -126,12 +131,37 @@ const BY_CODE = new Map(CIPHER_SUITES.map((s) => [s.code, s]));
 const BY_NAME = new Map(CIPHER_SUITES.map((s) => [s.name, s]));
 
 /** TLS 1.3 suites by their (IANA = OpenSSL) names; all are AEAD with forward secrecy. */
-export const TLS13_SUITES = ['TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256', 'TLS_AES_128_GCM_SHA256', 'TLS_AES_128_CCM_SHA256', 'TLS_AES_128_CCM_8_SHA256'] as const;
+export const TLS13_SUITES = [
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'TLS_AES_128_GCM_SHA256',
+  'TLS_AES_128_CCM_SHA256',
+  'TLS_AES_128_CCM_8_SHA256',
+] as const;
 
-const TLS13_CODES: Record<string, number> = { TLS_AES_128_GCM_SHA256: 0x1301, TLS_AES_256_GCM_SHA384: 0x1302, TLS_CHACHA20_POLY1305_SHA256: 0x1303, TLS_AES_128_CCM_SHA256: 0x1304, TLS_AES_128_CCM_8_SHA256: 0x1305 };
+const TLS13_CODES: Record<string, number> = {
+  TLS_AES_128_GCM_SHA256: 0x1301,
+  TLS_AES_256_GCM_SHA384: 0x1302,
+  TLS_CHACHA20_POLY1305_SHA256: 0x1303,
+  TLS_AES_128_CCM_SHA256: 0x1304,
+  TLS_AES_128_CCM_8_SHA256: 0x1305,
+};
 
 export function tls13Suite(name: string): CipherSuite {
-  return { code: TLS13_CODES[name] ?? 0, name, kx: 'any', bits: /256|CHACHA20/.test(name) ? 256 : 128, forwardSecrecy: true, aead: true, anonymous: false, export: false, nullCipher: false, rc4: false, smallBlock: false, tls12Only: false };
+  return {
+    code: TLS13_CODES[name] ?? 0,
+    name,
+    kx: 'any',
+    bits: /256|CHACHA20/.test(name) ? 256 : 128,
+    forwardSecrecy: true,
+    aead: true,
+    anonymous: false,
+    export: false,
+    nullCipher: false,
+    rc4: false,
+    smallBlock: false,
+    tls12Only: false,
+  };
 }
 
 /** The table entry for a code the scanner offers. */

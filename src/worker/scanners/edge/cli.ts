@@ -1,7 +1,7 @@
 // `rampart-worker scan edge`: flags, help and output of the edge (TLS and HTTP front door) check.
 import { readFileSync } from 'node:fs';
 import { UsageError, parseIntFlag } from '../../commands/common.ts';
-import { renderTable } from '../../output.ts';
+import { renderTable } from '../../output-text.ts';
 import type { CliFlagValue, LocalScanCli } from '../types.ts';
 import type { EdgePortResult, EdgeResult } from './engine.ts';
 import { createEdgeScanner, DEFAULT_TIMEOUT_MS, edgeTaskOptions, type EdgeScannerSettings } from './index.ts';
@@ -10,7 +10,8 @@ const str = (v: CliFlagValue) => (typeof v === 'string' ? v : undefined);
 
 function parsePorts(spec: string): number[] {
   const parts = spec.split(',').map((p) => p.trim());
-  if (!parts.every((p) => /^\d{1,5}$/.test(p))) throw new UsageError('--ports takes port numbers separated by commas, e.g. 443,8443');
+  if (!parts.every((p) => /^\d{1,5}$/.test(p)))
+    throw new UsageError('--ports takes port numbers separated by commas, e.g. 443,8443');
   const ports = [...new Set(parts.map(Number))];
   if (ports.some((p) => p < 1 || p > 65_535)) throw new UsageError('--ports: port numbers run from 1 to 65535');
   if (ports.length > 16) throw new UsageError('--ports: at most 16 ports');
@@ -24,13 +25,22 @@ function portLines(p: EdgePortResult): string[] {
   const lines: string[] = [];
   const c = p.certificate;
   if (c) {
-    const trust = c.trusted ? 'trusted' : c.selfSigned ? 'self-signed' : `untrusted (${c.trustProblem ?? 'unknown issuer'})`;
+    const trust = c.trusted
+      ? 'trusted'
+      : c.selfSigned
+        ? 'self-signed'
+        : `untrusted (${c.trustProblem ?? 'unknown issuer'})`;
     lines.push(`  certificate ${c.subject}, issued by ${c.issuer}`);
-    lines.push(`    expires ${c.validTo.slice(0, 10)} (${c.expired ? 'expired' : `${c.daysLeft} days`}), ${trust}, ${c.hostname.matches ? 'covers' : 'does NOT cover'} ${c.hostname.name}, ${c.key.type} ${c.key.bits}, ${c.signature.algorithm}`);
+    lines.push(
+      `    expires ${c.validTo.slice(0, 10)} (${c.expired ? 'expired' : `${c.daysLeft} days`}), ${trust}, ${c.hostname.matches ? 'covers' : 'does NOT cover'} ${c.hostname.name}, ${c.key.type} ${c.key.bits}, ${c.signature.algorithm}`,
+    );
   } else if (p.certificateError) lines.push(`  certificate not read: ${p.certificateError}`);
   const suites = p.ciphers.reduce((n, l) => n + l.suites.length, 0);
-  lines.push(`  ${suites} suite${suites === 1 ? '' : 's'} accepted${p.serverPreference === null ? '' : p.serverPreference ? ', server order enforced' : ', client order followed'}`);
-  if (p.https?.status !== undefined) lines.push(`  HTTPS ${p.https.status}, HSTS ${p.https.hsts ? p.https.hsts.raw : 'none'}`);
+  lines.push(
+    `  ${suites} suite${suites === 1 ? '' : 's'} accepted${p.serverPreference === null ? '' : p.serverPreference ? ', server order enforced' : ', client order followed'}`,
+  );
+  if (p.https?.status !== undefined)
+    lines.push(`  HTTPS ${p.https.status}, HSTS ${p.https.hsts ? p.https.hsts.raw : 'none'}`);
   else if (p.https?.error) lines.push(`  HTTPS: ${p.https.error}`);
   for (const cap of p.grade?.caps ?? []) lines.push(`  cap ${cap.grade.padEnd(2)} ${cap.reason}`);
   return lines;
@@ -69,7 +79,8 @@ export const edgeCli: LocalScanCli = {
       } catch (e) {
         throw new UsageError(`--ca-file: cannot read ${caFile}: ${(e as Error).message}`);
       }
-      if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`--ca-file: ${caFile} holds no PEM certificate`);
+      if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+        throw new UsageError(`--ca-file: ${caFile} holds no PEM certificate`);
       settings.caCertificates = [pem];
     }
     const httpPort = parseIntFlag('http-port', str(values['http-port']), 0, 65_535);
@@ -86,7 +97,10 @@ export const edgeCli: LocalScanCli = {
   },
   table(details, meta) {
     const d = details as unknown as EdgeResult;
-    const lines = [`edge check of ${d.host}${d.address !== d.host ? ` (${d.address})` : ''}, SNI ${d.serverName}, in ${(meta.durationMs / 1000).toFixed(1)} s`, ''];
+    const lines = [
+      `edge check of ${d.host}${d.address !== d.host ? ` (${d.address})` : ''}, SNI ${d.serverName}, in ${(meta.durationMs / 1000).toFixed(1)} s`,
+      '',
+    ];
     lines.push(
       renderTable(
         ['PORT', 'GRADE', 'IGNORING TRUST', 'PROTOCOLS'],
@@ -94,7 +108,12 @@ export const edgeCli: LocalScanCli = {
           `${p.port}/tcp`,
           p.grade?.grade ?? '-',
           p.grade?.gradeIgnoringTrust ?? '-',
-          p.state === 'tls' ? Object.entries(p.protocols).filter(([, on]) => on).map(([name]) => shortProtocol(name)).join(' ') : p.state,
+          p.state === 'tls'
+            ? Object.entries(p.protocols)
+                .filter(([, on]) => on)
+                .map(([name]) => shortProtocol(name))
+                .join(' ')
+            : p.state,
         ]),
       ),
     );
@@ -103,11 +122,21 @@ export const edgeCli: LocalScanCli = {
       lines.push(...portLines(p));
     }
     const r = d.httpRedirect;
-    if (r) lines.push('', `HTTP redirect: ${r.url} → ${r.location ?? '(none)'}: ${r.state}${r.status ? ` (${r.status})` : ''}${r.error ? `: ${r.error}` : ''}`);
+    if (r)
+      lines.push(
+        '',
+        `HTTP redirect: ${r.url} → ${r.location ?? '(none)'}: ${r.state}${r.status ? ` (${r.status})` : ''}${r.error ? `: ${r.error}` : ''}`,
+      );
     return lines;
   },
   json(details) {
     const d = details as unknown as EdgeResult;
-    return { host: d.host, address: d.address, serverName: d.serverName, ports: d.ports, ...(d.httpRedirect ? { httpRedirect: d.httpRedirect } : {}) };
+    return {
+      host: d.host,
+      address: d.address,
+      serverName: d.serverName,
+      ports: d.ports,
+      ...(d.httpRedirect ? { httpRedirect: d.httpRedirect } : {}),
+    };
   },
 };

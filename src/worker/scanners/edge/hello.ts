@@ -31,7 +31,10 @@ const ext = (type: number, body: Buffer) => Buffer.concat([u16(type), vec16(body
 // x25519, secp256r1, secp384r1, secp521r1, x448, secp224r1, secp256k1
 const GROUPS = [0x001d, 0x0017, 0x0018, 0x0019, 0x001e, 0x0015, 0x0016];
 // ECDSA and RSA-PSS/PKCS#1 with SHA-2, Ed25519/Ed448, then the SHA-1 and DSA schemes old servers need.
-const SIGNATURE_SCHEMES = [0x0403, 0x0503, 0x0603, 0x0804, 0x0805, 0x0806, 0x0401, 0x0501, 0x0601, 0x0807, 0x0808, 0x0303, 0x0301, 0x0402, 0x0203, 0x0201, 0x0202];
+const SIGNATURE_SCHEMES = [
+  0x0403, 0x0503, 0x0603, 0x0804, 0x0805, 0x0806, 0x0401, 0x0501, 0x0601, 0x0807, 0x0808, 0x0303, 0x0301, 0x0402,
+  0x0203, 0x0201, 0x0202,
+];
 
 /**
  * A TLS ClientHello (SSLv3 when `version` is 0x0300: no extensions, which SSLv3 servers may choke on).
@@ -39,7 +42,13 @@ const SIGNATURE_SCHEMES = [0x0403, 0x0503, 0x0603, 0x0804, 0x0805, 0x0806, 0x040
  * balancers hang on that size.
  */
 export function clientHello(version: number, suites: readonly number[], serverName?: string): Buffer {
-  const parts = [u16(version), randomBytes(32), Buffer.from([0]), vec16(Buffer.concat(suites.map(u16))), Buffer.from([1, 0])];
+  const parts = [
+    u16(version),
+    randomBytes(32),
+    Buffer.from([0]),
+    vec16(Buffer.concat(suites.map(u16))),
+    Buffer.from([1, 0]),
+  ];
   if (version > SSL3) {
     const exts: Buffer[] = [];
     if (serverName && !net.isIP(serverName)) {
@@ -68,7 +77,15 @@ const SSL2_CIPHERS = [0x010080, 0x020080, 0x030080, 0x040080, 0x050080, 0x060040
 export function sslv2ClientHello(): Buffer {
   const specs = Buffer.concat(SSL2_CIPHERS.map((c) => u24(c)));
   const challenge = randomBytes(16);
-  const body = Buffer.concat([Buffer.from([1]), u16(0x0002), u16(specs.length), u16(0), u16(challenge.length), specs, challenge]);
+  const body = Buffer.concat([
+    Buffer.from([1]),
+    u16(0x0002),
+    u16(specs.length),
+    u16(0),
+    u16(challenge.length),
+    specs,
+    challenge,
+  ]);
   return Buffer.concat([Buffer.from([0x80 | (body.length >> 8), body.length & 0xff]), body]);
 }
 
@@ -93,7 +110,8 @@ export function parseAnswer(buf: Buffer): HelloAnswer | null {
     if (buf.length - offset < 5) return null;
     const type = buf[offset]!;
     const length = buf.readUInt16BE(offset + 3);
-    if ((type !== 0x15 && type !== 0x16) || buf[offset + 1] !== 3 || length > 18_432) return { kind: 'not-tls', first: printableStart(buf) };
+    if ((type !== 0x15 && type !== 0x16) || buf[offset + 1] !== 3 || length > 18_432)
+      return { kind: 'not-tls', first: printableStart(buf) };
     if (buf.length - offset - 5 < length) {
       if (type === 0x16) handshake.push(buf.subarray(offset + 5));
       break;
@@ -119,7 +137,10 @@ export function parseAnswer(buf: Buffer): HelloAnswer | null {
 }
 
 function printableStart(buf: Buffer): string {
-  return buf.subarray(0, 40).toString('latin1').replace(/[^\x20-\x7e]/g, '.');
+  return buf
+    .subarray(0, 40)
+    .toString('latin1')
+    .replace(/[^\x20-\x7e]/g, '.');
 }
 
 export interface HelloTarget {
@@ -141,7 +162,10 @@ export function sendHello(t: HelloTarget, hello: Buffer): Promise<HelloAnswer> {
       socket.destroy();
       resolve(a);
     };
-    const timer = setTimeout(() => finish(received.length ? { kind: 'not-tls', first: printableStart(received) } : { kind: 'timeout' }), t.timeoutMs);
+    const timer = setTimeout(
+      () => finish(received.length ? { kind: 'not-tls', first: printableStart(received) } : { kind: 'timeout' }),
+      t.timeoutMs,
+    );
     const onAbort = () => finish({ kind: 'timeout' });
     t.signal?.addEventListener('abort', onAbort, { once: true });
     let connected = false;
@@ -155,7 +179,9 @@ export function sendHello(t: HelloTarget, hello: Buffer): Promise<HelloAnswer> {
       if (answer) finish(answer);
       else if (received.length > 65_536) finish({ kind: 'not-tls', first: printableStart(received) });
     });
-    socket.once('end', () => finish(received.length ? (parseAnswer(received) ?? { kind: 'closed' }) : { kind: 'closed' }));
+    socket.once('end', () =>
+      finish(received.length ? (parseAnswer(received) ?? { kind: 'closed' }) : { kind: 'closed' }),
+    );
     socket.once('error', (e: NodeJS.ErrnoException) => {
       const code = e.code ?? 'ERR';
       // A reset after the hello is a refusal; one before the connect is a closed port.

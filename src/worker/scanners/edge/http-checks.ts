@@ -43,7 +43,12 @@ export function parseHsts(raw: string): HstsReport {
   const first = raw.split(',')[0] ?? '';
   const directives = first.split(';').map((d) => d.trim().toLowerCase());
   const maxAge = directives.map((d) => /^max-age\s*=\s*"?(\d+)"?$/.exec(d)?.[1]).find((v) => v !== undefined);
-  return { raw: first.trim().slice(0, 300), ...(maxAge !== undefined ? { maxAge: Number(maxAge) } : {}), includeSubDomains: directives.includes('includesubdomains'), preload: directives.includes('preload') };
+  return {
+    raw: first.trim().slice(0, 300),
+    ...(maxAge !== undefined ? { maxAge: Number(maxAge) } : {}),
+    includeSubDomains: directives.includes('includesubdomains'),
+    preload: directives.includes('preload'),
+  };
 }
 
 const MAX_HOPS = 3;
@@ -101,7 +106,8 @@ export async function checkRedirect(client: ScopedHttp, url: string, host: strin
     try {
       res = await client.request({ url: current, maxBodyBytes: 4_096 });
     } catch (e) {
-      if (e instanceof HttpTransportError) return { url, state: e.code === 'ECONNREFUSED' ? 'closed' : 'no-answer', error: errorText(e) };
+      if (e instanceof HttpTransportError)
+        return { url, state: e.code === 'ECONNREFUSED' ? 'closed' : 'no-answer', error: errorText(e) };
       throw e;
     }
     const location = res.status >= 300 && res.status < 400 ? res.headers.location : undefined;

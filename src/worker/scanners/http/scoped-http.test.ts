@@ -26,19 +26,45 @@ beforeAll(async () => {
     if (req.url === '/loop') return res.writeHead(302, { location: '/loop' }).end();
     if (req.url === '/post-redirect') return res.writeHead(303, { location: '/landing' }).end();
     if (req.url === '/big') return res.writeHead(200).end(Buffer.alloc(300_000, 97));
-    if (req.url === '/gz') return res.writeHead(200, { 'content-encoding': 'gzip', 'set-cookie': ['a=1; HttpOnly', 'b=2'] }).end(gzipSync('compressed hello'));
+    if (req.url === '/gz')
+      return res
+        .writeHead(200, { 'content-encoding': 'gzip', 'set-cookie': ['a=1; HttpOnly', 'b=2'] })
+        .end(gzipSync('compressed hello'));
     if (req.url === '/slow') return void setTimeout(() => res.end('late'), 2_000);
     let body = '';
     req.on('data', (c) => (body += c));
-    req.on('end', () => res.writeHead(200, { 'x-method': req.method ?? '', 'x-dup': ['1', '2'] }).end(`landed ${body}`));
+    req.on('end', () =>
+      res.writeHead(200, { 'x-method': req.method ?? '', 'x-dup': ['1', '2'] }).end(`landed ${body}`),
+    );
   });
   const away = http.createServer((req, res) => {
     hits.push(`OTHER ${req.url}`);
     res.end('should never be asked');
   });
   certDir = mkdtempSync(join(tmpdir(), 'rampart-http-tls-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(certDir, 'k.pem'), '-out', join(certDir, 'c.pem'), '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
-  const secure = https.createServer({ key: readFileSync(join(certDir, 'k.pem')), cert: readFileSync(join(certDir, 'c.pem')) }, (_req, res) => res.end('secret page'));
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      join(certDir, 'k.pem'),
+      '-out',
+      join(certDir, 'c.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+    ],
+    { stdio: 'ignore' },
+  );
+  const secure = https.createServer(
+    { key: readFileSync(join(certDir, 'k.pem')), cert: readFileSync(join(certDir, 'c.pem')) },
+    (_req, res) => res.end('secret page'),
+  );
   for (const s of [app, away, secure]) {
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
     servers.push(s);
@@ -56,7 +82,8 @@ afterAll(() => {
   rmSync(certDir, { recursive: true, force: true });
 });
 
-const client = (extra: Partial<Parameters<typeof createScopedHttp>[0]> = {}) => createScopedHttp({ inScope: sameOrigin(base), signal: new AbortController().signal, ratePerSecond: 1000, ...extra });
+const client = (extra: Partial<Parameters<typeof createScopedHttp>[0]> = {}) =>
+  createScopedHttp({ inScope: sameOrigin(base), signal: new AbortController().signal, ratePerSecond: 1000, ...extra });
 
 describe('scoped HTTP client', () => {
   it('follows redirects inside the scope and returns one that leaves it without asking the other host', async () => {

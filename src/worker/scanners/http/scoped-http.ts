@@ -7,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
+import { guardedAgents, type EgressPolicy } from '../../../lib/egress.ts';
 
 export interface HttpExchange {
   method: string;
@@ -28,6 +29,22 @@ export interface HttpExchange {
   durationMs: number;
   /** The request as sent, for evidence (headers and the first 2 KiB of the body). */
   requestText: string;
+  /** The address the answer came from. */
+  remoteAddress?: string;
+  /** True when the connection closed before the whole body arrived (kept with `keepPartial`). */
+  incomplete?: boolean;
+  /** With `keepHops`: the redirect answers before this one, first first. */
+  hops?: HttpHop[];
+}
+
+/** One answer of a redirect chain. */
+export type HttpHop = Omit<HttpExchange, 'hops' | 'redirects' | 'blockedRedirect'>;
+
+/** Cookies kept across requests (and redirect hops) by a caller, e.g. a template's cookie jar. */
+export interface CookieStore {
+  /** The Cookie header value for a request to this URL, if any. */
+  header(url: URL): string | undefined;
+  store(url: URL, setCookies: readonly string[]): void;
 }
 
 export interface HttpRequest {
@@ -39,6 +56,16 @@ export interface HttpRequest {
   maxRedirects?: number;
   /** Overrides the client's body cap for this request. */
   maxBodyBytes?: number;
+  /**
+   * The request target (path and query) sent as written instead of the URL's normalised form, for
+   * the first hop; it must start with `/` and hold no whitespace or control characters.
+   */
+  target?: string;
+  /** A body cut short by the peer (less than its Content-Length) is kept, flagged `incomplete`. */
+  keepPartial?: boolean;
+  /** Keep every answer of a redirect chain (`hops`), not only the last. */
+  keepHops?: boolean;
+  cookies?: CookieStore;
 }
 
 export interface ScopedHttpOptions {
@@ -54,6 +81,8 @@ export interface ScopedHttpOptions {
   /** Requests in flight at once (default 25). */
   concurrency?: number;
   userAgent?: string;
+  /** The hosted worker's policy: every connection (every redirect hop) is resolved and checked. */
+  egress?: EgressPolicy;
 }
 
 /** A request the scope forbids; scanners treat it as a bug in their own URL building. */
@@ -87,7 +116,9 @@ export function sameOrigin(base: string | URL): (url: URL) => boolean {
 /** Same host (any port and http/https): the scope of a scan of a host or domain asset. */
 export function sameHost(host: string): (url: URL) => boolean {
   const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
-  return (url) => (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1') === h;
+  return (url) =>
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1') === h;
 }
 
 /** Spaces request starts `1000 / rate` ms apart and caps how many run at once. */
@@ -119,7 +150,9 @@ function pacer(ratePerSecond: number, concurrency: number, signal: AbortSignal) 
 }
 
 function decoded(res: http.IncomingMessage): Readable {
-  const enc = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const enc = String(res.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
   if (enc === 'gzip' || enc === 'x-gzip') return res.pipe(createGunzip());
   if (enc === 'deflate') return res.pipe(createInflate());
   if (enc === 'br') return res.pipe(createBrotliDecompress());
@@ -133,41 +166,80 @@ export function createScopedHttp(opts: ScopedHttpOptions) {
   const pace = pacer(opts.ratePerSecond ?? 150, concurrency, opts.signal);
   const userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
   // Keep-alive agents: template and crawl scans send thousands of small requests to one origin.
-  const agents = {
-    http: new http.Agent({ keepAlive: true, maxSockets: concurrency }),
-    https: new https.Agent({ keepAlive: true, maxSockets: concurrency, rejectUnauthorized: false }),
+  const agentOptions = {
+    http: { keepAlive: true, maxSockets: concurrency },
+    https: { keepAlive: true, maxSockets: concurrency, rejectUnauthorized: false },
   };
+  const agents = opts.egress
+    ? guardedAgents(opts.egress, agentOptions)
+    : { http: new http.Agent(agentOptions.http), https: new https.Agent(agentOptions.https) };
   let sent = 0;
 
-  function once(url: URL, method: string, headers: Record<string, string>, body: Buffer | undefined, cap: number): Promise<Omit<HttpExchange, 'redirects' | 'blockedRedirect' | 'durationMs' | 'url' | 'method'>> {
+  type Once = { target?: string | undefined; keepPartial?: boolean | undefined };
+  function once(
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+    cap: number,
+    o: Once = {},
+  ): Promise<Omit<HttpExchange, 'redirects' | 'blockedRedirect' | 'durationMs' | 'url' | 'method'>> {
     const isHttps = url.protocol === 'https:';
-    const reqHeaders: Record<string, string> = { 'user-agent': userAgent, accept: '*/*', 'accept-encoding': 'gzip, deflate, br', ...lower(headers) };
+    const reqHeaders: Record<string, string> = {
+      'user-agent': userAgent,
+      accept: '*/*',
+      'accept-encoding': 'gzip, deflate, br',
+      ...lower(headers),
+    };
     if (body && reqHeaders['content-length'] === undefined) reqHeaders['content-length'] = String(body.length);
-    const requestText = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n${Object.entries(reqHeaders)
+    const path = o.target ?? `${url.pathname}${url.search}`;
+    const requestText = `${method} ${path} HTTP/1.1\r\nHost: ${reqHeaders.host ?? url.host}\r\n${Object.entries(
+      reqHeaders,
+    )
+      .filter(([k]) => k !== 'host')
       .map(([k, v]) => `${k}: ${v}`)
       .join('\r\n')}\r\n\r\n${body ? body.subarray(0, 2048).toString('utf8') : ''}`;
     return new Promise((resolve, reject) => {
       const req = (isHttps ? https : http).request(url, {
         method,
+        path,
         headers: reqHeaders,
         agent: isHttps ? agents.https : agents.http,
         signal: opts.signal,
         timeout: timeoutMs,
         ...(isHttps ? { servername: /^[\d.]+$|:/.test(url.hostname) ? undefined : url.hostname } : {}),
       });
-      const deadline = setTimeout(() => req.destroy(new HttpTransportError(`No complete answer from ${url.origin} within ${timeoutMs} ms`, 'timeout')), timeoutMs);
-      req.on('timeout', () => req.destroy(new HttpTransportError(`${url.origin} stopped answering for ${timeoutMs} ms`, 'timeout')));
+      const deadline = setTimeout(
+        () =>
+          req.destroy(
+            new HttpTransportError(`No complete answer from ${url.origin} within ${timeoutMs} ms`, 'timeout'),
+          ),
+        timeoutMs,
+      );
+      req.on('timeout', () =>
+        req.destroy(new HttpTransportError(`${url.origin} stopped answering for ${timeoutMs} ms`, 'timeout')),
+      );
       req.on('error', (e) => {
         clearTimeout(deadline);
-        if (e instanceof HttpTransportError || opts.signal.aborted) return reject(opts.signal.aborted ? (opts.signal.reason ?? e) : e);
+        if (e instanceof HttpTransportError || opts.signal.aborted)
+          return reject(opts.signal.aborted ? (opts.signal.reason ?? e) : e);
         const code = (e as NodeJS.ErrnoException).code ?? 'network';
-        reject(new HttpTransportError(`${method} ${url.origin}${url.pathname} failed: ${code === 'ECONNREFUSED' ? 'connection refused' : e.message}`, code, { cause: e }));
+        reject(
+          new HttpTransportError(
+            `${method} ${url.origin}${url.pathname} failed: ${code === 'ECONNREFUSED' ? 'connection refused' : e.message}`,
+            code,
+            { cause: e },
+          ),
+        );
       });
       req.on('response', (res) => {
+        // Read now: a kept-alive socket goes back to the pool before the body is done.
+        const remoteAddress = res.socket?.remoteAddress;
         const chunks: Buffer[] = [];
         let size = 0;
         let truncated = false;
         const stream = decoded(res);
+        let incomplete = false;
         const finish = () => {
           clearTimeout(deadline);
           const headersOut: Record<string, string> = {};
@@ -181,7 +253,17 @@ export function createScopedHttp(opts: ScopedHttpOptions) {
             if (key === 'set-cookie') setCookies.push(value);
             else headersOut[key] = key in headersOut ? `${headersOut[key]}, ${value}` : value;
           }
-          resolve({ status: res.statusCode ?? 0, headers: headersOut, setCookies, head: headLines.join('\r\n'), body: Buffer.concat(chunks), truncated, requestText });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: headersOut,
+            setCookies,
+            head: headLines.join('\r\n'),
+            body: Buffer.concat(chunks),
+            truncated,
+            requestText,
+            ...(incomplete ? { incomplete } : {}),
+            ...(remoteAddress ? { remoteAddress } : {}),
+          });
         };
         stream.on('data', (c: Buffer) => {
           if (truncated) return;
@@ -199,14 +281,30 @@ export function createScopedHttp(opts: ScopedHttpOptions) {
           size += c.length;
         });
         stream.on('end', () => !truncated && finish());
+        let settled = false;
+        const cutShort = (e: Error) => {
+          if (truncated || settled) return;
+          settled = true;
+          if (o.keepPartial) {
+            incomplete = true;
+            return finish();
+          }
+          clearTimeout(deadline);
+          reject(e);
+        };
         stream.on('error', (e) => {
-          if (truncated) return;
+          if (truncated || settled) return;
+          if (o.keepPartial && stream === res) return cutShort(e);
           clearTimeout(deadline);
           // A body that fails to decompress is still an answer: keep what arrived.
           if ((e as NodeJS.ErrnoException).code?.startsWith('Z_')) return finish();
-          reject(new HttpTransportError(`Reading the answer from ${url.origin} failed: ${e.message}`, 'body', { cause: e }));
+          reject(
+            new HttpTransportError(`Reading the answer from ${url.origin} failed: ${e.message}`, 'body', { cause: e }),
+          );
         });
-        res.on('aborted', () => !truncated && reject(new HttpTransportError(`${url.origin} closed the connection mid-answer`, 'aborted')));
+        res.on('aborted', () =>
+          cutShort(new HttpTransportError(`${url.origin} closed the connection mid-answer`, 'aborted')),
+        );
       });
       req.end(body);
     });
@@ -218,12 +316,15 @@ export function createScopedHttp(opts: ScopedHttpOptions) {
       return sent;
     },
     inScope: opts.inScope,
+    /** The policy this client's connections go through (raw TCP requests of a scan reuse it). */
+    egress: opts.egress,
     async request(r: HttpRequest): Promise<HttpExchange> {
       let url = new URL(r.url);
       if (!opts.inScope(url)) throw new OutOfScopeError(url.href);
       const method = (r.method ?? 'GET').toUpperCase();
       const body = r.body === undefined ? undefined : Buffer.isBuffer(r.body) ? r.body : Buffer.from(r.body, 'utf8');
       const redirects: string[] = [];
+      const hops: HttpHop[] = [];
       const maxRedirects = r.maxRedirects ?? 0;
       const started = performance.now();
       let currentMethod = method;
@@ -231,26 +332,53 @@ export function createScopedHttp(opts: ScopedHttpOptions) {
       for (;;) {
         await pace.acquire();
         let res;
+        const hopStarted = performance.now();
         try {
           sent += 1;
-          res = await once(url, currentMethod, r.headers ?? {}, currentBody, r.maxBodyBytes ?? maxBody);
+          let headers = r.headers ?? {};
+          const cookie = r.cookies?.header(url);
+          if (cookie) {
+            // A request's own Cookie header comes first, the stored cookies after it (Go's jar).
+            const own = Object.keys(headers).find((k) => k.toLowerCase() === 'cookie');
+            const rest = Object.fromEntries(Object.entries(headers).filter(([k]) => k !== own));
+            headers = { ...rest, cookie: own ? `${headers[own]}; ${cookie}` : cookie };
+          }
+          res = await once(url, currentMethod, headers, currentBody, r.maxBodyBytes ?? maxBody, {
+            target: redirects.length ? undefined : r.target,
+            keepPartial: r.keepPartial,
+          });
         } finally {
           pace.release();
         }
+        if (res.setCookies.length) r.cookies?.store(url, res.setCookies);
+        // With a written target, the first answer's URL keeps it as sent.
+        const hopUrl = !redirects.length && r.target ? `${url.origin}${r.target}` : url.href;
+        const done = (extra: Partial<HttpExchange> = {}): HttpExchange => ({
+          ...res,
+          method: currentMethod,
+          url: hopUrl,
+          redirects,
+          durationMs: Math.round(performance.now() - started),
+          ...(r.keepHops ? { hops } : {}),
+          ...extra,
+        });
         const location = res.status >= 300 && res.status < 400 ? res.headers.location : undefined;
-        if (!location || redirects.length >= maxRedirects) {
-          return { ...res, method: currentMethod, url: url.href, redirects, durationMs: Math.round(performance.now() - started) };
-        }
+        if (!location || redirects.length >= maxRedirects) return done();
         let next: URL;
         try {
           next = new URL(location, url);
         } catch {
-          return { ...res, method: currentMethod, url: url.href, redirects, durationMs: Math.round(performance.now() - started) };
+          return done();
         }
-        if (!opts.inScope(next)) {
-          return { ...res, method: currentMethod, url: url.href, redirects, blockedRedirect: next.href, durationMs: Math.round(performance.now() - started) };
-        }
-        redirects.push(url.href);
+        if (!opts.inScope(next)) return done({ blockedRedirect: next.href });
+        if (r.keepHops)
+          hops.push({
+            ...res,
+            method: currentMethod,
+            url: hopUrl,
+            durationMs: Math.round(performance.now() - hopStarted),
+          });
+        redirects.push(hopUrl);
         // 303 (and 301/302 after a POST, as browsers do) turn into a GET without a body.
         if (res.status === 303 || ((res.status === 301 || res.status === 302) && currentMethod === 'POST')) {
           currentMethod = 'GET';

@@ -1,6 +1,6 @@
 // `rampart-worker scan port`: flags, help and output of the port scanner.
 import { UsageError, parseIntFlag } from '../../commands/common.ts';
-import { renderTable, clip } from '../../output.ts';
+import { renderTable, clip } from '../../output-text.ts';
 import type { LocalScanCli } from '../types.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_FD_BUDGET, type OpenPort } from './engine.ts';
 import { createPortScanner, PORT_ENGINES, type PortEngine } from './index.ts';
@@ -23,8 +23,10 @@ export const portCli: LocalScanCli = {
     engine: { type: 'string' },
   },
   prepare(values) {
-    const timeoutMs = parseIntFlag('timeout', values.timeout as string | undefined, 50, 60_000) ?? DEFAULT_CONNECT_TIMEOUT_MS;
-    const fdBudget = parseIntFlag('concurrency', values.concurrency as string | undefined, 1, 65_535) ?? DEFAULT_FD_BUDGET;
+    const timeoutMs =
+      parseIntFlag('timeout', values.timeout as string | undefined, 50, 60_000) ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    const fdBudget =
+      parseIntFlag('concurrency', values.concurrency as string | undefined, 1, 65_535) ?? DEFAULT_FD_BUDGET;
     const engine = (values.engine ?? 'native') as PortEngine;
     if (!PORT_ENGINES.includes(engine)) throw new UsageError(`--engine must be one of ${PORT_ENGINES.join(', ')}`);
     let ports: number[];
@@ -34,20 +36,40 @@ export const portCli: LocalScanCli = {
       if (e instanceof PortSpecError) throw new UsageError(`--ports: ${e.message}`);
       throw e;
     }
-    return { scanner: createPortScanner({ ports, timeoutMs, fdBudget, engine, identify: values['no-identify'] !== true }), options: {} };
+    return {
+      scanner: createPortScanner({ ports, timeoutMs, fdBudget, engine, identify: values['no-identify'] !== true }),
+      options: {},
+    };
   },
   table(details, meta) {
     const open = details.open as OpenPort[];
     const scanned = details.scanned as number;
-    const lines = [`port scan of ${String(details.host)}: ${open.length} open of ${scanned} port${scanned === 1 ? '' : 's'} in ${(meta.durationMs / 1000).toFixed(1)} s`];
+    const lines = [
+      `port scan of ${String(details.host)}: ${open.length} open of ${scanned} port${scanned === 1 ? '' : 's'} in ${(meta.durationMs / 1000).toFixed(1)} s`,
+    ];
     if (open.length) {
       lines.push('');
-      lines.push(renderTable(['PORT', 'SERVICE', 'BANNER'], open.map((p) => [`${p.port}/tcp`, `${p.service ?? 'unknown'}${p.identifiedBy === 'port' ? '?' : ''}`, clip(p.banner ?? [p.product, p.version].filter(Boolean).join(' '), 80)])));
+      lines.push(
+        renderTable(
+          ['PORT', 'SERVICE', 'BANNER'],
+          open.map((p) => [
+            `${p.port}/tcp`,
+            `${p.service ?? 'unknown'}${p.identifiedBy === 'port' ? '?' : ''}`,
+            clip(p.banner ?? [p.product, p.version].filter(Boolean).join(' '), 80),
+          ]),
+        ),
+      );
     }
     return lines;
   },
   json(details) {
     const open = details.open as OpenPort[];
-    return { openPorts: open.map((p) => ({ port: p.port, ...(p.service ? { service: p.service } : {}), ...(p.banner ? { banner: p.banner } : {}) })) };
+    return {
+      openPorts: open.map((p) => ({
+        port: p.port,
+        ...(p.service ? { service: p.service } : {}),
+        ...(p.banner ? { banner: p.banner } : {}),
+      })),
+    };
   },
 };

@@ -2,13 +2,27 @@
 // a TCP connect scan, service identification, and findings.
 import { WORKER_VERSION } from '../../version.ts';
 import { ScannerError, type Scanner, type ScanTask } from '../types.ts';
-import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_FD_BUDGET, PortScanError, scanPorts, type PortScanResult } from './engine.ts';
+import {
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_FD_BUDGET,
+  PortScanError,
+  scanPorts,
+  type PortScanResult,
+} from './engine.ts';
 import { portFindings } from './findings.ts';
 import { scanPortsWithNmap } from './nmap-engine.ts';
-import { PortSpecError, portsForLease } from './ports.ts';
+import { PortSpecError, portsForLease, toRanges } from './ports.ts';
 
-export { scanPorts, DEFAULT_FD_BUDGET, DEFAULT_CONNECT_TIMEOUT_MS, PortScanError, type OpenPort, type PortScanOptions, type PortScanResult } from './engine.ts';
-export { portFindings, riskyService, RISKY_SERVICES } from './findings.ts';
+export {
+  scanPorts,
+  DEFAULT_FD_BUDGET,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  PortScanError,
+  type OpenPort,
+  type PortScanOptions,
+  type PortScanResult,
+} from './engine.ts';
+export { portFindings } from './findings.ts';
 export { parsePortSpec, portsForLease, topPorts, toRanges, PortSpecError } from './ports.ts';
 export { identifyService, type ServiceInfo } from './probe.ts';
 export { nmapArgs, nmapVersion, scanPortsWithNmap } from './nmap-engine.ts';
@@ -44,33 +58,55 @@ export function hostOfTarget(target: string): string {
     }
   }
   const bare = t.replace(/^\[(.*)\]$/, '$1');
-  if (!bare || /[\s/]/.test(bare) || bare.length > 253) throw new ScannerError(`The target ${JSON.stringify(t.slice(0, 200))} is not a host name or IP address`, false);
+  if (!bare || /[\s/]/.test(bare) || bare.length > 253)
+    throw new ScannerError(`The target ${JSON.stringify(t.slice(0, 200))} is not a host name or IP address`, false);
   return bare;
 }
 
-export function createPortScanner(settings: PortScannerSettings = {}): Scanner & { scan(task: ScanTask): Promise<PortScanResult> } {
-  async function scan(task: ScanTask): Promise<PortScanResult> {
-    let plan;
+/**
+ * Why a finished port scan says nothing, or undefined when it does: a scan in which no probe got
+ * any answer (no open port, no refusal) saw neither the host nor its ports. A refused connect (a
+ * TCP RST) is an answer: "host up, every port closed" is a conclusive result.
+ */
+export function portScanInconclusive(r: PortScanResult): string | undefined {
+  if (r.scanned === 0 || r.open.length > 0 || r.closed > 0) return undefined;
+  const where = r.address && r.address !== r.host ? `${r.host} (${r.address})` : r.host;
+  return `no port of ${where} answered: all ${r.scanned} probes timed out or found the host unreachable (the host is down, or a firewall drops everything)`;
+}
+
+export function createPortScanner(
+  settings: PortScannerSettings = {},
+): Scanner & { scan(task: ScanTask): Promise<PortScanResult> } {
+  function planOf(task: ScanTask) {
     try {
-      plan = settings.ports ? { ports: settings.ports } : portsForLease(task.options, task.chunk);
+      return settings.ports ? { ports: settings.ports } : portsForLease(task.options, task.chunk);
     } catch (e) {
       if (e instanceof PortSpecError) throw new ScannerError(e.message, false);
       throw e;
     }
+  }
+  async function scan(task: ScanTask): Promise<PortScanResult> {
+    const plan = planOf(task);
     const host = hostOfTarget(task.target);
     const total = plan.ports.length;
     task.progress(0, `Scanning ${total} TCP port${total === 1 ? '' : 's'} on ${host}`);
-    const onProgress = ({ done, open }: { done: number; open: number }) => task.progress((done / total) * 100, `${done}/${total} ports, ${open} open`);
+    const onProgress = ({ done, open }: { done: number; open: number }) =>
+      task.progress((done / total) * 100, `${done}/${total} ports, ${open} open`);
     try {
       if (settings.engine === 'nmap') {
         return await scanPortsWithNmap({
           host,
           ports: plan.ports,
-          ...('timeoutMs' in plan && plan.timeoutMs ? { timeoutMs: plan.timeoutMs } : settings.timeoutMs ? { timeoutMs: settings.timeoutMs } : {}),
+          ...('timeoutMs' in plan && plan.timeoutMs
+            ? { timeoutMs: plan.timeoutMs }
+            : settings.timeoutMs
+              ? { timeoutMs: settings.timeoutMs }
+              : {}),
           ...('rate' in plan && plan.rate ? { rate: plan.rate } : {}),
           identify: settings.identify ?? true,
           signal: task.signal,
           onProgress,
+          ...(task.egress ? { egress: task.egress } : {}),
           ...(settings.nmapBin ? { bin: settings.nmapBin } : {}),
         });
       }
@@ -85,6 +121,7 @@ export function createPortScanner(settings: PortScannerSettings = {}): Scanner &
         ...(settings.probeTimeoutMs ? { probeTimeoutMs: settings.probeTimeoutMs } : {}),
         signal: task.signal,
         onProgress,
+        ...(task.egress ? { egress: task.egress } : {}),
       });
     } catch (e) {
       if (e instanceof PortScanError) throw new ScannerError(e.message, e.retryable, { cause: e });
@@ -93,11 +130,32 @@ export function createPortScanner(settings: PortScannerSettings = {}): Scanner &
   }
   return {
     kind: 'port',
-    tool: settings.engine === 'nmap' ? { name: 'rampart-port+nmap', version: WORKER_VERSION } : { name: 'rampart-port', version: WORKER_VERSION },
+    tool:
+      settings.engine === 'nmap'
+        ? { name: 'rampart-port+nmap', version: WORKER_VERSION }
+        : { name: 'rampart-port', version: WORKER_VERSION },
     scan,
     async run(task) {
       const result = await scan(task);
-      return { findings: portFindings(result), details: { host: result.host, address: result.address, scanned: result.scanned, closed: result.closed, filtered: result.filtered, open: result.open } };
+      const inconclusive = portScanInconclusive(result);
+      const probed = [...new Set(planOf(task).ports)].sort((a, b) => a - b);
+      return {
+        findings: portFindings(result),
+        ...(inconclusive ? { inconclusive } : {}),
+        coverage: {
+          hosts: [...new Set([result.host, result.address])],
+          ports: toRanges(probed),
+          rules: ['port.open.tcp.*', 'service.exposed.*'],
+        },
+        details: {
+          host: result.host,
+          address: result.address,
+          scanned: result.scanned,
+          closed: result.closed,
+          filtered: result.filtered,
+          open: result.open,
+        },
+      };
     },
   };
 }

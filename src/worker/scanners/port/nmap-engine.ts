@@ -6,11 +6,14 @@
 import { spawn } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { tokenizeXml } from '../../../workers/importers/xml-tokenizer.ts';
+import type { EgressPolicy } from '../../../lib/egress.ts';
 import { PortScanError, resolveTarget, type OpenPort, type PortScanResult } from './engine.ts';
 import { toRanges } from './ports.ts';
 
 export interface NmapScanOptions {
   host: string;
+  /** The hosted worker's policy: nmap is given the checked address, never the name. */
+  egress?: EgressPolicy;
   ports: readonly number[];
   /** Per-probe timeout: nmap's --max-rtt-timeout. */
   timeoutMs?: number;
@@ -36,20 +39,30 @@ export function nmapVersion(bin = 'nmap'): Promise<string | null> {
 }
 
 /** The arguments for a scan; exported for the tests and the docs. */
-export function nmapArgs(address: string, ports: readonly number[], o: Pick<NmapScanOptions, 'timeoutMs' | 'rate' | 'identify'>): string[] {
-  const spec = toRanges([...ports]).map(([a, b]) => (a === b ? String(a) : `${a}-${b}`)).join(',');
+export function nmapArgs(
+  address: string,
+  ports: readonly number[],
+  o: Pick<NmapScanOptions, 'timeoutMs' | 'rate' | 'identify'>,
+): string[] {
+  const spec = toRanges([...ports])
+    .map(([a, b]) => (a === b ? String(a) : `${a}-${b}`))
+    .join(',');
   return [
     '-sT', // connect scan: no raw sockets, like the native engine
     '-Pn', // the asset is known to exist; do not skip it when ping is filtered
     '-n',
     '-T4',
-    '--max-retries', '1',
+    '--max-retries',
+    '1',
     ...(o.timeoutMs ? ['--max-rtt-timeout', `${o.timeoutMs}ms`] : []),
     ...(o.rate ? ['--max-rate', String(o.rate)] : []),
     ...(o.identify ? ['-sV', '--version-light'] : []),
-    '--stats-every', '2s',
-    '-p', spec,
-    '-oX', '-',
+    '--stats-every',
+    '2s',
+    '-p',
+    spec,
+    '-oX',
+    '-',
     address,
   ];
 }
@@ -58,7 +71,7 @@ const MAX_XML_BYTES = 64 * 1024 * 1024;
 
 export async function scanPortsWithNmap(o: NmapScanOptions): Promise<PortScanResult> {
   const ports = [...new Set(o.ports)].filter((p) => Number.isInteger(p) && p >= 1 && p <= 65_535).sort((a, b) => a - b);
-  const address = await resolveTarget(o.host);
+  const address = await resolveTarget(o.host, undefined, o.egress);
   const host = o.host.replace(/^\[(.*)\]$/, '$1');
   if (o.signal?.aborted) throw o.signal.reason;
   const args = nmapArgs(address, ports, o);
@@ -72,7 +85,15 @@ export async function scanPortsWithNmap(o: NmapScanOptions): Promise<PortScanRes
   });
   const spawned = new Promise<void>((resolve, reject) => {
     child.once('spawn', () => resolve());
-    child.once('error', (e) => reject(new PortScanError(`nmap could not be started (${(e as NodeJS.ErrnoException).code ?? e.message}); install nmap or use the native engine`, false, { cause: e })));
+    child.once('error', (e) =>
+      reject(
+        new PortScanError(
+          `nmap could not be started (${(e as NodeJS.ErrnoException).code ?? e.message}); install nmap or use the native engine`,
+          false,
+          { cause: e },
+        ),
+      ),
+    );
   });
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   await spawned;
@@ -128,7 +149,11 @@ export async function scanPortsWithNmap(o: NmapScanOptions): Promise<PortScanRes
   }
   const code = await exited;
   if (o.signal?.aborted) throw o.signal.reason;
-  if (code !== 0) throw new PortScanError(`nmap exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' ') || 'no message'}`, false);
+  if (code !== 0)
+    throw new PortScanError(
+      `nmap exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' ') || 'no message'}`,
+      false,
+    );
   o.onProgress?.({ done: ports.length, total: ports.length, open: open.length });
   open.sort((a, b) => a.port - b.port);
   return { host, address, scanned: ports.length, open, closed, filtered };

@@ -33,7 +33,8 @@ export function parsePortSpec(spec: string): number[] {
     if (!m) throw new PortSpecError(`${JSON.stringify(p)} is not a port or range; use forms like 443 or 8000-8100`);
     const from = Number(m[1]);
     const to = m[2] === undefined ? from : Number(m[2]);
-    for (const x of [from, to]) if (x < PORT_MIN || x > PORT_MAX) throw new PortSpecError(`Port ${x} is outside ${PORT_MIN}-${PORT_MAX}`);
+    for (const x of [from, to])
+      if (x < PORT_MIN || x > PORT_MAX) throw new PortSpecError(`Port ${x} is outside ${PORT_MIN}-${PORT_MAX}`);
     if (to < from) throw new PortSpecError(`The range ${from}-${to} ends before it starts`);
     for (let x = from; x <= to; x += 1) set.add(x);
   }
@@ -42,7 +43,9 @@ export function parsePortSpec(spec: string): number[] {
 
 /** The n most common TCP ports, in ascending order. */
 export function topPorts(n: number): number[] {
-  return TOP_TCP_PORTS.slice(0, Math.max(0, Math.min(n, TOP_TCP_PORTS.length))).slice().sort((a, b) => a - b);
+  return TOP_TCP_PORTS.slice(0, Math.max(0, Math.min(n, TOP_TCP_PORTS.length)))
+    .slice()
+    .sort((a, b) => a - b);
 }
 
 /** Compresses sorted ports into inclusive ranges: [22, 80, 81, 82] → [[22, 22], [80, 82]]. */
@@ -56,7 +59,8 @@ export function toRanges(ports: readonly number[]): [number, number][] {
   return out;
 }
 
-const intIn = (v: unknown, min: number, max: number): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? v : undefined);
+const intIn = (v: unknown, min: number, max: number): number | undefined =>
+  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? v : undefined;
 
 function rangeOf(v: unknown): { from: number; to: number } | undefined {
   if (!v || typeof v !== 'object') return undefined;
@@ -79,12 +83,17 @@ export interface LeasePortPlan {
  * range); then options.range, options.topPorts, and the default top 1,000. The server validated
  * the options, but the worker treats them as untrusted input all the same.
  */
-export function portsForLease(options: Record<string, unknown>, chunk: { spec: Record<string, unknown> } | null): LeasePortPlan {
+export function portsForLease(
+  options: Record<string, unknown>,
+  chunk: { spec: Record<string, unknown> } | null,
+): LeasePortPlan {
   const chunkRange = chunk ? rangeOf(chunk.spec.range) : undefined;
   if (chunk && !chunkRange) throw new PortSpecError('The chunk spec has no valid port range');
   const range = chunkRange ?? rangeOf(options.range);
   const top = intIn(options.topPorts, 1, TOP_TCP_PORTS.length);
-  const ports = range ? Array.from({ length: range.to - range.from + 1 }, (_, i) => range.from + i) : topPorts(top ?? DEFAULT_TOP_PORTS);
+  const ports = range
+    ? Array.from({ length: range.to - range.from + 1 }, (_, i) => range.from + i)
+    : topPorts(top ?? DEFAULT_TOP_PORTS);
   const timeoutMs = intIn(options.timeoutMs, 100, 10_000);
   const rate = intIn(options.rate, 1, 100_000);
   return { ports, ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(rate !== undefined ? { rate } : {}) };

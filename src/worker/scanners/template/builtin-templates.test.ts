@@ -8,7 +8,14 @@ import { GENERATED_FILE, renderBuiltinTemplates, TEMPLATES_DIR } from './build-t
 import { builtinTemplates, createTemplateScanner } from './index.ts';
 import { startTestTarget, type TestTarget } from '../../../../test/fixtures/template-target.ts';
 
-const HEADER_MATCHERS = ['content-security-policy', 'permissions-policy', 'referrer-policy', 'strict-transport-security', 'x-content-type-options', 'x-frame-options'];
+const HEADER_MATCHERS = [
+  'content-security-policy',
+  'permissions-policy',
+  'referrer-policy',
+  'strict-transport-security',
+  'x-content-type-options',
+  'x-frame-options',
+];
 
 let vulnerable: TestTarget;
 let clean: TestTarget;
@@ -18,8 +25,17 @@ const details: Record<string, Record<string, unknown>> = {};
 beforeAll(async () => {
   [vulnerable, clean] = await Promise.all([startTestTarget('vulnerable'), startTestTarget('clean')]);
   const scanner = createTemplateScanner();
-  for (const [mode, target] of [['vulnerable', vulnerable], ['clean', clean]] as const) {
-    const out = await scanner.run({ target: target.url, options: { rateLimit: 1000 }, chunk: null, signal: new AbortController().signal, progress: () => undefined });
+  for (const [mode, target] of [
+    ['vulnerable', vulnerable],
+    ['clean', clean],
+  ] as const) {
+    const out = await scanner.run({
+      target: target.url,
+      options: { rateLimit: 1000 },
+      chunk: null,
+      signal: new AbortController().signal,
+      progress: () => undefined,
+    });
     found[mode] = out.findings;
     details[mode] = out.details!;
   }
@@ -31,12 +47,16 @@ afterAll(async () => {
 
 describe('built-in templates', () => {
   it('are compiled into builtin-templates.ts from the current YAML files', () => {
-    expect(readFileSync(GENERATED_FILE, 'utf8'), 'run: npx node src/worker/scanners/template/build-templates.ts').toBe(renderBuiltinTemplates());
+    expect(readFileSync(GENERATED_FILE, 'utf8'), 'run: npx node src/worker/scanners/template/build-templates.ts').toBe(
+      renderBuiltinTemplates(),
+    );
   });
 
   it('are at least 25, valid, named after their ids, with two or more matchers per request', () => {
     const templates = builtinTemplates();
-    const files = readdirSync(TEMPLATES_DIR).filter((f) => f.endsWith('.yaml')).sort();
+    const files = readdirSync(TEMPLATES_DIR)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort();
     expect(templates.length).toBeGreaterThanOrEqual(25);
     expect(templates.map((t) => `${t.id}.yaml`).sort()).toEqual(files);
     for (const t of templates) {
@@ -57,13 +77,18 @@ describe('built-in templates', () => {
 
   it.each(builtinTemplates().map((t) => [t.id]))('%s fires on the vulnerable target and not on the clean one', (id) => {
     expect(found.vulnerable.filter((f) => f.ruleId === id).length, `vulnerable: ${id}`).toBeGreaterThan(0);
-    expect(found.clean.filter((f) => f.ruleId === id), `clean: ${id}`).toEqual([]);
+    expect(
+      found.clean.filter((f) => f.ruleId === id),
+      `clean: ${id}`,
+    ).toEqual([]);
   });
 
   it('reports one finding per missing security header, named by its matcher', () => {
     const headers = found.vulnerable.filter((f) => f.ruleId === 'rampart-missing-security-headers');
     expect(headers.map((f) => f.discriminator).sort()).toEqual(HEADER_MATCHERS);
-    expect(headers.find((f) => f.discriminator === 'x-frame-options')!.title).toBe('Missing security header (x-frame-options)');
+    expect(headers.find((f) => f.discriminator === 'x-frame-options')!.title).toBe(
+      'Missing security header (x-frame-options)',
+    );
   });
 
   it('produces findings the server accepts, with evidence and extracted values', () => {
@@ -72,8 +97,16 @@ describe('built-in templates', () => {
     expect(git).toMatchObject({
       severity: 'high',
       cwe: ['CWE-538'],
-      location: { url: `${vulnerable.url}/.git/config`, host: '127.0.0.1', port: vulnerable.port, path: '/.git/config' },
-      evidence: { extracted: ['git@github.com:acme/portal.git'], curl: `curl -sk -X GET '${vulnerable.url}/.git/config'` },
+      location: {
+        url: `${vulnerable.url}/.git/config`,
+        host: '127.0.0.1',
+        port: vulnerable.port,
+        path: '/.git/config',
+      },
+      evidence: {
+        extracted: ['git@github.com:acme/portal.git'],
+        curl: `curl -sk -X GET '${vulnerable.url}/.git/config'`,
+      },
     });
     expect(git.evidence!.request).toMatch(/^GET \/\.git\/config HTTP\/1\.1\r\nHost: 127\.0\.0\.1:\d+\r\n/);
     expect(git.evidence!.response).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n\[core\]/);

@@ -4,7 +4,7 @@ import { join, relative, resolve } from 'node:path';
 import { SEVERITIES } from '../../../findings/findings-schemas.ts';
 import { templateOptionsSchema } from '../../../scans/scans-schemas.ts';
 import { UsageError, parseIntFlag } from '../../commands/common.ts';
-import { clip, renderTable } from '../../output.ts';
+import { clip, renderTable } from '../../output-text.ts';
 import type { CliFlagValue, LocalScanCli } from '../types.ts';
 import { createTemplateScanner } from './index.ts';
 import { validateTemplate } from './model.ts';
@@ -13,7 +13,13 @@ import { validateTemplate } from './model.ts';
 const MAX_TEMPLATE_FILES = 5_000;
 
 const str = (v: CliFlagValue) => (typeof v === 'string' ? v : undefined);
-const listFlag = (v: CliFlagValue) => (str(v) === undefined ? undefined : str(v)!.split(',').map((x) => x.trim()).filter(Boolean));
+const listFlag = (v: CliFlagValue) =>
+  str(v) === undefined
+    ? undefined
+    : str(v)!
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
 
 /** The YAML texts of a template directory (recursively); any invalid template is a usage error. */
 export function readTemplateDir(dir: string): string[] {
@@ -29,16 +35,26 @@ export function readTemplateDir(dir: string): string[] {
     .filter((f) => /\.ya?ml$/i.test(f))
     .sort();
   if (!files.length) throw new UsageError(`--templates: no .yaml files in ${root}`);
-  if (files.length > MAX_TEMPLATE_FILES) throw new UsageError(`--templates: ${files.length} files in ${root}; at most ${MAX_TEMPLATE_FILES}`);
+  if (files.length > MAX_TEMPLATE_FILES)
+    throw new UsageError(`--templates: ${files.length} files in ${root}; at most ${MAX_TEMPLATE_FILES}`);
   const texts: string[] = [];
   const problems: string[] = [];
   for (const f of files) {
     const text = readFileSync(join(root, f), 'utf8');
     const v = validateTemplate(text);
     if (v.ok) texts.push(text);
-    else problems.push(`${relative(process.cwd(), join(root, f))}: ${v.errors.slice(0, 3).map((e) => `${e.path}: ${e.message}`).join('; ')}`);
+    else
+      problems.push(
+        `${relative(process.cwd(), join(root, f))}: ${v.errors
+          .slice(0, 3)
+          .map((e) => `${e.path}: ${e.message}`)
+          .join('; ')}`,
+      );
   }
-  if (problems.length) throw new UsageError(`--templates: ${problems.length} invalid template${problems.length === 1 ? '' : 's'}:\n  ${problems.slice(0, 10).join('\n  ')}${problems.length > 10 ? `\n  … and ${problems.length - 10} more` : ''}`);
+  if (problems.length)
+    throw new UsageError(
+      `--templates: ${problems.length} invalid template${problems.length === 1 ? '' : 's'}:\n  ${problems.slice(0, 10).join('\n  ')}${problems.length > 10 ? `\n  … and ${problems.length - 10} more` : ''}`,
+    );
   return texts;
 }
 
@@ -64,6 +80,7 @@ export const templateCli: LocalScanCli = {
   --tags LIST         run only templates with any of these tags
   --id LIST           run only these template ids
   --rate N            requests per second (default 150)
+  --var NAME=VALUE    a value for templates' own placeholders such as {{username}} (repeatable)
 `,
   options: {
     templates: { type: 'string' },
@@ -71,13 +88,32 @@ export const templateCli: LocalScanCli = {
     tags: { type: 'string' },
     id: { type: 'string' },
     rate: { type: 'string' },
+    var: { type: 'string', multiple: true },
   },
   prepare(values) {
     const extraTemplates = str(values.templates) ? readTemplateDir(str(values.templates)!) : [];
     const rateLimit = parseIntFlag('rate', str(values.rate), 1, 1_000);
-    const parsed = templateOptionsSchema.safeParse({ severities: listFlag(values.severity), tags: listFlag(values.tags), templateIds: listFlag(values.id), rateLimit });
+    const variables: Record<string, string> = {};
+    for (const pair of Array.isArray(values.var) ? values.var : []) {
+      const eq = String(pair).indexOf('=');
+      if (eq < 1) throw new UsageError(`--var: give NAME=VALUE, not ${JSON.stringify(String(pair).slice(0, 80))}`);
+      variables[String(pair).slice(0, eq)] = String(pair).slice(eq + 1);
+    }
+    const parsed = templateOptionsSchema.safeParse({
+      severities: listFlag(values.severity),
+      tags: listFlag(values.tags),
+      templateIds: listFlag(values.id),
+      rateLimit,
+      ...(Object.keys(variables).length ? { variables } : {}),
+    });
     if (!parsed.success) {
-      const flag: Record<string, string> = { severities: '--severity', tags: '--tags', templateIds: '--id', rateLimit: '--rate' };
+      const flag: Record<string, string> = {
+        severities: '--severity',
+        tags: '--tags',
+        templateIds: '--id',
+        rateLimit: '--rate',
+        variables: '--var',
+      };
       const i = parsed.error.issues[0]!;
       throw new UsageError(`${flag[String(i.path[0])] ?? 'options'}: ${i.message}`);
     }
@@ -99,14 +135,29 @@ export const templateCli: LocalScanCli = {
     for (const w of d.warnings) lines.push(`Warning: ${w}`);
     for (const e of d.errorSamples) lines.push(`Request failed: ${e}`);
     if (d.matches.length) {
-      const rows = [...d.matches].sort((a, b) => (RANK[a.severity] ?? 5) - (RANK[b.severity] ?? 5) || (a.templateId < b.templateId ? -1 : 1));
+      const rows = [...d.matches].sort(
+        (a, b) => (RANK[a.severity] ?? 5) - (RANK[b.severity] ?? 5) || (a.templateId < b.templateId ? -1 : 1),
+      );
       lines.push('');
-      lines.push(renderTable(['SEVERITY', 'TEMPLATE', 'MATCHER', 'URL'], rows.map((m) => [m.severity.toUpperCase(), m.templateId, m.matcher ?? '-', clip(m.url, 100)])));
+      lines.push(
+        renderTable(
+          ['SEVERITY', 'TEMPLATE', 'MATCHER', 'URL'],
+          rows.map((m) => [m.severity.toUpperCase(), m.templateId, m.matcher ?? '-', clip(m.url, 100)]),
+        ),
+      );
     }
     return lines;
   },
   json(details) {
     const d = details as unknown as Details;
-    return { baseUrl: d.baseUrl, templatesRun: d.templatesRun, requests: d.requests, cacheHits: d.cacheHits, errors: d.errors, warnings: d.warnings, matches: d.matches };
+    return {
+      baseUrl: d.baseUrl,
+      templatesRun: d.templatesRun,
+      requests: d.requests,
+      cacheHits: d.cacheHits,
+      errors: d.errors,
+      warnings: d.warnings,
+      matches: d.matches,
+    };
   },
 };

@@ -3,21 +3,37 @@
 // (nuclei's rule). Identical GETs without a body (same URL, headers and redirect budget) are sent
 // once per scan and shared: many templates probe the same few paths, so this saves requests
 // without changing any answer a template sees.
-import { HttpTransportError, OutOfScopeError, type HttpExchange, type ScopedHttp } from '../http/scoped-http.ts';
-import { DSL_VARIABLES, evaluateDsl, type DslValue } from './dsl.ts';
-import { kvalKey, type Extractor, type Matcher, type RequestBlock, type Template } from './model.ts';
+import { resolveCname } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { posix } from 'node:path';
+import type { HttpExchange, HttpHop, ScopedHttp } from '../http/scoped-http.ts';
+import { CookieJar } from './cookies.ts';
+import { executeTemplate } from './execute-http.ts';
+import { executeNetworkBlock } from './network.ts';
+import type { RequestBlock, Template } from './model.ts';
+import type { OobClient, OobInteraction } from './oob.ts';
+import { resultsOf, runOperators } from './operators.ts';
+import type { BuiltRequest } from './raw.ts';
+import { responseData } from './response.ts';
 
 /** Responses kept for sharing, in body bytes; past this, answers are still shared while in flight. */
 const CACHE_BYTES = 64 * 1024 * 1024;
-const MAX_EXTRACTED = 50;
+
+/** Cookies a shared answer set, into the jar of a template that reads it. */
+function keepCookies(ex: HttpExchange, jar: CookieJar): HttpExchange {
+  for (const hop of [...(ex.hops ?? []), ex]) if (hop.setCookies.length) jar.store(new URL(hop.url), hop.setCookies);
+  return ex;
+}
 
 export interface TemplateMatch {
   template: Template;
   /** The named matcher that fired (absent for an `and` block or unnamed matchers). */
   matcher?: string;
-  /** The URL requested (nuclei's matched-at). */
+  /** The named extractor of a result without matchers (nuclei's extractor-name). */
+  extractor?: string;
+  /** The URL of the answer that matched (nuclei's matched-at): a redirect hop's own URL. */
   url: string;
-  exchange: HttpExchange;
+  exchange: HttpHop & { redirects?: string[] };
   /** The request as the template built it (for the curl line). */
   request: { method: string; url: string; headers: Record<string, string>; body?: string };
   extracted: string[];
@@ -30,6 +46,9 @@ export interface EngineStats {
   errors: number;
   /** The first few request failures, for the scan's details. */
   errorSamples: string[];
+  /** Requests not sent because they would leave the scan's scope (self-contained templates). */
+  skipped: number;
+  skippedSamples: string[];
 }
 
 export interface RunTemplatesOptions {
@@ -40,14 +59,29 @@ export interface RunTemplatesOptions {
   /** Templates run at once (default 25). */
   concurrency?: number;
   onProgress?: (done: number, total: number) => void;
+  /** Network template connect and read timeout (default 10 s). */
+  timeoutMs?: number;
+  /** CNAME lookup of the target's name (default: the system resolver). */
+  resolveCname?: (host: string) => Promise<string[]>;
+  /** Out-of-band callbacks (`{{interactsh-url}}`); without, requests naming it are not sent. */
+  oob?: OobClient;
+  /** The scan's values for names templates leave open (nuclei's -var); they override template variables. */
+  variables?: Readonly<Record<string, string>>;
   /** Answers already fetched (the probe of the site's root), keyed like the engine's own cache. */
   cache?: Map<string, Promise<HttpExchange>>;
 }
 
-/** The variables of a URL as nuclei defines them. */
+/** The variables of a URL as nuclei defines them (BaseURL without its trailing slash). */
 export function templateVariables(base: URL): Record<string, string> {
   const scheme = base.protocol.replace(/:$/, '');
   const path = base.pathname.replace(/\/+$/, '');
+  const dir = posix.dirname(path || '/');
+  const host = base.hostname.replace(/^\[(.*)\]$/, '$1');
+  const labels = /^[\d.]+$|:/.test(host) ? [] : host.split('.');
+  const dns: Record<string, string> =
+    labels.length >= 2
+      ? { RDN: labels.slice(-2).join('.'), DN: labels.at(-2)!, TLD: labels.at(-1)!, SD: labels.slice(0, -2).join('.') }
+      : {};
   return {
     BaseURL: `${base.origin}${path}`,
     RootURL: base.origin,
@@ -55,14 +89,37 @@ export function templateVariables(base: URL): Record<string, string> {
     Host: base.hostname,
     Port: base.port || (scheme === 'https' ? '443' : '80'),
     Scheme: scheme,
-    Path: path,
+    Path: dir === '.' || dir === '/' ? (path ? '/' : '') : dir,
+    File: posix.basename(path),
+    Query: '',
+    Input: `${base.origin}${path}`,
+    FQDN: host,
+    ...dns,
   };
 }
 
-const expand = (s: string, vars: Record<string, string>) => s.replace(/\{\{\s*([A-Za-z]+)\s*\}\}/g, (_, name: string) => vars[name] ?? '');
+async function targetCname(host: string, resolve: (host: string) => Promise<string[]>): Promise<string | undefined> {
+  const name = host.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(name)) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<string[]>((r) => (timer = setTimeout(() => r([]), 3_000)));
+    return (await Promise.race([resolve(name), timeout]))[0];
+  } catch {
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** The cache key of a shareable request, or null for one that must be sent on its own. */
-export function cacheKey(method: string, url: string, headers: Record<string, string>, maxRedirects: number, body: string | undefined): string | null {
+export function cacheKey(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  maxRedirects: number,
+  body: string | Buffer | undefined,
+): string | null {
   if (method !== 'GET' || body !== undefined) return null;
   const h = Object.entries(headers)
     .map(([k, v]) => [k.toLowerCase(), v])
@@ -70,151 +127,38 @@ export function cacheKey(method: string, url: string, headers: Record<string, st
   return JSON.stringify([url, h, maxRedirects]);
 }
 
-/** One answer as matchers see it; text forms are built on first use. */
-class ResponseView {
-  readonly ex: HttpExchange;
-  #body?: string;
-  #all?: string;
-  #vars?: Record<string, DslValue>;
-  #lower = new Map<string, string>();
-  #headerVars?: Map<string, string>;
-  constructor(ex: HttpExchange) {
-    this.ex = ex;
-  }
-  get body(): string {
-    return (this.#body ??= this.ex.body.toString('utf8'));
-  }
-  headerVar(name: string): string {
-    if (!this.#headerVars) {
-      this.#headerVars = new Map();
-      for (const [k, v] of Object.entries(this.ex.headers)) this.#headerVars.set(kvalKey(k), v);
-      if (this.ex.setCookies.length) this.#headerVars.set('set_cookie', this.ex.setCookies.join(', '));
-    }
-    return this.#headerVars.get(name) ?? '';
-  }
-  get all(): string {
-    return (this.#all ??= `${this.ex.head}\r\n\r\n${this.body}`);
-  }
-  vars(): Record<string, DslValue> {
-    if (this.#vars) return this.#vars;
-    const cl = Number(this.ex.headers['content-length']);
-    return (this.#vars = {
-      status_code: this.ex.status,
-      content_length: Number.isInteger(cl) && cl >= 0 ? cl : this.ex.body.length,
-      body: this.body,
-      header: this.ex.head,
-      all_headers: this.ex.head,
-      response: this.all,
-      content_type: this.ex.headers['content-type'] ?? '',
-    });
-  }
-  part(part: string): string {
-    if (part === 'body') return this.body;
-    if (part === 'header') return this.ex.head;
-    if (part === 'all') return this.all;
-    if (part in DSL_VARIABLES) return String(this.vars()[part]);
-    return this.headerVar(part);
-  }
-  lowerPart(part: string): string {
-    let v = this.#lower.get(part);
-    if (v === undefined) this.#lower.set(part, (v = this.part(part).toLowerCase()));
-    return v;
-  }
-  bytes(part: string): Buffer {
-    return part === 'body' ? this.ex.body : Buffer.from(this.part(part), 'utf8');
-  }
+/** Matcher names to report for one answer (legacy helper for single-answer checks): null for no result. */
+export function evaluateBlock(block: RequestBlock, ex: HttpHop): { names: string[]; extracted: string[] } | null {
+  const results = resultsOf(
+    block,
+    runOperators(block, responseData(ex), () => undefined),
+  );
+  if (!results.length) return null;
+  return {
+    names: results.flatMap((r) => (r.matcher ? [r.matcher] : [])),
+    extracted: [...new Set(results.flatMap((r) => r.extracted))],
+  };
 }
 
-// Shared answers are read by many templates: decode each once.
-const views = new WeakMap<HttpExchange, ResponseView>();
-function viewOf(ex: HttpExchange): ResponseView {
-  let v = views.get(ex);
-  if (!v) views.set(ex, (v = new ResponseView(ex)));
-  return v;
-}
-
-function matchOne(m: Matcher, view: ResponseView): boolean {
-  const all = m.condition === 'and';
-  let hit: boolean;
-  switch (m.type) {
-    case 'status':
-      hit = m.status.includes(view.ex.status);
-      break;
-    case 'size':
-      hit = m.size.includes(view.ex.body.length);
-      break;
-    case 'word': {
-      const text = m.caseInsensitive ? view.lowerPart(m.part) : view.part(m.part);
-      hit = all ? m.words.every((w) => text.includes(w)) : m.words.some((w) => text.includes(w));
-      break;
-    }
-    case 'regex': {
-      const text = view.part(m.part);
-      hit = all ? m.regexes.every((r) => r.test(text)) : m.regexes.some((r) => r.test(text));
-      break;
-    }
-    case 'binary': {
-      const bytes = view.bytes(m.part);
-      hit = all ? m.binary.every((b) => bytes.includes(b)) : m.binary.some((b) => bytes.includes(b));
-      break;
-    }
-    case 'dsl': {
-      const ctx = { vars: view.vars(), header: (n: string) => view.headerVar(n) };
-      hit = all ? m.dsl.every((d) => evaluateDsl(d, ctx)) : m.dsl.some((d) => evaluateDsl(d, ctx));
-      break;
-    }
-  }
-  return m.negative ? !hit : hit;
-}
-
-function extract(x: Extractor, view: ResponseView, out: Set<string>): void {
-  if (x.type === 'kval') {
-    for (const k of x.keys) {
-      const v = view.headerVar(k);
-      if (v) out.add(v.slice(0, 1_024));
-    }
-    return;
-  }
-  const text = view.part(x.part);
-  for (const re of x.regexes) {
-    re.lastIndex = 0;
-    for (const m of text.matchAll(re)) {
-      const v = m[x.group];
-      if (v) out.add(v.slice(0, 1_024));
-      if (out.size >= MAX_EXTRACTED) return;
-    }
-  }
-}
-
-/** Matcher names to report for one answer: [] for a plain match, null for no match. */
-export function evaluateBlock(block: RequestBlock, ex: HttpExchange): { names: string[]; extracted: string[] } | null {
-  const view = viewOf(ex);
-  let names: string[] = [];
-  if (block.matchers.length) {
-    if (block.matchersCondition === 'and') {
-      if (!block.matchers.every((m) => matchOne(m, view))) return null;
-    } else {
-      const fired = block.matchers.filter((m) => matchOne(m, view));
-      if (!fired.length) return null;
-      names = [...new Set(fired.flatMap((m) => (m.name ? [m.name] : [])))];
-    }
-  }
-  const found = new Set<string>();
-  for (const x of block.extractors) {
-    if (x.internal) continue;
-    extract(x, view, found);
-  }
-  if (!block.matchers.length && !found.size) return null;
-  return { names, extracted: [...found] };
-}
-
-export async function runTemplates(opts: RunTemplatesOptions): Promise<{ matches: TemplateMatch[]; stats: EngineStats }> {
+export async function runTemplates(
+  opts: RunTemplatesOptions,
+): Promise<{ matches: TemplateMatch[]; stats: EngineStats }> {
   const { http, signal } = opts;
   const vars = templateVariables(opts.baseUrl);
-  const origin = opts.baseUrl.origin;
+  // nuclei's `cname` (takeover checks): the target name's CNAME, when it has one.
+  const cname = await targetCname(opts.baseUrl.hostname, opts.resolveCname ?? resolveCname);
+  if (cname) vars.cname = cname;
   const cache = opts.cache ?? new Map<string, Promise<HttpExchange>>();
   let cachedBytes = 0;
-  const stats: EngineStats = { templates: opts.templates.length, requests: 0, cacheHits: 0, errors: 0, errorSamples: [] };
+  const stats: EngineStats = {
+    templates: opts.templates.length,
+    requests: 0,
+    cacheHits: 0,
+    errors: 0,
+    errorSamples: [],
+    skipped: 0,
+    skippedSamples: [],
+  };
   const matches: TemplateMatch[] = [];
   const sentBefore = http.sent;
 
@@ -223,65 +167,124 @@ export async function runTemplates(opts: RunTemplatesOptions): Promise<{ matches
     if (stats.errorSamples.length < 5) stats.errorSamples.push(message);
   };
 
-  function send(method: string, url: string, headers: Record<string, string>, body: string | undefined, maxRedirects: number): Promise<HttpExchange> {
-    const key = cacheKey(method, url, headers, maxRedirects, body);
-    if (key === null) return http.request({ url, method, headers, body, maxRedirects });
+  /** Sends one request; a GET without a body from a template with no cookies yet may be shared. */
+  function send(req: BuiltRequest, jar: CookieJar | null): Promise<HttpExchange> {
+    const base = {
+      url: req.url,
+      method: req.method,
+      headers: req.headers,
+      maxRedirects: req.maxRedirects,
+      target: req.target,
+      keepPartial: true,
+      keepHops: true,
+    };
+    const key =
+      !jar || jar.size === 0
+        ? cacheKey(req.method, `${req.url.origin}${req.target}`, req.headers, req.maxRedirects, req.body)
+        : null;
+    if (key === null)
+      return http.request({
+        ...base,
+        ...(req.body !== undefined ? { body: req.body } : {}),
+        ...(jar ? { cookies: jar } : {}),
+      });
     const hit = cache.get(key);
     if (hit) {
       stats.cacheHits += 1;
-      return hit;
+      return hit.then((ex) => (jar ? keepCookies(ex, jar) : ex));
     }
-    const p = http.request({ url, method, headers, maxRedirects });
+    // A fresh jar gives the chain the cookies its own hops set, exactly as the template's empty jar would.
+    const p = http.request({ ...base, cookies: new CookieJar() });
     cache.set(key, p);
     p.then(
       (ex) => {
-        cachedBytes += ex.body.length;
+        cachedBytes += ex.body.length + (ex.hops ?? []).reduce((n, h) => n + h.body.length, 0);
         if (cachedBytes > CACHE_BYTES) cache.delete(key);
       },
       () => undefined,
     );
-    return p;
+    return p.then((ex) => (jar ? keepCookies(ex, jar) : ex));
   }
 
-  async function runTemplate(t: Template): Promise<void> {
-    for (const block of t.requests) {
-      const headers = Object.fromEntries(Object.entries(block.headers).map(([k, v]) => [k, expand(v, vars)]));
-      const body = block.body === undefined ? undefined : expand(block.body, vars);
-      for (const path of block.paths) {
-        const url = expand(path, vars);
-        let parsed: URL;
-        try {
-          parsed = new URL(url);
-        } catch {
-          failed(`${t.id}: ${url.slice(0, 200)} is not a valid URL`);
-          continue;
-        }
-        // Validation keeps paths under the origin; this is the belt to that braces.
-        if (parsed.origin !== origin) {
-          failed(`${t.id}: ${url.slice(0, 200)} leaves ${origin}`);
-          continue;
-        }
-        let ex: HttpExchange;
-        try {
-          ex = await send(block.method, parsed.href, headers, body, block.maxRedirects);
-        } catch (e) {
-          if (signal.aborted) throw signal.reason ?? e;
-          if (e instanceof HttpTransportError || e instanceof OutOfScopeError) {
-            failed(`${t.id}: ${e.message}`);
-            continue;
+  // Answers waiting for callbacks, by callback id; a request reports at most once.
+  const waiting = new Map<string, (i: OobInteraction) => boolean>();
+  const oob = opts.oob;
+
+  const runTemplate = (t: Template) =>
+    executeTemplate(
+      t,
+      opts.baseUrl,
+      vars,
+      opts.variables ?? {},
+      {
+        inScope: (url) => http.inScope(url),
+        send: (req, _block, jar) => send(req, jar),
+        failed,
+        skipped: (message) => {
+          stats.skipped += 1;
+          if (stats.skippedSamples.length < 5) stats.skippedSamples.push(message);
+        },
+        network: async (block, scope) => {
+          const { results, errors } = await executeNetworkBlock(
+            block,
+            opts.baseUrl.hostname.replace(/^\[(.*)\]$/, '$1'),
+            vars,
+            scope,
+            { timeoutMs: opts.timeoutMs ?? 10_000, signal, ...(opts.http.egress ? { egress: opts.http.egress } : {}) },
+          );
+          for (const e of errors) failed(`${t.id}: ${e}`);
+          for (const r of results) {
+            const url = `tcp://${r.address}`;
+            const exchange: HttpHop = {
+              method: 'TCP',
+              url,
+              status: 0,
+              headers: {},
+              setCookies: [],
+              head: '',
+              body: Buffer.from(r.data, 'latin1'),
+              truncated: false,
+              durationMs: 0,
+              requestText: r.request,
+            };
+            matches.push({
+              template: t,
+              url,
+              exchange,
+              request: { method: 'TCP', url, headers: {}, body: r.request },
+              extracted: r.extracted,
+              ...(r.matcher ? { matcher: r.matcher } : {}),
+              ...(r.extractor ? { extractor: r.extractor } : {}),
+            });
           }
-          throw e;
-        }
-        const result = evaluateBlock(block, ex);
-        if (!result) continue;
-        const request = { method: block.method, url: parsed.href, headers, ...(body !== undefined ? { body } : {}) };
-        const base = { template: t, url: parsed.href, exchange: ex, request, extracted: result.extracted };
-        if (result.names.length) for (const matcher of result.names) matches.push({ ...base, matcher });
-        else matches.push(base);
-        if (block.stopAtFirstMatch) return;
-      }
-    }
-  }
+          return results.length > 0;
+        },
+        ...(oob
+          ? {
+              oobCallback: () => oob.next(),
+              defer: (id: string, judge: (i: OobInteraction) => boolean) => void waiting.set(id, judge),
+            }
+          : {}),
+        result: (r) => {
+          const request = {
+            method: r.request.method,
+            url: `${r.request.url.origin}${r.request.target}`,
+            headers: r.request.headers,
+            ...(r.request.body ? { body: r.request.body.toString('latin1') } : {}),
+          };
+          matches.push({
+            template: t,
+            url: r.hop.url,
+            exchange: r.hop,
+            request,
+            extracted: r.extracted,
+            ...(r.matcher ? { matcher: r.matcher } : {}),
+            ...(r.extractor ? { extractor: r.extractor } : {}),
+          });
+        },
+      },
+      signal,
+    );
 
   const queue = [...opts.templates];
   let done = 0;
@@ -297,7 +300,33 @@ export async function runTemplates(opts: RunTemplatesOptions): Promise<{ matches
   const settled = await Promise.allSettled(workers);
   const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failure) throw failure.reason;
+  if (oob && waiting.size) await awaitCallbacks(oob, waiting, signal);
   stats.requests = http.sent - sentBefore;
-  matches.sort((a, b) => (a.template.id < b.template.id ? -1 : a.template.id > b.template.id ? 1 : a.url < b.url ? -1 : a.url > b.url ? 1 : (a.matcher ?? '') < (b.matcher ?? '') ? -1 : 1));
+  const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  matches.sort(
+    (a, b) =>
+      cmp(a.template.id, b.template.id) ||
+      cmp(a.url, b.url) ||
+      cmp(a.matcher ?? a.extractor ?? '', b.matcher ?? b.extractor ?? ''),
+  );
   return { matches, stats };
+}
+
+/** Reads callbacks for up to `waitMs` after the last request, judging each waiting answer once. */
+async function awaitCallbacks(
+  oob: OobClient,
+  waiting: Map<string, (i: OobInteraction) => boolean>,
+  signal: AbortSignal,
+): Promise<void> {
+  const deadline = Date.now() + oob.waitMs;
+  for (;;) {
+    if (signal.aborted) throw signal.reason ?? new DOMException('The scan was cancelled', 'AbortError');
+    for (const i of await oob.poll()) {
+      const judge = waiting.get(i.id);
+      if (judge?.(i)) waiting.delete(i.id);
+    }
+    const left = deadline - Date.now();
+    if (!waiting.size || left <= 0) return;
+    await new Promise((r) => setTimeout(r, Math.min(1_000, left)));
+  }
 }

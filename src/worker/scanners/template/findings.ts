@@ -44,11 +44,13 @@ export function templateFindings(matches: readonly TemplateMatch[]): NormalizedF
     const cvss = info.cvssScore !== undefined ? { score: info.cvssScore, ...(vector ? { vector } : {}) } : undefined;
     const data: Record<string, unknown> = { status: m.exchange.status };
     if (info.tags.length) data.tags = info.tags.slice(0, 30);
-    if (m.exchange.redirects.length) data.redirects = m.exchange.redirects.slice(0, 10);
-    if (m.exchange.url !== m.url) data.finalUrl = m.exchange.url;
+    if (m.exchange.redirects?.length) data.redirects = m.exchange.redirects.slice(0, 10);
+    if (m.request.url !== m.url) data.requestedUrl = m.request.url;
+    if (m.extractor) data.extractor = m.extractor;
+    const named = m.matcher ?? m.extractor;
     return {
       ruleId: m.template.id,
-      title: m.matcher ? `${info.name} (${m.matcher})` : info.name,
+      title: named ? `${info.name} (${named})` : info.name,
       severity: info.severity,
       ...(info.description ? { description: info.description } : {}),
       ...(info.remediation ? { remediation: info.remediation } : {}),
@@ -56,13 +58,21 @@ export function templateFindings(matches: readonly TemplateMatch[]): NormalizedF
       ...(info.cwe.length ? { cwe: info.cwe.slice(0, 20) } : {}),
       ...(info.cve.length ? { cve: info.cve.slice(0, 50) } : {}),
       ...(info.references.some(isHttpUrl) ? { references: info.references.filter(isHttpUrl).slice(0, 20) } : {}),
-      location: { url: m.url, host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port: u.port ? Number(u.port) : DEFAULT_PORTS[u.protocol]!, path: u.pathname },
-      ...(m.matcher ? { discriminator: m.matcher } : {}),
+      location:
+        u.protocol === 'tcp:'
+          ? { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(u.port), protocol: 'tcp' }
+          : {
+              url: m.url,
+              host: u.hostname.replace(/^\[(.*)\]$/, '$1'),
+              port: u.port ? Number(u.port) : DEFAULT_PORTS[u.protocol]!,
+              path: u.pathname,
+            },
+      ...(named ? { discriminator: named } : {}),
       evidence: {
-        summary: `Matched at ${m.url}${m.matcher ? ` by ${m.matcher}` : ''} (HTTP ${m.exchange.status})`,
+        summary: `Matched at ${m.url}${named ? ` by ${named}` : ''}${m.exchange.status ? ` (HTTP ${m.exchange.status})` : ''}`,
         request: m.exchange.requestText,
         response: responseEvidence(m),
-        curl: curlCommand(m.request),
+        ...(m.request.method === 'TCP' ? {} : { curl: curlCommand(m.request) }),
         ...(m.extracted.length ? { extracted: m.extracted.slice(0, 50) } : {}),
         data,
       },

@@ -1,18 +1,47 @@
-// The template format: a documented subset of nuclei's HTTP templates (docs: the template-format
-// section of docs/). Tenants upload their own, so everything is checked before a template runs:
-// zod for the shape, then the regexes (RE2-compatible and ReDoS-resistant, regex.ts), the DSL
-// expressions (dsl.ts) and the request paths (always under the scanned origin). Errors name the
-// exact place, e.g. `http[0].matchers[1].regex[0]: lookahead (?=…) is not supported`.
+// The template format: nuclei's HTTP templates (docs/scanners.md lists what runs). Tenants upload
+// their own, so everything is checked before a template runs: zod for the shape (schema.ts), then
+// the requests, placeholders, regexes (RE2-compatible and linear-time, regex.ts) and DSL
+// expressions (dsl.ts) of each block (build-http.ts). Errors name the exact place, e.g.
+// `http[0].matchers[1].regex[0]: lookahead (?=…) is not supported`.
 import { parseDocument } from 'yaml';
-import { z } from 'zod';
 import type { Severity } from '../../../findings/index.ts';
-import { DslError, parseDsl, type DslNode } from './dsl.ts';
-import { compileTemplateRegex } from './regex.ts';
+import { buildBlock, NO_OOB, type BuildContext, type OobSupport } from './build-http.ts';
+import type { DslNode } from './dsl.ts';
+import type { JsonPath } from './json-path.ts';
+import { compileText, type CompiledText } from './render.ts';
+import { buildNetworkBlock, type NetworkBlock } from './network.ts';
+import { networkBlockSchema, TEMPLATE_LIMITS, templateSchema, UNSUPPORTED_KEYS, type RawTemplate } from './schema.ts';
+import { z } from 'zod';
 
-export const TEMPLATE_LIMITS = { bytes: 64 * 1024, blocks: 10, paths: 20, matchers: 50, extractors: 20, words: 200, redirects: 10 } as const;
+const fullSchema = templateSchema.extend({
+  network: z
+    .array(networkBlockSchema)
+    .min(1)
+    .max(TEMPLATE_LIMITS.blocks, `at most ${TEMPLATE_LIMITS.blocks} network requests per template`)
+    .optional(),
+  tcp: z.array(networkBlockSchema).min(1).max(TEMPLATE_LIMITS.blocks).optional(),
+});
 
-/** Variables a path, header or body may use; all derive from the scanned URL. */
-export const TEMPLATE_VARIABLES = ['BaseURL', 'RootURL', 'Hostname', 'Host', 'Port', 'Scheme', 'Path'] as const;
+export { TEMPLATE_LIMITS } from './schema.ts';
+
+/** Values every request may use; all derive from the scanned URL (nuclei's names). */
+export const TEMPLATE_VARIABLES = [
+  'BaseURL',
+  'RootURL',
+  'Hostname',
+  'Host',
+  'Port',
+  'Scheme',
+  'Path',
+  'File',
+  'Query',
+  'Input',
+  'FQDN',
+  'RDN',
+  'DN',
+  'TLD',
+  'SD',
+] as const;
 
 export interface Matcher {
   type: 'word' | 'regex' | 'binary' | 'status' | 'size' | 'dsl';
@@ -21,7 +50,10 @@ export interface Matcher {
   condition: 'and' | 'or';
   negative: boolean;
   caseInsensitive: boolean;
+  matchAll: boolean;
   words: string[];
+  /** Words with placeholders, rendered per answer (null for plain words). */
+  wordTexts: (CompiledText | null)[];
   regexes: RegExp[];
   binary: Buffer[];
   status: number[];
@@ -30,26 +62,48 @@ export interface Matcher {
 }
 
 export interface Extractor {
-  type: 'regex' | 'kval';
+  type: 'regex' | 'kval' | 'json' | 'dsl';
   name?: string;
   part: string;
   group: number;
   internal: boolean;
+  caseInsensitive: boolean;
   regexes: RegExp[];
   /** kval keys, normalised to lower case with `_` for `-`. */
   keys: string[];
+  json: JsonPath[];
+  dsl: DslNode[];
 }
 
 export interface RequestBlock {
+  /** The block's id: its answer's values are also named `<id>_<name>` for later blocks. */
+  id?: string;
   method: string;
+  /** The paths or raw requests as written (for docs and errors). */
   paths: string[];
+  /** The same, compiled: a URL per path, or a whole HTTP request per raw entry. */
+  texts: CompiledText[];
+  raw: boolean;
   headers: Record<string, string>;
-  body?: string;
+  headerTexts: [string, CompiledText][];
+  body?: CompiledText;
+  payloads: [string, string[]][];
+  /** The payload files the block reads (paths as the template names them). */
+  payloadFiles: string[];
+  attack: 'batteringram' | 'pitchfork' | 'clusterbomb';
   maxRedirects: number;
   stopAtFirstMatch: boolean;
+  /** Send the template's cookies (nuclei's default; `disable-cookie: true` turns it off). */
+  cookies: boolean;
+  /** Keep each answer's values as `<name>_<n>` for later matchers (nuclei's req-condition). */
+  reqCondition: boolean;
+  iterateAll: boolean;
+  pathAutomerge: boolean;
   matchersCondition: 'and' | 'or';
   matchers: Matcher[];
   extractors: Extractor[];
+  /** Operators read out-of-band values: an answer to a request with a callback URL waits for it. */
+  oob: boolean;
 }
 
 export interface Template {
@@ -67,7 +121,23 @@ export interface Template {
     cvssMetrics?: string;
     cvssScore?: number;
   };
+  /** Template-level stop-at-first-match: no further request blocks after a result. */
+  stopAtFirstMatch: boolean;
+  /** Requests name their own URLs (nuclei's self-contained); they still only go to the scan's scope. */
+  selfContained: boolean;
+  /** Template variables in order (each may read the ones before it), and constants. */
+  variables: [string, CompiledText | string[]][];
+  constants: Record<string, string | string[]>;
   requests: RequestBlock[];
+  /**
+   * Names the template reads that nothing in it defines: values the scan gives (its `variables`,
+   * nuclei's -var). A request needing one the scan lacks is not sent, as in nuclei.
+   */
+  inputs: string[];
+  /** The template sends {{interactsh-url}}: its scan needs the server's callbacks. */
+  oob: boolean;
+  /** network (tcp) requests, run after the HTTP ones. */
+  network: NetworkBlock[];
 }
 
 export interface TemplateError {
@@ -77,149 +147,31 @@ export interface TemplateError {
 
 export type TemplateValidation = { ok: true; template: Template } | { ok: false; errors: TemplateError[] };
 
-const TEMPLATE_ID_RE = /^[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*$/;
-const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
-
-const list = z.union([z.string(), z.array(z.string())]).transform((v) => (typeof v === 'string' ? v.split(',') : v).map((x) => x.trim()).filter(Boolean));
-const bool = z.boolean({ error: 'must be true or false' });
-const condition = z.enum(['and', 'or'], { error: 'must be "and" or "or"' });
-const strings = (max: number) => z.array(z.string(), { error: 'must be a list of strings' }).min(1, 'must list at least one value').max(max, `at most ${max} values`);
-const ints = z.array(z.int().min(0).max(1_000_000_000), { error: 'must be a list of whole numbers' }).min(1, 'must list at least one value').max(100);
-const matcherName = z.string().trim().max(100).regex(NAME_RE, 'letters, digits, dot, dash, underscore and colon only');
-
-const matcherSchema = z
-  .object({
-    type: z.enum(['word', 'regex', 'binary', 'status', 'size', 'dsl'], { error: 'must be word, regex, binary, status, size or dsl (xpath matchers are not supported)' }),
-    name: matcherName.optional(),
-    part: z.string().trim().min(1).max(100).optional(),
-    condition: condition.optional(),
-    negative: bool.optional(),
-    'case-insensitive': bool.optional(),
-    words: strings(TEMPLATE_LIMITS.words).optional(),
-    regex: strings(50).optional(),
-    binary: strings(50).optional(),
-    status: ints.optional(),
-    size: ints.optional(),
-    dsl: strings(50).optional(),
-  })
-  .strict();
-
-const extractorSchema = z
-  .object({
-    type: z.enum(['regex', 'kval'], { error: 'must be regex or kval (json, xpath and dsl extractors are not supported)' }),
-    name: matcherName.optional(),
-    part: z.string().trim().min(1).max(100).optional(),
-    regex: strings(50).optional(),
-    group: z.int().min(0).max(99).optional(),
-    kval: strings(50).optional(),
-    internal: bool.optional(),
-  })
-  .strict();
-
-const blockSchema = z
-  .object({
-    method: z
-      .string()
-      .trim()
-      .toUpperCase()
-      .pipe(z.enum(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'], { error: 'must be GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS' }))
-      .optional(),
-    path: z.array(z.string().max(2_000), { error: 'must be a list of URLs such as "{{BaseURL}}/.git/config"' }).min(1, 'must list at least one path').max(TEMPLATE_LIMITS.paths, `at most ${TEMPLATE_LIMITS.paths} paths per request`),
-    headers: z.record(z.string().max(200), z.string().max(8_192), { error: 'must map header names to strings' }).optional(),
-    body: z.string().max(32_768).optional(),
-    redirects: bool.optional(),
-    'host-redirects': bool.optional(),
-    'max-redirects': z.int().min(0).max(TEMPLATE_LIMITS.redirects, `at most ${TEMPLATE_LIMITS.redirects}`).optional(),
-    'stop-at-first-match': bool.optional(),
-    'matchers-condition': condition.optional(),
-    matchers: z.array(matcherSchema).max(TEMPLATE_LIMITS.matchers, `at most ${TEMPLATE_LIMITS.matchers} matchers per request`).optional(),
-    extractors: z.array(extractorSchema).max(TEMPLATE_LIMITS.extractors, `at most ${TEMPLATE_LIMITS.extractors} extractors per request`).optional(),
-  })
-  .strict();
-
-/** `info`: unknown keys (metadata, impact, ...) are allowed and ignored. */
-const infoSchema = z.looseObject(
-  {
-    name: z.string({ error: 'the template needs info.name' }).trim().min(1, 'the name must not be empty').max(300),
-    author: list.optional(),
-    severity: z
-      .string({ error: 'the template needs info.severity: info, low, medium, high or critical' })
-      .trim()
-      .toLowerCase()
-      .pipe(z.enum(['info', 'low', 'medium', 'high', 'critical', 'unknown'], { error: 'must be info, low, medium, high, critical or unknown' }))
-      .transform((s): Severity => (s === 'unknown' ? 'info' : s)),
-    description: z.string().max(10_000).optional(),
-    remediation: z.string().max(5_000).optional(),
-    reference: list.optional(),
-    tags: list.optional(),
-    classification: z
-      .looseObject({
-        'cve-id': list.optional(),
-        'cwe-id': list.optional(),
-        'cvss-metrics': z.string().max(200).optional(),
-        'cvss-score': z.union([z.number(), z.string()]).optional(),
-      })
-      .optional(),
-  },
-  { error: 'the template needs an info block with name and severity' },
-);
-
-const templateSchema = z
-  .object({
-    id: z.string({ error: 'the template needs an id' }).trim().min(1).max(100, 'at most 100 characters').regex(TEMPLATE_ID_RE, 'letters and digits separated by single dashes, underscores or dots, e.g. exposed-git-config'),
-    info: infoSchema,
-    http: z.array(blockSchema).min(1, 'must hold at least one request').max(TEMPLATE_LIMITS.blocks, `at most ${TEMPLATE_LIMITS.blocks} requests per template`).optional(),
-    requests: z.array(blockSchema).min(1).max(TEMPLATE_LIMITS.blocks, `at most ${TEMPLATE_LIMITS.blocks} requests per template`).optional(),
-  })
-  .strict();
-
-type RawTemplate = z.output<typeof templateSchema>;
-type RawBlock = z.output<typeof blockSchema>;
-type RawMatcher = z.output<typeof matcherSchema>;
-
-/** Keys of nuclei templates outside the subset, with what to say about them. */
-const UNSUPPORTED_KEYS: Record<string, string> = {
-  raw: 'raw requests are not supported; use method, path, headers and body',
-  payloads: 'payloads (fuzzing) are not supported',
-  attack: 'payloads (fuzzing) are not supported',
-  fuzzing: 'fuzzing rules are not supported',
-  race: 'race requests are not supported',
-  'race_count': 'race requests are not supported',
-  pipeline: 'HTTP pipelining is not supported',
-  unsafe: 'unsafe (raw socket) requests are not supported',
-  'req-condition': 'req-condition (matching across requests) is not supported',
-  'cookie-reuse': 'cookie-reuse is not supported',
-  dns: 'only HTTP templates are supported',
-  tcp: 'only HTTP templates are supported',
-  network: 'only HTTP templates are supported',
-  ssl: 'only HTTP templates are supported',
-  file: 'only HTTP templates are supported',
-  headless: 'only HTTP templates are supported',
-  code: 'only HTTP templates are supported',
-  javascript: 'only HTTP templates are supported',
-  websocket: 'only HTTP templates are supported',
-  whois: 'only HTTP templates are supported',
-  workflows: 'workflows are not supported',
-  flow: 'flow is not supported',
-  variables: 'template variables are not supported',
-};
-
-const PARTS = new Set(['body', 'header', 'all', 'response']);
-
 function formatPath(path: readonly PropertyKey[]): string {
   let out = '';
   for (const p of path) out += typeof p === 'number' ? `[${p}]` : out ? `.${String(p)}` : String(p);
   return out || '(template)';
 }
 
+export interface ValidateOptions {
+  /** Out-of-band callbacks the scan can receive; without, templates using them are refused. */
+  oob?: OobSupport;
+  /** Payload files uploaded with the template: path as the template names it → text. */
+  payloadFiles?: Readonly<Record<string, string>>;
+}
+
 /** Parses and checks a template; never throws. */
-export function validateTemplate(text: string): TemplateValidation {
+export function validateTemplate(text: string, opts: ValidateOptions = {}): TemplateValidation {
   const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes > TEMPLATE_LIMITS.bytes) return fail('(template)', `the template is ${bytes} bytes; at most ${TEMPLATE_LIMITS.bytes} are allowed`);
+  if (bytes > TEMPLATE_LIMITS.bytes)
+    return fail('(template)', `the template is ${bytes} bytes; at most ${TEMPLATE_LIMITS.bytes} are allowed`);
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length) {
     const e = doc.errors[0]!;
-    return fail(e.linePos ? `line ${e.linePos[0].line}` : '(template)', `not valid YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
+    return fail(
+      e.linePos ? `line ${e.linePos[0].line}` : '(template)',
+      `not valid YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+    );
   }
   let raw: unknown;
   try {
@@ -227,14 +179,24 @@ export function validateTemplate(text: string): TemplateValidation {
   } catch (e) {
     return fail('(template)', `not valid YAML: ${(e as Error).message}`);
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return fail('(template)', 'a template is a YAML mapping with id, info and http');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return fail('(template)', 'a template is a YAML mapping with id, info and http');
   const errors = unsupportedKeys(raw as Record<string, unknown>);
   if (errors.length) return { ok: false, errors };
-  const parsed = templateSchema.safeParse(raw);
+  const parsed = fullSchema.safeParse(raw);
   if (!parsed.success) {
-    return { ok: false, errors: parsed.error.issues.slice(0, 50).map((i) => ({ path: formatPath(i.path), message: i.code === 'unrecognized_keys' ? `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}` : i.message })) };
+    return {
+      ok: false,
+      errors: parsed.error.issues.slice(0, 50).map((i) => ({
+        path: formatPath(i.path),
+        message:
+          i.code === 'unrecognized_keys'
+            ? `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}`
+            : i.message,
+      })),
+    };
   }
-  return build(parsed.data);
+  return build(parsed.data, opts);
 }
 
 function fail(path: string, message: string): TemplateValidation {
@@ -249,154 +211,152 @@ function unsupportedKeys(raw: Record<string, unknown>): TemplateError[] {
     if (!Array.isArray(blocks)) continue;
     blocks.forEach((b, i) => {
       if (typeof b !== 'object' || b === null) return;
-      for (const k of Object.keys(b)) if (UNSUPPORTED_KEYS[k]) errors.push({ path: `${key}[${i}].${k}`, message: UNSUPPORTED_KEYS[k] });
+      for (const [k, v] of Object.entries(b))
+        if (UNSUPPORTED_KEYS[k] && v !== false)
+          errors.push({ path: `${key}[${i}].${k}`, message: UNSUPPORTED_KEYS[k] });
     });
   }
   return errors;
 }
 
-function build(t: RawTemplate): TemplateValidation {
+function build(t: RawTemplate & z.output<typeof fullSchema>, opts: ValidateOptions): TemplateValidation {
   const errors: TemplateError[] = [];
   const err = (path: string, message: string) => errors.push({ path, message });
   if (t.http && t.requests) err('requests', 'give either http or requests (the older name), not both');
   const key = t.http ? 'http' : 'requests';
-  const blocks = t.http ?? t.requests;
-  if (!blocks) return fail('http', 'the template needs an http list of requests');
-  const cls = t.info.classification ?? {};
-  const score = cls['cvss-score'] === undefined ? undefined : Number(cls['cvss-score']);
-  if (score !== undefined && !(score >= 0 && score <= 10)) err('info.classification.cvss-score', 'must be a number from 0 to 10');
-  const requests = blocks.map((b, i) => buildBlock(b, `${key}[${i}]`, err));
-  if (errors.length) return { ok: false, errors };
+  const blocks = t.http ?? t.requests ?? [];
+  const netKey = t.network ? 'network' : 'tcp';
+  const netBlocks = t.network ?? t.tcp ?? [];
+  if (!blocks.length && !netBlocks.length)
+    return fail('http', 'the template needs an http (or network) list of requests');
+  const cls = t.info.classification ?? {
+    'cve-id': [],
+    'cwe-id': [],
+    'cvss-metrics': undefined,
+    'cvss-score': undefined,
+  };
+  const rawScore = cls['cvss-score'];
+  const score = rawScore === undefined || rawScore === null || rawScore === '' ? undefined : Number(rawScore);
+  if (score !== undefined && !(score >= 0 && score <= 10))
+    err('info.classification.cvss-score', 'must be a number from 0 to 10');
+
+  // Names any request may read: the URL's, constants, variables (in order), payloads, extracted values.
+  const known = new Set<string>(TEMPLATE_VARIABLES);
+  const constants: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(t.constants ?? {})) {
+    constants[k] = v;
+    known.add(k);
+  }
+  const variables: [string, CompiledText | string[]][] = [];
+  const vars = Object.entries(t.variables ?? {});
+  if (vars.length > TEMPLATE_LIMITS.variables) err('variables', `at most ${TEMPLATE_LIMITS.variables} variables`);
+  for (const [k, v] of vars) {
+    if (Array.isArray(v)) variables.push([k, v]);
+    else {
+      try {
+        variables.push([k, compileText(v)]);
+      } catch (e) {
+        err(`variables.${k}`, (e as Error).message);
+      }
+    }
+    known.add(k);
+  }
+  const inputs = new Set<string>();
+  const oobUse = { url: false, protocols: new Set<string>() };
+  const ctx: BuildContext = {
+    known,
+    inputs,
+    oobUse,
+    ...(opts.oob ? { oob: opts.oob } : {}),
+    ...(opts.payloadFiles ? { payloadFiles: new Map(Object.entries(opts.payloadFiles)) } : {}),
+    extracted: new Set(),
+    blockIds: new Set(blocks.flatMap((b) => (b.id ? [b.id] : []))),
+    selfContained: t['self-contained'] ?? false,
+    err,
+  };
+  for (const b of blocks) for (const x of b.extractors ?? []) if (x.name) ctx.extracted.add(x.name);
+  for (const b of blocks) for (const p of Object.keys(b.payloads ?? {})) known.add(p);
+  const requests = blocks.map((b, i) => buildBlock(b, `${key}[${i}]`, ctx));
+  const network = netBlocks.map((b, i) => buildNetworkBlock(b, `${netKey}[${i}]`, ctx));
+  for (const [k, v] of variables) if (!Array.isArray(v)) checkText(ctx, v, `variables.${k}`);
+  // A check waiting only for callbacks this server cannot receive would never match.
+  const can = opts.oob ? (['http', 'dns'] as const).filter((p) => opts.oob![p]) : [];
+  if (opts.oob && oobUse.protocols.size && ![...oobUse.protocols].some((p) => (can as readonly string[]).includes(p)))
+    err(
+      key,
+      `the out-of-band check waits for ${[...oobUse.protocols].join(' or ')} callbacks; this server receives ${can.join(' and ') || 'none'} callbacks only`,
+    );
+  if (errors.length) return { ok: false, errors: errors.slice(0, 50) };
   return {
     ok: true,
     template: {
       id: t.id,
       info: {
         name: t.info.name,
-        authors: t.info.author ?? [],
-        severity: t.info.severity,
+        authors: t.info.author,
+        severity: t.info.severity as Severity,
         ...(t.info.description?.trim() ? { description: t.info.description.trim() } : {}),
         ...(t.info.remediation?.trim() ? { remediation: t.info.remediation.trim() } : {}),
-        references: t.info.reference ?? [],
-        tags: [...new Set((t.info.tags ?? []).map((x) => x.toLowerCase()))],
-        cve: (cls['cve-id'] ?? []).filter((c) => /^CVE-\d{4}-\d{4,9}$/i.test(c)),
-        cwe: (cls['cwe-id'] ?? []).filter((c) => /^(?:CWE-)?\d{1,6}$/i.test(c)),
+        references: t.info.reference,
+        tags: [...new Set(t.info.tags.map((x) => x.toLowerCase()))],
+        cve: cls['cve-id'].filter((c) => /^CVE-\d{4}-\d{4,9}$/i.test(c)),
+        cwe: cls['cwe-id'].filter((c) => /^(?:CWE-)?\d{1,6}$/i.test(c)),
         ...(cls['cvss-metrics']?.trim() ? { cvssMetrics: cls['cvss-metrics'].trim() } : {}),
         ...(score !== undefined ? { cvssScore: score } : {}),
       },
+      stopAtFirstMatch: t['stop-at-first-match'] ?? false,
+      selfContained: t['self-contained'] ?? false,
+      variables,
+      constants,
       requests: requests.filter((r): r is RequestBlock => r !== null),
+      inputs: [...inputs].sort(),
+      oob: oobUse.url,
+      network: network.filter((r): r is NetworkBlock => r !== null),
     },
   };
 }
 
-function checkVariables(text: string, path: string, err: (p: string, m: string) => void): void {
-  for (const m of text.matchAll(/\{\{([^}]*)\}\}/g)) {
-    const name = m[1]!.trim();
-    if (!(TEMPLATE_VARIABLES as readonly string[]).includes(name)) err(path, `unknown variable {{${name.slice(0, 60)}}}; available: ${TEMPLATE_VARIABLES.map((v) => `{{${v}}}`).join(', ')}`);
+/** Every placeholder of a request text must name a value the template provides. */
+export function checkText(ctx: BuildContext, c: CompiledText, at: string): void {
+  for (const name of c.names) {
+    const why = unknownName(name, ctx);
+    if (why) ctx.err(at, why);
   }
 }
 
-function buildBlock(b: RawBlock, at: string, err: (p: string, m: string) => void): RequestBlock | null {
-  b.path.forEach((p, i) => {
-    const m = /^\{\{(BaseURL|RootURL)\}\}(.*)$/.exec(p);
-    if (!m) return err(`${at}.path[${i}]`, 'must start with {{BaseURL}} or {{RootURL}}: templates only request the scanned site');
-    if (m[2] && !/^[/?#]/.test(m[2])) return err(`${at}.path[${i}]`, `what follows {{${m[1]}}} must start with /, ? or #`);
-    checkVariables(p, `${at}.path[${i}]`, err);
-  });
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(b.headers ?? {})) {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k)) err(`${at}.headers.${k}`, 'not a valid header name');
-    else if (k.toLowerCase() === 'host') err(`${at}.headers.${k}`, 'the Host header cannot be set: requests always go to the scanned site');
-    else if (/[\r\n]/.test(v)) err(`${at}.headers.${k}`, 'header values cannot contain line breaks');
-    checkVariables(v, `${at}.headers.${k}`, err);
-    headers[k] = v;
+function unknownName(name: string, ctx: BuildContext): string | null {
+  if (ctx.known.has(name) || ctx.extracted.has(name) || /^randstr(?:_\w+)?$/.test(name)) return null;
+  if (name === 'interactsh-url') {
+    if (!ctx.oob) return `{{${name}}}: ${NO_OOB}`;
+    if (ctx.oobUse) ctx.oobUse.url = true;
+    return null;
   }
-  if (b.body !== undefined) checkVariables(b.body, `${at}.body`, err);
-  const matchers = (b.matchers ?? []).map((m, i) => buildMatcher(m, `${at}.matchers[${i}]`, err));
-  const extractors = (b.extractors ?? []).map((x, i): Extractor => {
-    const p = `${at}.extractors[${i}]`;
-    const regexes: RegExp[] = [];
-    if (x.type === 'regex') {
-      if (!x.regex) err(p, 'a regex extractor needs a regex list');
-      x.regex?.forEach((r, j) => {
-        const c = compileTemplateRegex(r);
-        if (c.ok) regexes.push(new RegExp(c.re.source, `${c.re.flags}g`));
-        else err(`${p}.regex[${j}]`, c.message);
-      });
-    } else if (!x.kval) err(p, 'a kval extractor needs a kval list of header names');
-    if (x.part !== undefined) checkPart(x.part, `${p}.part`, err);
-    return { type: x.type, ...(x.name ? { name: x.name } : {}), part: normalisePart(x.part ?? (x.type === 'kval' ? 'header' : 'body')), group: x.group ?? 0, internal: x.internal ?? false, regexes, keys: (x.kval ?? []).map(kvalKey) };
-  });
-  if (!matchers.length && !extractors.length) err(at, 'a request needs matchers or extractors, or it can never report anything');
-  return {
-    method: b.method ?? 'GET',
-    paths: b.path,
-    headers,
-    ...(b.body !== undefined ? { body: b.body } : {}),
-    maxRedirects: b.redirects || b['host-redirects'] ? (b['max-redirects'] ?? TEMPLATE_LIMITS.redirects) : 0,
-    stopAtFirstMatch: b['stop-at-first-match'] ?? false,
-    matchersCondition: b['matchers-condition'] ?? 'or',
-    matchers,
-    extractors,
-  };
+  if (name.startsWith('interactsh'))
+    return `{{${name}}}: unknown out-of-band value; {{interactsh-url}} is the callback address`;
+  const indexed = /^(.+)_(\d+)$/.exec(name);
+  if (indexed && (ctx.extracted.has(indexed[1]!) || RESPONSE_NAMES.has(indexed[1]!))) return null;
+  for (const id of ctx.blockIds ?? []) if (name.startsWith(`${id}_`)) return null;
+  // Anything else is a value the scan supplies (nuclei's -var), as the scan's variables.
+  if (INPUT_NAME.test(name) && !RESPONSE_NAMES.has(name)) {
+    ctx.inputs?.add(name);
+    return null;
+  }
+  return `unknown variable {{${name.slice(0, 60)}}}: it has no value; requests can use ${TEMPLATE_VARIABLES.map((v) => `{{${v}}}`).join(', ')}, template variables, constants, payloads, extracted values and the scan's variables`;
 }
 
-/** kval keys as nuclei compares them: lower case, `-` as `_`. */
-export const kvalKey = (k: string) => k.trim().toLowerCase().replace(/-/g, '_');
+/** What a scan variable may be called (scans-schemas has the same rule). */
+const INPUT_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
-const normalisePart = (p: string) => {
-  const l = p.trim().toLowerCase();
-  return l === 'response' ? 'all' : l === 'headers' ? 'header' : PARTS.has(l) ? l : kvalKey(l);
-};
-
-function checkPart(part: string, at: string, err: (p: string, m: string) => void): void {
-  const l = part.trim().toLowerCase();
-  if (!PARTS.has(l) && l !== 'headers' && !/^[a-z0-9_-]+$/.test(l)) err(at, 'must be body, header, all, response or a response header name such as content_type');
-}
-
-function buildMatcher(m: RawMatcher, at: string, err: (p: string, m: string) => void): Matcher {
-  const field = { word: 'words', regex: 'regex', binary: 'binary', status: 'status', size: 'size', dsl: 'dsl' }[m.type] as keyof RawMatcher;
-  if (m[field] === undefined) err(at, `a ${m.type} matcher needs a ${field} list`);
-  for (const other of ['words', 'regex', 'binary', 'status', 'size', 'dsl'] as const) {
-    if (other !== field && m[other] !== undefined) err(`${at}.${other}`, `a ${m.type} matcher does not use ${other}`);
-  }
-  if (m.part !== undefined) checkPart(m.part, `${at}.part`, err);
-  if ((m.type === 'status' || m.type === 'size') && m.condition === 'and' && (m[field] as number[] | undefined)?.length !== 1) {
-    err(`${at}.condition`, `a response has one ${m.type === 'status' ? 'status code' : 'size'}: condition and cannot hold for several values`);
-  }
-  const regexes: RegExp[] = [];
-  m.regex?.forEach((r, i) => {
-    const c = compileTemplateRegex(r);
-    if (c.ok) regexes.push(c.re);
-    else err(`${at}.regex[${i}]`, c.message);
-  });
-  const binary: Buffer[] = [];
-  m.binary?.forEach((h, i) => {
-    if (!/^(?:[0-9a-fA-F]{2})+$/.test(h)) err(`${at}.binary[${i}]`, 'must be hex bytes, e.g. 504b0304');
-    else binary.push(Buffer.from(h, 'hex'));
-  });
-  const dsl: DslNode[] = [];
-  m.dsl?.forEach((d, i) => {
-    try {
-      dsl.push(parseDsl(d));
-    } catch (e) {
-      if (e instanceof DslError) err(`${at}.dsl[${i}]`, e.message);
-      else throw e;
-    }
-  });
-  const caseInsensitive = m['case-insensitive'] ?? false;
-  return {
-    type: m.type,
-    ...(m.name ? { name: m.name } : {}),
-    part: normalisePart(m.part ?? 'body'),
-    condition: m.condition ?? 'or',
-    negative: m.negative ?? false,
-    caseInsensitive,
-    words: caseInsensitive ? (m.words ?? []).map((w) => w.toLowerCase()) : (m.words ?? []),
-    regexes,
-    binary,
-    status: m.status ?? [],
-    size: m.size ?? [],
-    dsl,
-  };
-}
+export const RESPONSE_NAMES = new Set([
+  'status_code',
+  'content_length',
+  'duration',
+  'body',
+  'header',
+  'all_headers',
+  'response',
+  'content_type',
+  'request',
+  'matched',
+  'host',
+]);

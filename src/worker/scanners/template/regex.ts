@@ -28,7 +28,11 @@ export const LINEAR_REGEX = (() => {
 
 /** Compiles a template regex, or says in one sentence why it is refused. */
 export function compileTemplateRegex(pattern: string): RegexCheck {
-  if (pattern.length > MAX_REGEX_LENGTH) return { ok: false, message: `the pattern is ${pattern.length} characters long; at most ${MAX_REGEX_LENGTH} are allowed` };
+  if (pattern.length > MAX_REGEX_LENGTH)
+    return {
+      ok: false,
+      message: `the pattern is ${pattern.length} characters long; at most ${MAX_REGEX_LENGTH} are allowed`,
+    };
   let source = pattern;
   let flags = '';
   const lead = /^\(\?([imsU]+)\)/.exec(source);
@@ -44,13 +48,20 @@ export function compileTemplateRegex(pattern: string): RegexCheck {
   try {
     re = new RegExp(source, flags);
   } catch (e) {
-    return { ok: false, message: `invalid regular expression: ${(e as Error).message.replace(/^Invalid regular expression: /, '')}` };
+    return {
+      ok: false,
+      message: `invalid regular expression: ${(e as Error).message.replace(/^Invalid regular expression: /, '')}`,
+    };
   }
   if (!LINEAR_REGEX) return { ok: true, re };
   try {
     return { ok: true, re: new RegExp(linearForm(source, flags.includes('i')), `${flags.replace('i', '')}l`) };
   } catch {
-    return { ok: false, message: 'the pattern cannot be matched in linear time (nested counted repetition such as (a{20}){20} is too large)' };
+    return {
+      ok: false,
+      message:
+        'the pattern cannot be matched in linear time (nested counted repetition such as (a{20}){20} is too large)',
+    };
   }
 }
 
@@ -72,7 +83,7 @@ function foldClass(cls: string): string {
       continue;
     }
     const range = /^([A-Za-z])-([A-Za-z])/.exec(body.slice(i));
-    if (range && (range[1]! <= 'Z') === (range[2]! <= 'Z')) {
+    if (range && range[1]! <= 'Z' === range[2]! <= 'Z') {
       extra += `${otherCase(range[1]!)}-${otherCase(range[2]!)}`;
       i += 2;
     } else if (/[A-Za-z]/.test(body[i]!) && body[i + 1] !== '-') extra += otherCase(body[i]!);
@@ -88,10 +99,19 @@ function linearForm(p: string, fold: boolean): string {
   const out: string[] = [];
   const opens: number[] = [];
   let atomStart = -1;
-  for (let i = 0; i < p.length; ) {
+  for (let i = 0; i < p.length;) {
     const c = p[i]!;
     if (c === '\\') {
-      const len = p[i + 1] === 'x' ? 4 : p[i + 1] === 'u' ? (p[i + 2] === '{' ? p.indexOf('}', i) + 1 - i : 6) : p[i + 1] === 'c' ? 3 : 2;
+      const len =
+        p[i + 1] === 'x'
+          ? 4
+          : p[i + 1] === 'u'
+            ? p[i + 2] === '{'
+              ? p.indexOf('}', i) + 1 - i
+              : 6
+            : p[i + 1] === 'c'
+              ? 3
+              : 2;
       atomStart = out.length;
       out.push(p.slice(i, i + len));
       i += len;
@@ -116,7 +136,7 @@ function linearForm(p: string, fold: boolean): string {
       const min = Number(q[1]);
       const max = q[2] ? (q[3] ? Number(q[3]) : Infinity) : min;
       i += q[0].length;
-      if (min <= MAX_COUNT && (max <= MAX_COUNT || max === Infinity) || atomStart < 0) {
+      if ((min <= MAX_COUNT && (max <= MAX_COUNT || max === Infinity)) || atomStart < 0) {
         out.push(q[0]);
         continue;
       }
@@ -155,14 +175,16 @@ function unsupportedSyntax(p: string, refuseNesting: boolean): string | null {
       continue;
     }
     if (inClass) {
-      if (c === '[' && p[i + 1] === ':') return `POSIX classes such as [[:alpha:]] are not supported; use an explicit class such as [a-zA-Z]`;
+      if (c === '[' && p[i + 1] === ':')
+        return `POSIX classes such as [[:alpha:]] are not supported; use an explicit class such as [a-zA-Z]`;
       if (c === ']') inClass = false;
       continue;
     }
     if (c === '[') {
       inClass = true;
       if (p[i + 1] === '^') i += 1;
-      if (p[i + 1] === ']') return 'a ] right after [ or [^ must be escaped as \\] (RE2 and JavaScript read it differently)';
+      if (p[i + 1] === ']')
+        return 'a ] right after [ or [^ must be escaped as \\] (RE2 and JavaScript read it differently)';
       continue;
     }
     if (c === '(') {
@@ -171,7 +193,9 @@ function unsupportedSyntax(p: string, refuseNesting: boolean): string | null {
       if (p.startsWith('(?<=', i)) return `lookbehind (?<=…) is not supported ${RE2_HINT}`;
       if (p.startsWith('(?<!', i)) return `negative lookbehind (?<!…) is not supported ${RE2_HINT}`;
       if (p[i + 1] === '?' && !p.startsWith('(?:', i) && !p.startsWith('(?P<', i) && !p.startsWith('(?<', i)) {
-        return /^\(\?[imsU]+[):]/.test(p.slice(i)) ? 'inline flags are only supported at the very start of the pattern, e.g. (?i)abc' : `unsupported group syntax ${p.slice(i, i + 4)}…`;
+        return /^\(\?[imsU]+[):]/.test(p.slice(i))
+          ? 'inline flags are only supported at the very start of the pattern, e.g. (?i)abc'
+          : `unsupported group syntax ${p.slice(i, i + 4)}…`;
       }
       groups.push(false);
       continue;
@@ -179,7 +203,8 @@ function unsupportedSyntax(p: string, refuseNesting: boolean): string | null {
     if (c === ')') {
       if (!groups.length) return 'unbalanced parenthesis )';
       const innerUnbounded = groups.pop()!;
-      if (refuseNesting && innerUnbounded && isUnboundedQuantifierAt(p, i + 1)) return `nested repetition such as (a+)+ is not allowed: it can take exponential time on crafted input`;
+      if (refuseNesting && innerUnbounded && isUnboundedQuantifierAt(p, i + 1))
+        return `nested repetition such as (a+)+ is not allowed: it can take exponential time on crafted input`;
       if (groups.length && innerUnbounded) groups[groups.length - 1] = true;
       continue;
     }
@@ -192,4 +217,16 @@ function isUnboundedQuantifierAt(p: string, i: number): boolean {
   const c = p[i];
   if (c === '*' || c === '+') return true;
   return c === '{' && /^\{\d+,\}/.test(p.slice(i, i + 12));
+}
+
+const runtimeCache = new Map<string, RegExp | null>();
+/** A regex built at run time (a DSL argument from a variable): same rules, cached; null when refused. */
+export function runtimeRegex(pattern: string): RegExp | null {
+  let re = runtimeCache.get(pattern);
+  if (re !== undefined) return re;
+  const c = compileTemplateRegex(pattern);
+  re = c.ok ? c.re : null;
+  if (runtimeCache.size > 1_000) runtimeCache.clear();
+  runtimeCache.set(pattern, re);
+  return re;
 }

@@ -9,7 +9,8 @@ import { isHtml } from './crawl.ts';
 import { applicationError, sqlError, type Alert } from './rules.ts';
 
 export const REDIRECT_PROBE = 'https://rampart-redirect.invalid/';
-const REDIRECT_PARAM = /^(?:next|url|redirect|redirect_?ur[il]|return|return_?to|return_?url|goto|dest|destination|continue|target|forward|out|to|r|u|link|rurl)$/i;
+const REDIRECT_PARAM =
+  /^(?:next|url|redirect|redirect_?ur[il]|return|return_?to|return_?url|goto|dest|destination|continue|target|forward|out|to|r|u|link|rurl)$/i;
 const MAX_ENDPOINTS = 50;
 const MAX_PARAMS_PER_ENDPOINT = 10;
 export const MAX_ACTIVE_REQUESTS = 400;
@@ -43,7 +44,10 @@ function endpoints(pages: CrawledPage[], forms: FormRecord[], origin: string): E
   const out: Endpoint[] = [];
   const seen = new Set<string>();
   const push = (e: Endpoint) => {
-    const key = `${e.method} ${e.url} ${e.params.map(([k]) => k).sort().join(',')}`;
+    const key = `${e.method} ${e.url} ${e.params
+      .map(([k]) => k)
+      .sort()
+      .join(',')}`;
     if (seen.has(key) || !e.params.length) return;
     seen.add(key);
     out.push(e);
@@ -58,7 +62,12 @@ function endpoints(pages: CrawledPage[], forms: FormRecord[], origin: string): E
   for (const f of forms) {
     const u = new URL(f.action);
     if (u.origin !== origin) continue;
-    const params = f.fields.filter((x) => !['submit', 'button', 'image', 'file', 'reset'].includes(x.type)).map((x): [string, string] => [x.name, x.value || (x.type === 'email' ? 'rampart@example.com' : x.type === 'number' ? '1' : 'rampart')]);
+    const params = f.fields
+      .filter((x) => !['submit', 'button', 'image', 'file', 'reset'].includes(x.type))
+      .map((x): [string, string] => [
+        x.name,
+        x.value || (x.type === 'email' ? 'rampart@example.com' : x.type === 'number' ? '1' : 'rampart'),
+      ]);
     const method = f.method === 'POST' ? 'POST' : 'GET';
     if (method === 'GET') u.search = '';
     push({ method, url: u.href, params });
@@ -71,19 +80,35 @@ export async function activeChecks(s: ActiveSettings): Promise<ActiveResult> {
   let requests = 0;
   const list = endpoints(s.pages, s.forms, s.origin);
 
-  async function send(e: Endpoint, params: [string, string][]): Promise<{ res: HttpExchange; url: string } | undefined> {
+  async function send(
+    e: Endpoint,
+    params: [string, string][],
+  ): Promise<{ res: HttpExchange; url: string } | undefined> {
     if (s.stopped() || requests >= MAX_ACTIVE_REQUESTS) return undefined;
     requests += 1;
     const body = new URLSearchParams(params).toString();
     const url = e.method === 'GET' ? `${e.url}${body ? `?${body}` : ''}` : e.url;
     try {
-      const res = await s.http.request(e.method === 'GET' ? { url, maxBodyBytes: 512 * 1024 } : { url, method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' }, maxBodyBytes: 512 * 1024 });
+      const res = await s.http.request(
+        e.method === 'GET'
+          ? { url, maxBodyBytes: 512 * 1024 }
+          : {
+              url,
+              method: 'POST',
+              body,
+              headers: { 'content-type': 'application/x-www-form-urlencoded' },
+              maxBodyBytes: 512 * 1024,
+            },
+      );
       return { res, url };
     } catch {
       return undefined;
     }
   }
-  const evidenceOf = (r: { res: HttpExchange }) => ({ request: r.res.requestText, response: `${r.res.head}\r\n\r\n${r.res.body.subarray(0, SNIPPET).toString('utf8')}` });
+  const evidenceOf = (r: { res: HttpExchange }) => ({
+    request: r.res.requestText,
+    response: `${r.res.head}\r\n\r\n${r.res.body.subarray(0, SNIPPET).toString('utf8')}`,
+  });
 
   for (const e of list) {
     if (s.stopped() || requests >= MAX_ACTIVE_REQUESTS) break;
@@ -91,12 +116,17 @@ export async function activeChecks(s: ActiveSettings): Promise<ActiveResult> {
     const baseBody = baseline?.body.toString('utf8') ?? '';
     for (const [i, [name, value]] of e.params.slice(0, MAX_PARAMS_PER_ENDPOINT).entries()) {
       const withValue = (v: string): [string, string][] => e.params.map((p, j) => (j === i ? [name, v] : p));
-      const record = (ruleId: string, r: { res: HttpExchange; url: string }, evidence: string) => alerts.push({ ruleId, url: r.url, param: name, evidence, method: e.method, ...evidenceOf(r) });
+      const record = (ruleId: string, r: { res: HttpExchange; url: string }, evidence: string) =>
+        alerts.push({ ruleId, url: r.url, param: name, evidence, method: e.method, ...evidenceOf(r) });
 
       // Reflected input: the marker's quotes and angle brackets come back unescaped in HTML.
       const marker = `rmp${randomBytes(4).toString('hex')}`;
       const reflected = await send(e, withValue(`${marker}"'<>`));
-      if (reflected && isHtml(reflected.res) && new RegExp(`${marker}["']{0,2}<>`).test(reflected.res.body.toString('utf8'))) {
+      if (
+        reflected &&
+        isHtml(reflected.res) &&
+        new RegExp(`${marker}["']{0,2}<>`).test(reflected.res.body.toString('utf8'))
+      ) {
         record('40012', reflected, `The value ${marker}"'<> of "${name}" is echoed unescaped in the HTML page`);
       }
 
@@ -110,7 +140,8 @@ export async function activeChecks(s: ActiveSettings): Promise<ActiveResult> {
         } catch {
           host = undefined;
         }
-        if (r && host === 'rampart-redirect.invalid') record('20019', r, `"${name}" set to ${REDIRECT_PROBE} answered ${r.res.status} with Location: ${location}`);
+        if (r && host === 'rampart-redirect.invalid')
+          record('20019', r, `"${name}" set to ${REDIRECT_PROBE} answered ${r.res.status} with Location: ${location}`);
       }
 
       // A quote: database errors (SQL injection) and stack traces absent from the baseline.
@@ -118,18 +149,24 @@ export async function activeChecks(s: ActiveSettings): Promise<ActiveResult> {
       if (quoted) {
         const body = quoted.res.body.toString('utf8');
         const sql = sqlError(body);
-        if (sql && !sqlError(baseBody)) record('40018', quoted, `A quote in "${name}" produced a ${sql[0]} error: ${sql[1].slice(0, 300)}`);
+        if (sql && !sqlError(baseBody))
+          record('40018', quoted, `A quote in "${name}" produced a ${sql[0]} error: ${sql[1].slice(0, 300)}`);
         else {
           const err = applicationError(body);
-          if (err && !applicationError(baseBody)) record('90022', quoted, `A quote in "${name}" produced a ${err[0]}: ${err[1].slice(0, 300)}`);
+          if (err && !applicationError(baseBody))
+            record('90022', quoted, `A quote in "${name}" produced a ${err[0]}: ${err[1].slice(0, 300)}`);
         }
       }
 
       // An array-style name (name[]=) trips type assumptions in many frameworks.
-      const arrayed = await send(e, e.params.map((p, j) => (j === i ? [`${name}[]`, value] : p)));
+      const arrayed = await send(
+        e,
+        e.params.map((p, j) => (j === i ? [`${name}[]`, value] : p)),
+      );
       if (arrayed) {
         const err = applicationError(arrayed.res.body.toString('utf8'));
-        if (err && !applicationError(baseBody)) record('90022', arrayed, `Sending "${name}[]" produced a ${err[0]}: ${err[1].slice(0, 300)}`);
+        if (err && !applicationError(baseBody))
+          record('90022', arrayed, `Sending "${name}[]" produced a ${err[0]}: ${err[1].slice(0, 300)}`);
       }
     }
   }

@@ -53,6 +53,9 @@ export interface CrawlResult {
   sitemapUrls: number;
   /** Redirects that pointed off scope and were not followed. */
   blockedRedirects: string[];
+  /** Page requests that got no answer (refused, timed out, reset), with the first few reasons. */
+  errors: number;
+  errorSamples: string[];
 }
 
 /** Query strings that differ only in parameter order are one URL; fragments never matter. */
@@ -67,6 +70,7 @@ export function normalizeUrl(u: URL): string {
 }
 
 const MAX_QUERY_VARIANTS = 3;
+const MAX_ERROR_SAMPLES = 5;
 const MAX_SITEMAPS = 5;
 const MAX_SITEMAP_URLS = 500;
 const MAX_ROBOTS_PATHS = 100;
@@ -94,7 +98,9 @@ export function parseRobots(text: string): { paths: string[]; sitemaps: string[]
 
 /** The <loc> entries of a sitemap or sitemap index. */
 export function parseSitemap(xml: string): { index: boolean; locs: string[] } {
-  const locs = [...xml.matchAll(/<loc>\s*([^<]+?)\s*<\/loc>/gi)].map((m) => decodeEntities(m[1]!.replace(/^<!\[CDATA\[|\]\]>$/g, '')));
+  const locs = [...xml.matchAll(/<loc>\s*([^<]+?)\s*<\/loc>/gi)].map((m) =>
+    decodeEntities(m[1]!.replace(/^<!\[CDATA\[|\]\]>$/g, '')),
+  );
   return { index: /<sitemapindex[\s>]/i.test(xml), locs };
 }
 
@@ -151,6 +157,8 @@ export async function crawl(s: CrawlSettings): Promise<CrawlResult> {
 
   const robotsPaths: string[] = [];
   let sitemapUrls = 0;
+  let errors = 0;
+  const errorSamples: string[] = [];
   for (const seed of s.seeds) enqueue(seed, 0, 'seed');
   if (s.discover && !timeUp()) {
     const robots = await fetchText('/robots.txt', 256 * 1024);
@@ -159,7 +167,12 @@ export async function crawl(s: CrawlSettings): Promise<CrawlResult> {
       robotsPaths.push(p);
       enqueue(new URL(p, origin), 0, 'robots');
     }
-    const sitemapQueue = [new URL('/sitemap.xml', origin).href, ...parsed.sitemaps.map((x) => resolveRef(x, origin)?.href).filter((x): x is string => !!x && new URL(x).origin === origin)];
+    const sitemapQueue = [
+      new URL('/sitemap.xml', origin).href,
+      ...parsed.sitemaps
+        .map((x) => resolveRef(x, origin)?.href)
+        .filter((x): x is string => !!x && new URL(x).origin === origin),
+    ];
     const fetchedMaps = new Set<string>();
     while (sitemapQueue.length && fetchedMaps.size < MAX_SITEMAPS && sitemapUrls < MAX_SITEMAP_URLS && !timeUp()) {
       const next = sitemapQueue.shift()!;
@@ -188,6 +201,10 @@ export async function crawl(s: CrawlSettings): Promise<CrawlResult> {
       res = await s.http.request({ url: item.url, maxRedirects: 0, maxBodyBytes: s.maxBodyBytes });
     } catch (e) {
       if (s.signal.aborted) throw e;
+      // Unanswered pages are counted: a crawl that reached nothing must not pass for a clean site.
+      errors += 1;
+      if (errorSamples.length < MAX_ERROR_SAMPLES)
+        errorSamples.push(`${item.url}: ${e instanceof Error ? e.message.slice(0, 200) : String(e)}`);
       return;
     }
     const crawled: CrawledPage = { url: item.url, depth: item.depth, source: item.source, res };
@@ -201,7 +218,10 @@ export async function crawl(s: CrawlSettings): Promise<CrawlResult> {
       for (const link of crawled.page.links) enqueue(link, item.depth + 1, 'link');
       for (const f of crawled.page.forms) {
         if (new URL(f.action).origin !== origin) continue;
-        const key = `${f.method} ${f.action.split('?')[0]} ${f.fields.map((x) => x.name).sort().join(',')}`;
+        const key = `${f.method} ${f.action.split('?')[0]} ${f.fields
+          .map((x) => x.name)
+          .sort()
+          .join(',')}`;
         if (formKeys.has(key)) continue;
         formKeys.add(key);
         forms.push({ ...f, page: item.url });
@@ -251,5 +271,14 @@ export async function crawl(s: CrawlSettings): Promise<CrawlResult> {
     stop = 'cancelled';
   }
   notify();
-  return { pages, forms, stopReason: stop ?? 'exhausted', robotsPaths, sitemapUrls, blockedRedirects: [...blockedRedirects] };
+  return {
+    pages,
+    forms,
+    stopReason: stop ?? 'exhausted',
+    robotsPaths,
+    sitemapUrls,
+    blockedRedirects: [...blockedRedirects],
+    errors,
+    errorSamples,
+  };
 }

@@ -19,7 +19,9 @@ describe('tokenizeHtml', () => {
   });
 
   it('keeps comments and script bodies, and finds no tags inside them', () => {
-    const doc = tokenizeHtml('<!-- <a href="/in-comment"> --><script>if (a<b) document.write("<a href=/in-script>")</script><a href="/real">');
+    const doc = tokenizeHtml(
+      '<!-- <a href="/in-comment"> --><script>if (a<b) document.write("<a href=/in-script>")</script><a href="/real">',
+    );
     expect(doc.comments).toEqual([' <a href="/in-comment"> ']);
     expect(doc.scripts).toEqual(['if (a<b) document.write("<a href=/in-script>")']);
     expect(doc.tags.filter((t) => t.name === 'a').map((t) => t.attrs.get('href'))).toEqual(['/real']);
@@ -40,7 +42,13 @@ describe('parsePage', () => {
       'https://site.test/dir/index.html',
     );
     expect(page.base).toBe('https://site.test/app/');
-    expect(page.links).toEqual(['https://site.test/app/page?b=2&a=1#frag', 'https://site.test/app/img.png', 'https://cdn.example.com/x.js', 'https://site.test/frame', 'https://site.test/app/style.css']);
+    expect(page.links).toEqual([
+      'https://site.test/app/page?b=2&a=1#frag',
+      'https://site.test/app/img.png',
+      'https://cdn.example.com/x.js',
+      'https://site.test/frame',
+      'https://site.test/app/style.css',
+    ]);
   });
 
   it('records forms with method, absolute action and named fields', () => {
@@ -50,8 +58,23 @@ describe('parsePage', () => {
       'http://site.test/p',
     );
     expect(page.forms).toEqual([
-      { method: 'POST', action: 'http://site.test/login', fields: [{ name: 'csrf', type: 'hidden', value: 't' }, { name: 'user', type: 'text', value: '' }, { name: 'pw', type: 'password', value: '' }] },
-      { method: 'GET', action: 'http://site.test/p', fields: [{ name: 'sort', type: 'select', value: '' }, { name: 'note', type: 'textarea', value: '' }] },
+      {
+        method: 'POST',
+        action: 'http://site.test/login',
+        fields: [
+          { name: 'csrf', type: 'hidden', value: 't' },
+          { name: 'user', type: 'text', value: '' },
+          { name: 'pw', type: 'password', value: '' },
+        ],
+      },
+      {
+        method: 'GET',
+        action: 'http://site.test/p',
+        fields: [
+          { name: 'sort', type: 'select', value: '' },
+          { name: 'note', type: 'textarea', value: '' },
+        ],
+      },
     ]);
   });
 
@@ -70,22 +93,43 @@ describe('crawl helpers', () => {
   });
 
   it('parseRobots reads Disallow/Allow paths (wildcards cut) and sitemaps', () => {
-    expect(parseRobots('User-agent: *\nDisallow: /admin/ # staff\nDisallow: /tmp*.php$\nAllow: /\nDisallow:\nSitemap: https://a.test/s.xml')).toEqual({ paths: ['/admin/', '/tmp'], sitemaps: ['https://a.test/s.xml'] });
+    expect(
+      parseRobots(
+        'User-agent: *\nDisallow: /admin/ # staff\nDisallow: /tmp*.php$\nAllow: /\nDisallow:\nSitemap: https://a.test/s.xml',
+      ),
+    ).toEqual({ paths: ['/admin/', '/tmp'], sitemaps: ['https://a.test/s.xml'] });
   });
 
   it('parseSitemap tells an index from a URL set', () => {
-    expect(parseSitemap('<sitemapindex><sitemap><loc> https://a.test/s1.xml </loc></sitemap></sitemapindex>')).toEqual({ index: true, locs: ['https://a.test/s1.xml'] });
-    expect(parseSitemap('<urlset><url><loc>https://a.test/p?a=1&amp;b=2</loc></url></urlset>')).toEqual({ index: false, locs: ['https://a.test/p?a=1&b=2'] });
+    expect(parseSitemap('<sitemapindex><sitemap><loc> https://a.test/s1.xml </loc></sitemap></sitemapindex>')).toEqual({
+      index: true,
+      locs: ['https://a.test/s1.xml'],
+    });
+    expect(parseSitemap('<urlset><url><loc>https://a.test/p?a=1&amp;b=2</loc></url></urlset>')).toEqual({
+      index: false,
+      locs: ['https://a.test/p?a=1&b=2'],
+    });
   });
 });
 
 describe('rule helpers', () => {
   it('cspWeaknesses maps a policy to ZAP 10055 alert references', () => {
-    expect(cspWeaknesses("default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'self'")).toEqual([]);
+    expect(cspWeaknesses("default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'self'")).toEqual(
+      [],
+    );
     expect(cspWeaknesses("default-src 'self'").map(([r]) => r)).toEqual(['10055-4']);
-    expect(cspWeaknesses("default-src * 'unsafe-inline' 'unsafe-eval'").map(([r]) => r)).toEqual(['10055-4', '10055-5', '10055-6', '10055-10']);
+    expect(cspWeaknesses("default-src * 'unsafe-inline' 'unsafe-eval'").map(([r]) => r)).toEqual([
+      '10055-4',
+      '10055-5',
+      '10055-6',
+      '10055-10',
+    ]);
     // A nonce makes browsers ignore 'unsafe-inline'.
-    expect(cspWeaknesses("default-src 'self'; script-src 'self' 'unsafe-inline' 'nonce-abc'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")).toEqual([]);
+    expect(
+      cspWeaknesses(
+        "default-src 'self'; script-src 'self' 'unsafe-inline' 'nonce-abc'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+      ),
+    ).toEqual([]);
   });
 
   it('looselyScoped compares domain labels', () => {
@@ -96,7 +140,11 @@ describe('rule helpers', () => {
   });
 
   it('maskSecrets hides credential and session values in URLs', () => {
-    expect(maskSecrets('GET /a;jsessionid=ABC?token=t0k&x=1&Password=pw')).toBe('GET /a;jsessionid=***?token=***&x=1&Password=***');
-    expect(maskSecrets('HTTP/1.1 200 OK\r\nSet-Cookie: sid=abc; HttpOnly\r\ncookie: a=b\r\nX-Other: 1')).toBe('HTTP/1.1 200 OK\r\nSet-Cookie: [masked]\r\ncookie: [masked]\r\nX-Other: 1');
+    expect(maskSecrets('GET /a;jsessionid=ABC?token=t0k&x=1&Password=pw')).toBe(
+      'GET /a;jsessionid=***?token=***&x=1&Password=***',
+    );
+    expect(maskSecrets('HTTP/1.1 200 OK\r\nSet-Cookie: sid=abc; HttpOnly\r\ncookie: a=b\r\nX-Other: 1')).toBe(
+      'HTTP/1.1 200 OK\r\nSet-Cookie: [masked]\r\ncookie: [masked]\r\nX-Other: 1',
+    );
   });
 });

@@ -18,7 +18,20 @@ export interface HtmlDocument {
   scripts: string[];
 }
 
-const NAMED_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', sol: '/', colon: ':', equals: '=', quest: '?', num: '#', period: '.' };
+const NAMED_ENTITIES: Record<string, string> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: '\u00a0',
+  sol: '/',
+  colon: ':',
+  equals: '=',
+  quest: '?',
+  num: '#',
+  period: '.',
+};
 
 /** Decodes character references (numeric, and the named ones that matter in URLs and markup). */
 export function decodeEntities(s: string): string {
@@ -172,13 +185,22 @@ export function parsePage(html: string, pageUrl: string): PageStructure {
     }
     if (t.name === 'form') {
       const action = t.attrs.get('action');
-      open = { method: (t.attrs.get('method') || 'GET').toUpperCase(), action: (action && resolveRef(action, base)?.href) || pageUrl, fields: [] };
+      open = {
+        method: (t.attrs.get('method') || 'GET').toUpperCase(),
+        action: (action && resolveRef(action, base)?.href) || pageUrl,
+        fields: [],
+      };
       forms.push(open);
     } else if (t.name === '/form') {
       open = undefined;
     } else if (open && (t.name === 'input' || t.name === 'select' || t.name === 'textarea' || t.name === 'button')) {
       const name = t.attrs.get('name');
-      if (name) open.fields.push({ name, type: (t.attrs.get('type') || (t.name === 'input' ? 'text' : t.name)).toLowerCase(), value: t.attrs.get('value') ?? '' });
+      if (name)
+        open.fields.push({
+          name,
+          type: (t.attrs.get('type') || (t.name === 'input' ? 'text' : t.name)).toLowerCase(),
+          value: t.attrs.get('value') ?? '',
+        });
     }
   }
   return { links, forms, doc, base };

@@ -3,15 +3,41 @@
 // chunk that carries passiveBaseline), and light active checks with the "full" profile.
 import { WORKER_VERSION } from '../../version.ts';
 import { createScopedHttp, sameOrigin } from '../http/scoped-http.ts';
-import { ScannerError, type Scanner, type ScanTask } from '../types.ts';
+import { ScannerError, type Scanner, type ScanOutput, type ScanTask } from '../types.ts';
 import { activeChecks } from './active.ts';
-import { crawl, type CrawlStopReason } from './crawl.ts';
+import { crawl, type CrawlResult, type CrawlStopReason } from './crawl.ts';
 import { foldAlerts, maskSecrets } from './findings.ts';
-import { passiveAlerts, type Alert } from './rules.ts';
+import { ACTIVE_RULE_IDS, PASSIVE_RULE_IDS, passiveAlerts, type Alert } from './rules.ts';
 
-export { tokenizeHtml, parsePage, decodeEntities, resolveRef, type HtmlTag, type HtmlDocument, type HtmlForm, type PageStructure } from './html.ts';
-export { crawl, normalizeUrl, parseRobots, parseSitemap, type CrawledPage, type CrawlResult, type CrawlStopReason, type FormRecord } from './crawl.ts';
-export { passiveAlerts, cspWeaknesses, looselyScoped, RULES, PASSIVE_RULE_IDS, type Alert, type RuleInfo } from './rules.ts';
+export {
+  tokenizeHtml,
+  parsePage,
+  decodeEntities,
+  resolveRef,
+  type HtmlTag,
+  type HtmlDocument,
+  type HtmlForm,
+  type PageStructure,
+} from './html.ts';
+export {
+  crawl,
+  normalizeUrl,
+  parseRobots,
+  parseSitemap,
+  type CrawledPage,
+  type CrawlResult,
+  type CrawlStopReason,
+  type FormRecord,
+} from './crawl.ts';
+export {
+  passiveAlerts,
+  cspWeaknesses,
+  looselyScoped,
+  RULES,
+  PASSIVE_RULE_IDS,
+  type Alert,
+  type RuleInfo,
+} from './rules.ts';
 export { foldAlerts, maskSecrets, MAX_PATHS_PER_RULE } from './findings.ts';
 export { activeChecks, REDIRECT_PROBE, MAX_ACTIVE_REQUESTS } from './active.ts';
 
@@ -39,14 +65,18 @@ export interface WebappPlan {
   maxDepth: number;
   maxPages: number;
   paths: string[];
-  /** Passive rules run (unchunked scans and the chunk carrying passiveBaseline). */
+  /** Passive rules run on every page fetched (every scan and every chunk). */
   passive: boolean;
-  /** robots.txt and sitemap discovery (the same runs as the passive rules). */
+  /** robots.txt and sitemap discovery (unchunked scans and the chunk carrying passiveBaseline). */
   discover: boolean;
 }
 
-const int = (v: unknown, min: number, max: number, dflt: number) => (typeof v === 'number' && Number.isInteger(v) ? Math.min(max, Math.max(min, v)) : dflt);
-const pathList = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.startsWith('/') && x.length <= 2_000).slice(0, 100) : []);
+const int = (v: unknown, min: number, max: number, dflt: number) =>
+  typeof v === 'number' && Number.isInteger(v) ? Math.min(max, Math.max(min, v)) : dflt;
+const pathList = (v: unknown) =>
+  Array.isArray(v)
+    ? v.filter((x): x is string => typeof x === 'string' && x.startsWith('/') && x.length <= 2_000).slice(0, 100)
+    : [];
 
 /** What a lease asks for: its options (untrusted, read leniently) narrowed by its chunk. */
 export function webappPlan(options: Record<string, unknown>, chunk: ScanTask['chunk']): WebappPlan {
@@ -56,8 +86,17 @@ export function webappPlan(options: Record<string, unknown>, chunk: ScanTask['ch
   const chunkPaths = pathList(spec.paths);
   const optionPaths = pathList(options.paths);
   const paths = chunk && chunkPaths.length ? chunkPaths : optionPaths.length ? optionPaths : DEFAULT_SEED_PATHS;
-  const passive = chunk ? spec.passiveBaseline === true : true;
-  return { profile, maxDepth: int(options.maxDepth, 1, 10, 3), maxPages: int(options.maxPages, 1, 5000, 200), paths: [...new Set(paths)], passive, discover: passive };
+  // Every chunk runs the passive rules on the pages it fetched, so a split scan finds at least
+  // what one unsplit scan finds; only discovery (robots.txt, sitemaps) stays with one chunk.
+  const discover = chunk ? spec.passiveBaseline === true : true;
+  return {
+    profile,
+    maxDepth: int(options.maxDepth, 1, 10, 3),
+    maxPages: int(options.maxPages, 1, 5000, 200),
+    paths: [...new Set(paths)],
+    passive: true,
+    discover,
+  };
 }
 
 function targetUrl(target: string): URL {
@@ -65,10 +104,40 @@ function targetUrl(target: string): URL {
   try {
     u = new URL(target.trim());
   } catch {
-    throw new ScannerError(`The web application target ${JSON.stringify(target.slice(0, 200))} is not a URL; give one such as https://app.example.com/`, false);
+    throw new ScannerError(
+      `The web application target ${JSON.stringify(target.slice(0, 200))} is not a URL; give one such as https://app.example.com/`,
+      false,
+    );
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ScannerError(`The web application target must be an http(s) URL, not ${u.protocol}`, false);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new ScannerError(`The web application target must be an http(s) URL, not ${u.protocol}`, false);
   return u;
+}
+
+/**
+ * What a crawl covered, and whether it may close anything. A crawl that fetched no page looked at
+ * nothing (inconclusive); one cut short by its time budget, or with pages that gave no answer,
+ * did not look at everything (partial). An answer of any status, 404 or 500 included, counts.
+ */
+export function crawlOutcome(
+  target: URL,
+  plan: WebappPlan,
+  r: CrawlResult,
+  stopReason: CrawlStopReason,
+): Pick<ScanOutput, 'inconclusive' | 'partial' | 'coverage'> {
+  const urls = [...new Set(r.pages.map((p) => maskSecrets(p.url)))].sort();
+  const rules = [...(plan.passive ? PASSIVE_RULE_IDS : []), ...(plan.profile === 'full' ? ACTIVE_RULE_IDS : [])];
+  const coverage = { urls, urlCount: urls.length, rules };
+  const failed = r.errors
+    ? `${r.errors} page request${r.errors === 1 ? '' : 's'} got no answer (${maskSecrets(r.errorSamples[0] ?? 'no detail')})`
+    : '';
+  if (r.pages.length === 0)
+    return { inconclusive: `no page of ${target.origin} could be fetched${failed ? `: ${failed}` : ''}`, coverage };
+  const gaps = [
+    ...(stopReason === 'time-budget' ? [`the crawl stopped at its time budget after ${r.pages.length} pages`] : []),
+    ...(failed ? [failed] : []),
+  ];
+  return { ...(gaps.length ? { partial: gaps.join('; ') } : {}), coverage };
 }
 
 export function createWebappScanner(settings: WebappScannerSettings = {}): Scanner {
@@ -92,6 +161,7 @@ export function createWebappScanner(settings: WebappScannerSettings = {}): Scann
         ratePerSecond: settings.ratePerSecond ?? 20,
         concurrency: Math.max(settings.concurrency ?? 4, 1),
         ...(settings.requestTimeoutMs ? { timeoutMs: settings.requestTimeoutMs } : {}),
+        ...(task.egress ? { egress: task.egress } : {}),
       });
       const alerts: Alert[] = [];
       const seeds = plan.paths.map((p) => new URL(p, target.origin).href);
@@ -112,29 +182,38 @@ export function createWebappScanner(settings: WebappScannerSettings = {}): Scann
           onPage: (p) => {
             if (plan.passive) alerts.push(...passiveAlerts(p));
           },
-          onProgress: (n) => task.progress(Math.min(n / plan.maxPages, 1) * (active ? 60 : 100), `${n}/${plan.maxPages} pages crawled`),
+          onProgress: (n) =>
+            task.progress(Math.min(n / plan.maxPages, 1) * (active ? 60 : 100), `${n}/${plan.maxPages} pages crawled`),
         });
         if (task.signal.aborted) throw task.signal.reason ?? new DOMException('The scan was cancelled', 'AbortError');
         let activeResult = { alerts: [] as Alert[], requests: 0, endpoints: 0 };
         if (active) {
           task.progress(60, `Active checks on ${result.pages.length} pages`);
-          activeResult = await activeChecks({ http, origin: target.origin, pages: result.pages, forms: result.forms, stopped: () => signal.aborted || Date.now() >= started + budget });
+          activeResult = await activeChecks({
+            http,
+            origin: target.origin,
+            pages: result.pages,
+            forms: result.forms,
+            stopped: () => signal.aborted || Date.now() >= started + budget,
+          });
           if (task.signal.aborted) throw task.signal.reason ?? new DOMException('The scan was cancelled', 'AbortError');
           alerts.push(...activeResult.alerts);
         }
-        const stopReason: CrawlStopReason = result.stopReason === 'cancelled' && hardStop.signal.aborted ? 'time-budget' : result.stopReason;
+        const stopReason: CrawlStopReason =
+          result.stopReason === 'cancelled' && hardStop.signal.aborted ? 'time-budget' : result.stopReason;
         const folded = foldAlerts(alerts);
         task.progress(100, `${result.pages.length} pages crawled, ${folded.findings.length} findings`);
         return {
           findings: folded.findings,
-          // Where the time budget cut the crawl short, pages it did not reach say nothing.
-          ...(stopReason === 'time-budget' ? { partial: `the crawl stopped at its time budget after ${result.pages.length} pages` } : {}),
+          ...crawlOutcome(target, plan, result, stopReason),
           details: {
             target: target.href,
             profile: plan.profile,
             passive: plan.passive,
             pagesCrawled: result.pages.length,
             requests: http.sent,
+            requestErrors: result.errors,
+            requestErrorSamples: result.errorSamples.map(maskSecrets),
             formsFound: result.forms.length,
             stopReason,
             robotsPaths: result.robotsPaths,
@@ -144,8 +223,19 @@ export function createWebappScanner(settings: WebappScannerSettings = {}): Scann
             activeRequests: activeResult.requests,
             rulesFired: folded.counts,
             cappedRules: folded.capped,
-            alerts: folded.findings.map((f) => ({ ruleId: f.ruleId, severity: f.severity, title: f.title, url: f.location.url, instances: (f.evidence?.data as { instances?: number } | undefined)?.instances ?? 1 })),
-            pages: result.pages.map((p) => ({ url: maskSecrets(p.url), status: p.res.status, depth: p.depth, source: p.source })),
+            alerts: folded.findings.map((f) => ({
+              ruleId: f.ruleId,
+              severity: f.severity,
+              title: f.title,
+              url: f.location.url,
+              instances: (f.evidence?.data as { instances?: number } | undefined)?.instances ?? 1,
+            })),
+            pages: result.pages.map((p) => ({
+              url: maskSecrets(p.url),
+              status: p.res.status,
+              depth: p.depth,
+              source: p.source,
+            })),
           },
         };
       } finally {

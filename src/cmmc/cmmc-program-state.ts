@@ -1,0 +1,296 @@
+// The state every section of the CMMC program reads: the program's dependencies, the date rules
+// of the 365-day cycle, the profile's scoring state (devices, answers, policies, evidence, score)
+// read in one transaction, its score view, and who the Affirming Official is. The sections
+// (attestations, policy documents, SPRS, exports, renewals, handoff and status, staff list) each
+// take this state and add their own operations; cmmc-program.ts puts them together.
+import type { Kysely } from 'kysely';
+import type { AuditService } from '../audit/index.ts';
+import type { Mailer } from '../auth/mailer.ts';
+import type { DB } from '../db/schema.ts';
+import type { Caller, Tx } from '../db/tenant.ts';
+import type { Clock } from '../lib/clock.ts';
+import { appError } from '../lib/errors.ts';
+import type { Outbox } from '../mesh/mesh-outbox.ts';
+import type { StorageService } from '../storage/index.ts';
+import { REQUIREMENTS } from './cmmc-catalogue.ts';
+import { createCmmcAccess } from './cmmc-access.ts';
+import { c, cmmcRepo, parseJson, type ProfileRow } from './cmmc-repo.ts';
+import type { ScoreResponse } from './cmmc-program-schemas.ts';
+import { DEVICE_STALE_DAYS } from './cmmc-schemas.ts';
+import { scoreAll, type Answer, type PolicyKind, type ScoringDevice } from './cmmc-scoring.ts';
+
+/** The signed-in user (the one tenant-wide Caller type). */
+export type { Caller };
+
+export interface ProgramDeps {
+  db: Kysely<DB>;
+  audit: AuditService;
+  clock: Clock;
+  storage: StorageService;
+  outbox: Outbox;
+  mailer: Mailer;
+  publicBaseUrl: string;
+  bidPeer: string | undefined;
+  managementPeer: string | undefined;
+  evidenceMaxBytes: number;
+  log: { warn(obj: unknown, msg?: string): void };
+}
+
+export const DAY_MS = 86_400_000;
+export const HANDOFF_TTL_MS = 30 * 60_000;
+export const RENEWAL_DUE_DAY = 335;
+export const EXPIRY_DAY = 365;
+/** The affirmation text the officer accepts; its version is stored with each confirmation. */
+export const AFFIRMATION_TEXT_VERSION = 'rampart-l1-affirmation-2025-01';
+export const AFFIRMATION_TEXT =
+  'I, the Affirming Official, confirm that I entered this CMMC Level 1 self-assessment in SPRS myself, that the ' +
+  'information systems within the scope are compliant with the 15 requirements of FAR 52.204-21(b)(1), and that ' +
+  'the entry is true. Misrepresentation may be subject to 18 U.S.C. 1001 and the False Claims Act.';
+
+export const iso = (d: Date | string) => new Date(d).toISOString();
+export function dayOf(d: Date | string): string;
+export function dayOf(d: Date | string | null): string | null;
+export function dayOf(d: Date | string | null): string | null {
+  if (d === null) return null;
+  return typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10);
+}
+export const addDays = (day: string, n: number) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
+export const daysBetween = (from: string, to: string) =>
+  Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
+
+/**
+ * The status as of `today`, from the stored one and the cycle's dates: day 365 or later is expired
+ * and day 335 or later of a compliant profile is renewal due, whether or not the sweep has run.
+ * Every read (pages, exports, cmmc_status, staff list) shows this; the sweep only records it and
+ * sends the notices.
+ */
+export function effectiveStatus(p: Pick<ProfileRow, 'status' | 'status_date'>, today: string): ProfileRow['status'] {
+  if (p.status_date === null || p.status === 'in_progress' || p.status === 'expired') return p.status;
+  const day = daysBetween(dayOf(p.status_date), today);
+  if (day >= EXPIRY_DAY) return 'expired';
+  return p.status === 'compliant' && day >= RENEWAL_DUE_DAY ? 'renewal_due' : p.status;
+}
+
+/** The profile with its status as of today (effectiveStatus). */
+export const asOf = <T extends Pick<ProfileRow, 'status' | 'status_date'>>(p: T, today: string): T => ({
+  ...p,
+  status: effectiveStatus(p, today),
+});
+
+/** The SPRS status the bid peer and the exports show for a profile status (as of today: see asOf). */
+export function sprsStatus(p: Pick<ProfileRow, 'status'>): string {
+  return p.status === 'in_progress' ? 'not_filed' : p.status === 'expired' ? 'expired' : 'filed';
+}
+
+/** The latest SPRS confirmation's columns the score view shows. */
+export interface LatestConfirmation {
+  status_date: string;
+  next_due: string;
+  confirmed_at: Date;
+  affirmed_in_sprs_on: string;
+  sprs_proof_file_name: string | null;
+}
+
+/** The score as every member sees it (the score route adds who may confirm). */
+export type ScoreView = Omit<ScoreResponse, 'affirmingOfficial' | 'canConfirm'>;
+
+export function createProgramState(deps: ProgramDeps) {
+  const { clock } = deps;
+  const today = () => dayOf(clock.now());
+  const access = createCmmcAccess(deps.db);
+  const { asMember } = access;
+  /** The tenant's profile, its status as of today (asOf). */
+  const requireProfile = async (tx: Tx, tenantId: string) => asOf(await access.requireProfile(tx, tenantId), today());
+
+  /**
+   * Everything scoring needs, read in the caller's transaction (tenant or service role). Retired
+   * computers are left out.
+   */
+  async function loadState(tx: Tx, p: ProfileRow) {
+    const now = clock.now();
+    const runs = await cmmcRepo.latestRunsPerHost(tx, p.id);
+    const devices: (ScoringDevice & { receivedAt: string })[] = runs.map((r) => ({
+      hostname: r.hostname,
+      os: r.os,
+      results: parseJson(r.results, {}),
+      reasons: parseJson<Record<string, string>>(r.reasons, {}),
+      pending: now.getTime() - new Date(r.received_at).getTime() > DEVICE_STALE_DAYS * DAY_MS,
+      receivedAt: iso(r.received_at),
+    }));
+    const answerRows = await c(tx)
+      .selectFrom('compliance_control_attestations')
+      .selectAll()
+      .where('profile_id', '=', p.id)
+      .execute();
+    const answers = new Map(answerRows.map((a) => [a.item_id, { answer: a.answer as Answer, note: a.note }]));
+    const docs = await c(tx)
+      .selectFrom('cmmc_policy_documents')
+      .select([
+        'id',
+        'kind',
+        'version',
+        'title',
+        'status',
+        'effective_date',
+        'approved_at',
+        'approved_by_email',
+        'next_review_date',
+        'created_at',
+        'updated_at',
+      ])
+      .where('profile_id', '=', p.id)
+      .orderBy('kind')
+      .orderBy('version', 'desc')
+      .execute();
+    const t = today();
+    const approvedPolicies = new Set<PolicyKind>(
+      docs
+        .filter((d) => d.status === 'approved' && d.effective_date && dayOf(d.effective_date) <= t)
+        .map((d) => d.kind as PolicyKind),
+    );
+    const evidence = await c(tx)
+      .selectFrom('compliance_attestation_evidence')
+      .select([
+        'id',
+        'requirement_id',
+        'item_id',
+        'file_name',
+        'content_type',
+        'size_bytes',
+        'sha256',
+        'storage_key',
+        'uploaded_by_email',
+        'created_at',
+      ])
+      .where('profile_id', '=', p.id)
+      .where('deleted_at', 'is', null)
+      .orderBy('created_at', 'desc')
+      .execute();
+    const score = scoreAll({ devices, answers, approvedPolicies });
+    return { devices, answerRows, answers, docs, evidence, score };
+  }
+
+  const latestDevice = (devices: { receivedAt: string }[]) =>
+    devices.reduce<string | null>((m, d) => (m === null || d.receivedAt > m ? d.receivedAt : m), null);
+
+  function scoreDto(
+    p: ProfileRow,
+    st: Awaited<ReturnType<typeof loadState>>,
+    handoff: LatestConfirmation | undefined,
+  ): ScoreView {
+    return {
+      profileStatus: p.status,
+      statusDate: dayOf(p.status_date),
+      renewalDueAt: p.status_date ? addDays(dayOf(p.status_date), EXPIRY_DAY) : null,
+      met: st.score.met,
+      total: st.score.total,
+      allMet: st.score.allMet,
+      requirements: st.score.requirements.map((r) => {
+        const req = REQUIREMENTS.find((x) => x.id === r.requirementId)!;
+        return { ...r, title: req.title, aliases: [...req.aliases], far: req.far };
+      }),
+      devices: {
+        count: st.devices.length,
+        pending: st.devices.filter((d) => d.pending).length,
+        latestRunAt: latestDevice(st.devices),
+      },
+      lastConfirmation: handoff
+        ? {
+            statusDate: dayOf(handoff.status_date),
+            nextDue: dayOf(handoff.next_due),
+            confirmedAt: iso(handoff.confirmed_at),
+            affirmedInSprsOn: dayOf(handoff.affirmed_in_sprs_on),
+            proofFileName: handoff.sprs_proof_file_name,
+          }
+        : null,
+      affirmationText: AFFIRMATION_TEXT,
+      affirmationTextVersion: AFFIRMATION_TEXT_VERSION,
+      regression: p.status === 'not_compliant' ? parseJson(p.status_reason, null) : null,
+    };
+  }
+
+  const latestHandoff = (tx: Tx, profileId: string): Promise<LatestConfirmation | undefined> =>
+    c(tx)
+      .selectFrom('compliance_handoffs')
+      .select(['status_date', 'next_due', 'confirmed_at', 'affirmed_in_sprs_on', 'sprs_proof_file_name'])
+      .where('profile_id', '=', profileId)
+      .orderBy('confirmed_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+
+  /** The profile, its scoring state and score view, and the caller's role, in one tenant transaction. */
+  function controlsRows(tenantId: string, caller: Caller) {
+    return asMember(tenantId, caller, false, async (tx, role) => {
+      const p = await requireProfile(tx, tenantId);
+      const st = await loadState(tx, p);
+      const handoff = await latestHandoff(tx, p.id);
+      return { p, st, role, dto: scoreDto(p, st, handoff) };
+    });
+  }
+
+  /**
+   * The Affirming Official approves the policies and confirms the SPRS entry (the affirmation is
+   * theirs, under 18 U.S.C. 1001); no delegation is provided for. The signed-in account's e-mail
+   * must be the official's e-mail in Scope. Changing the official in Scope is an owner or admin
+   * action and is audited.
+   */
+  const isAffirmingOfficial = (p: Pick<ProfileRow, 'affirming_official_email'>, caller: Caller) =>
+    caller.email.trim().toLowerCase() === p.affirming_official_email.trim().toLowerCase();
+  function requireAffirmingOfficial(
+    p: Pick<ProfileRow, 'affirming_official_email' | 'affirming_official_name'>,
+    caller: Caller,
+    action: string,
+  ): void {
+    if (!isAffirmingOfficial(p, caller))
+      throw appError(
+        'cmmc_not_affirming_official',
+        `Only the Affirming Official, ${p.affirming_official_name} (${p.affirming_official_email}), can ${action}. ` +
+          'Sign in with that account, or change the Affirming Official in Scope.',
+        {
+          details: {
+            affirmingOfficialName: p.affirming_official_name,
+            affirmingOfficialEmail: p.affirming_official_email,
+            signedInAs: caller.email,
+          },
+        },
+      );
+  }
+  const officialDto = (p: ProfileRow, caller: Caller) => ({
+    name: p.affirming_official_name,
+    title: p.affirming_official_title,
+    email: p.affirming_official_email,
+    isCaller: isAffirmingOfficial(p, caller),
+  });
+
+  /** The audit record of a signed-in caller's action, written in the action's transaction. */
+  const audited = (
+    tx: Tx,
+    tenantId: string,
+    caller: Caller,
+    action: string,
+    [targetType, targetId]: [string, string],
+    details: Record<string, unknown>,
+  ) =>
+    deps.audit.record(
+      { tenantId, actorUserId: caller.userId, actorEmail: caller.email, action, targetType, targetId, details },
+      tx,
+    );
+
+  return {
+    today,
+    audited,
+    asMember,
+    requireProfile,
+    loadState,
+    scoreDto,
+    latestHandoff,
+    controlsRows,
+    isAffirmingOfficial,
+    requireAffirmingOfficial,
+    officialDto,
+  };
+}
+
+export type ProgramState = ReturnType<typeof createProgramState>;
+export type ScoringState = Awaited<ReturnType<ProgramState['loadState']>>;

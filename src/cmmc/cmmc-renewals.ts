@@ -1,0 +1,141 @@
+// Renewals of the CMMC program (docs/cmmc.md, Renewals): day 335 of the 365-day cycle → renewal_due,
+// a reminder mail to the Affirming Official and cmmc.renewal_due; day 365 → expired and
+// cmmc.expired. The notice row (one per profile, kind and day) is the claim, so a second run the
+// same day does nothing.
+import { withService } from '../db/tenant.ts';
+import type { CmmcEvents } from './cmmc-events.ts';
+import type { CmmcLiveStatus } from './cmmc-live-status.ts';
+import {
+  addDays,
+  DAY_MS,
+  dayOf,
+  daysBetween,
+  EXPIRY_DAY,
+  RENEWAL_DUE_DAY,
+  type ProgramDeps,
+  type ProgramState,
+} from './cmmc-program-state.ts';
+import type { RenewalSweepResponse } from './cmmc-program-schemas.ts';
+import { c } from './cmmc-repo.ts';
+
+export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, events: CmmcEvents, live: CmmcLiveStatus) {
+  const { db, audit, clock, outbox } = deps;
+
+  /** The sweep; with claimJob, only when this run inserts the day's claim (see dailyRenewalSweep). */
+  async function sweep(claimJob: string | null): Promise<RenewalSweepResponse | null> {
+    const t = state.today();
+    const dueBefore = addDays(t, -RENEWAL_DUE_DAY);
+    const sent: { profileId: string; cageCode: string; event: string; requestIds: string[] }[] = [];
+    const reminders: { to: string; company: string; due: string }[] = [];
+    let renewalDue = 0;
+    let expired = 0;
+    const claimed = await withService(db, async (tx) => {
+      if (claimJob) {
+        // Inserted first: a replica looking at the same time waits on this row, then finds it.
+        const claim = await c(tx)
+          .insertInto('daily_job_runs')
+          .values({ job: claimJob, day: t, ran_at: clock.now() })
+          .onConflict((oc) => oc.doNothing())
+          .returning('day')
+          .executeTakeFirst();
+        if (!claim) return false;
+      }
+      const rows = await c(tx)
+        .selectFrom('compliance_profiles')
+        .selectAll()
+        .where('status', 'in', ['compliant', 'renewal_due', 'not_compliant'])
+        .where('status_date', '<=', dueBefore)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      for (const p of rows) {
+        const day = daysBetween(dayOf(p.status_date!), t);
+        const kind =
+          day >= EXPIRY_DAY ? 'expired' : p.status === 'compliant' && day >= RENEWAL_DUE_DAY ? 'renewal_due' : null;
+        if (!kind) continue;
+        const planned = events.planRequestIds();
+        const claim = await c(tx)
+          .insertInto('cmmc_renewal_notices')
+          .values({ tenant_id: p.tenant_id, profile_id: p.id, kind, day: t, event_id: planned[0] ?? null })
+          .onConflict((oc) => oc.doNothing())
+          .returning('id')
+          .executeTakeFirst();
+        if (!claim) continue;
+        const due = addDays(dayOf(p.status_date!), EXPIRY_DAY);
+        await c(tx)
+          .updateTable('compliance_profiles')
+          .set({ status: kind, status_changed_at: clock.now(), updated_at: clock.now() })
+          .where('id', '=', p.id)
+          .execute();
+        const event = kind === 'expired' ? 'cmmc.expired' : 'cmmc.renewal_due';
+        const data = { status: kind, statusDate: dayOf(p.status_date), renewalDueAt: due, cycleDay: day };
+        const requestIds = await events.emit(tx, p, event, data, planned);
+        await audit.record(
+          {
+            tenantId: p.tenant_id,
+            actorUserId: null,
+            actorEmail: null,
+            action: `cmmc.${kind}`,
+            targetType: 'compliance_profile',
+            targetId: p.id,
+            details: { cycleDay: day, renewalDueAt: due },
+          },
+          tx,
+        );
+        if (kind === 'renewal_due') {
+          renewalDue += 1;
+          await c(tx)
+            .insertInto('cmmc_renewal_notices')
+            .values({ tenant_id: p.tenant_id, profile_id: p.id, kind: 'reminder', day: t })
+            .onConflict((oc) => oc.doNothing())
+            .execute();
+          reminders.push({ to: p.affirming_official_email, company: `${p.company_name} (CAGE ${p.cage_code})`, due });
+        } else expired += 1;
+        sent.push({ profileId: p.id, cageCode: p.cage_code, event, requestIds });
+      }
+      return true;
+    });
+    if (!claimed) return null;
+    // Then the live status of every confirmed profile: runs go stale and policies lapse with time.
+    await live.recheckAll();
+    if (sent.length) outbox.nudge();
+    // Handoff links are kept a day past their expiry (for support questions), then removed.
+    const linkCutoff = new Date(clock.now().getTime() - DAY_MS);
+    await withService(db, (tx) =>
+      c(tx).deleteFrom('cmmc_handoff_links').where('expires_at', '<', linkCutoff).execute(),
+    );
+    // After the commit: a failed mail is logged, the status change stands.
+    for (const r of reminders) {
+      await deps.mailer
+        .send({
+          to: r.to,
+          subject: `CMMC Level 1 renewal due by ${r.due}`,
+          text:
+            `The CMMC Level 1 self-assessment of ${r.company} expires on ${r.due}. ` +
+            'Re-run the device checks, review the attestations and policies, re-enter the assessment in SPRS ' +
+            'and confirm it in Rampart before then.',
+          link: `${deps.publicBaseUrl}/cmmc`,
+        })
+        .catch((err: unknown) => deps.log.warn({ err }, 'cmmc renewal reminder mail failed'));
+    }
+    return { ok: true as const, day: t, renewalDue, expired, events: sent };
+  }
+
+  return {
+    /** The sweep as the cron hook runs it: any number of times a day (the notices make it idempotent). */
+    async renewalSweep(): Promise<RenewalSweepResponse> {
+      return (await sweep(null))!;
+    },
+    /**
+     * The server's own daily run (src/server/background.ts looks every few minutes on every
+     * replica): runs the sweep only when it claims today's daily_job_runs row, so exactly once a
+     * UTC day across replicas; null when the day was already claimed.
+     */
+    dailyRenewalSweep(): Promise<RenewalSweepResponse | null> {
+      return sweep(RENEWALS_JOB);
+    },
+  };
+}
+
+/** The daily_job_runs name of the built-in renewal sweep. */
+export const RENEWALS_JOB = 'cmmc_renewals';

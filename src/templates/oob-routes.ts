@@ -1,0 +1,81 @@
+// The callback endpoint of out-of-band checks (any method, any path under /oob/<token>, no
+// authentication: targets call it) and the signed worker route that reads a lease's callbacks.
+// A callback is recorded in an onRequest hook, before any parsing or input rule, so that odd
+// requests (the point of many such checks) still count; the answer is always the same.
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { registerWorkerRoutes, WORKER_BASE, workerOf, type WorkerAuth } from '../workers/worker-auth.ts';
+import { scanIdParamsSchema, signedEnvelopeSchema } from '../workers/workers-schemas.ts';
+import type { OobService } from './oob-service.ts';
+
+const MAX_BODY = 16_384;
+
+const interactionsBodySchema = signedEnvelopeSchema.extend({
+  leaseToken: z.string().min(1).max(200),
+  /** The id of the last interaction read ("0" at first). */
+  after: z
+    .string()
+    .regex(/^\d{1,19}$/)
+    .default('0'),
+});
+const interactionsResponseSchema = z.object({
+  interactions: z.array(
+    z.object({
+      id: z.string(),
+      token: z.string(),
+      protocol: z.enum(['http', 'dns']),
+      remoteAddress: z.string(),
+      request: z.string(),
+      receivedAt: z.string(),
+    }),
+  ),
+});
+
+export function registerOobRoutes(app: FastifyInstance, deps: { oob: OobService; workerAuth: WorkerAuth }): void {
+  const { oob } = deps;
+  void app.register(async (scope) => {
+    scope.addHook('onRequest', async (req, reply) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const c of req.raw as AsyncIterable<Buffer>) {
+        if (size < MAX_BODY) chunks.push(c);
+        size += c.length;
+      }
+      const token = /^\/oob\/([A-Za-z0-9]{12,40})(?:[/?#]|$)/.exec(req.raw.url ?? '')?.[1];
+      if (token) {
+        const head = [`${req.raw.method} ${req.raw.url} HTTP/${req.raw.httpVersion}`];
+        for (let i = 0; i < req.raw.rawHeaders.length; i += 2)
+          head.push(`${req.raw.rawHeaders[i]}: ${req.raw.rawHeaders[i + 1]}`);
+        const request = `${head.join('\r\n')}\r\n\r\n${Buffer.concat(chunks).subarray(0, MAX_BODY).toString('latin1')}`;
+        await oob.record({ token, protocol: 'http', remoteAddress: req.ip, request });
+      }
+      return reply.code(200).header('cache-control', 'no-store').type('text/plain; charset=utf-8').send('ok\n');
+    });
+    scope.all('/oob/*', { schema: { hide: true } }, async (_req, reply) => reply.send('ok\n'));
+  });
+
+  registerWorkerRoutes(app, deps.workerAuth, (scope) => {
+    scope.withTypeProvider<ZodTypeProvider>().post(
+      `${WORKER_BASE}/scans/:scanId/interactions`,
+      {
+        schema: {
+          tags: ['worker'],
+          summary: 'Out-of-band callbacks received for a leased template scan',
+          params: scanIdParamsSchema,
+          body: interactionsBodySchema,
+          response: { 200: interactionsResponseSchema },
+        },
+      },
+      async (req) => {
+        const w = workerOf(req);
+        return oob.read(
+          { workerId: w.workerId, tenantId: w.tenantId },
+          req.params.scanId,
+          req.body.leaseToken,
+          req.body.after,
+        );
+      },
+    );
+  });
+}
