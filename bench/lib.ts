@@ -39,11 +39,17 @@ export function spawnServer(env: Record<string, string>, port: number): Server {
       HOST: '127.0.0.1',
       PORT: String(port),
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      // Benchmarks and tests run their peers, storage and language model on loopback, which the
+      // egress policy refuses unless the operator names it.
+      EGRESS_ALLOW: '127.0.0.0/8,::1',
       ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    // Errors are copied through rather than inherited, so a server that outlives its caller never
+    // holds the caller's output open.
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  child.stderr!.pipe(process.stderr, { end: false });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
   return {
     child,
