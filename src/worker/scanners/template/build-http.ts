@@ -8,6 +8,7 @@ import { compileTemplateRegex } from './regex.ts';
 import { compileText, isPlain, type CompiledText } from './render.ts';
 import { headerKey } from './response.ts';
 import { TEMPLATE_LIMITS, type RawBlock, type RawExtractor, type RawMatcher } from './schema.ts';
+import { compileXPath, type XPathQuery } from './xpath.ts';
 
 export interface BuildContext {
   /** Names any request may read (URL variables, variables, constants, payloads). */
@@ -281,11 +282,17 @@ export function buildOperators(
 
 function buildMatcher(m: RawMatcher, at: string, ctx: BuildContext): Matcher {
   const { err } = ctx;
-  const field = { word: 'words', regex: 'regex', binary: 'binary', status: 'status', size: 'size', dsl: 'dsl' }[
-    m.type
-  ] as keyof RawMatcher;
+  const field = {
+    word: 'words',
+    regex: 'regex',
+    binary: 'binary',
+    status: 'status',
+    size: 'size',
+    dsl: 'dsl',
+    xpath: 'xpath',
+  }[m.type] as keyof RawMatcher;
   if (m[field] === undefined) err(at, `a ${m.type} matcher needs a ${field} list`);
-  for (const other of ['words', 'regex', 'binary', 'status', 'size', 'dsl'] as const) {
+  for (const other of ['words', 'regex', 'binary', 'status', 'size', 'dsl', 'xpath'] as const) {
     if (other !== field && m[other] !== undefined) err(`${at}.${other}`, `a ${m.type} matcher does not use ${other}`);
   }
   if (m.part !== undefined) checkPart(m.part, `${at}.part`, ctx);
@@ -332,13 +339,28 @@ function buildMatcher(m: RawMatcher, at: string, ctx: BuildContext): Matcher {
     status: m.status ?? [],
     size: m.size ?? [],
     dsl: dslList(m.dsl, `${at}.dsl`, ctx),
+    xpath: xpathList(m.xpath, `${at}.xpath`, ctx),
   };
+}
+
+function xpathList(list: string[] | undefined, at: string, ctx: BuildContext): XPathQuery[] {
+  const out: XPathQuery[] = [];
+  list?.forEach((q, i) => {
+    try {
+      out.push(compileXPath(q));
+    } catch (e) {
+      ctx.err(`${at}[${i}]`, (e as Error).message);
+    }
+  });
+  return out;
 }
 
 function buildExtractor(x: RawExtractor, at: string, ctx: BuildContext): Extractor {
   const { err } = ctx;
-  const need = { regex: 'regex', kval: 'kval', json: 'json', dsl: 'dsl' }[x.type] as 'regex' | 'kval' | 'json' | 'dsl';
+  const need = x.type;
   if (!x[need]) err(at, `a ${x.type} extractor needs a ${need} list`);
+  if (x.attribute !== undefined && x.type !== 'xpath')
+    err(`${at}.attribute`, 'only an xpath extractor reads an attribute');
   if (x.part !== undefined) checkPart(x.part, `${at}.part`, ctx);
   const json: JsonPath[] = [];
   x.json?.forEach((q, i) => {
@@ -359,5 +381,7 @@ function buildExtractor(x: RawExtractor, at: string, ctx: BuildContext): Extract
     keys: (x.kval ?? []).map(headerKey),
     json,
     dsl: dslList(x.dsl, `${at}.dsl`, ctx),
+    xpath: xpathList(x.xpath, `${at}.xpath`, ctx),
+    ...(x.attribute ? { attribute: x.attribute } : {}),
   };
 }

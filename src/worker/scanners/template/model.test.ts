@@ -187,9 +187,9 @@ describe('validateTemplate', () => {
     ],
     [
       'unknown matcher type',
-      withBlock('  - path: ["{{BaseURL}}/"]\n    matchers: [{type: xpath, xpath: ["/a"]}]\n'),
+      withBlock('  - path: ["{{BaseURL}}/"]\n    matchers: [{type: css, css: ["a"]}]\n'),
       'http[0].matchers[0].type',
-      /xpath matchers are not supported/,
+      /must be word, regex, binary, status, size, dsl or xpath/,
     ],
     [
       'missing list',

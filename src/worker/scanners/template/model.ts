@@ -8,6 +8,7 @@ import type { Severity } from '../../../findings/index.ts';
 import { buildBlock, NO_OOB, type BuildContext, type OobSupport } from './build-http.ts';
 import type { DslNode } from './dsl.ts';
 import type { JsonPath } from './json-path.ts';
+import type { XPathQuery } from './xpath.ts';
 import { compileText, type CompiledText } from './render.ts';
 import { buildNetworkBlock, type NetworkBlock } from './network.ts';
 import { networkBlockSchema, TEMPLATE_LIMITS, templateSchema, UNSUPPORTED_KEYS, type RawTemplate } from './schema.ts';
@@ -44,7 +45,7 @@ export const TEMPLATE_VARIABLES = [
 ] as const;
 
 export interface Matcher {
-  type: 'word' | 'regex' | 'binary' | 'status' | 'size' | 'dsl';
+  type: 'word' | 'regex' | 'binary' | 'status' | 'size' | 'dsl' | 'xpath';
   name?: string;
   part: string;
   condition: 'and' | 'or';
@@ -59,10 +60,11 @@ export interface Matcher {
   status: number[];
   size: number[];
   dsl: DslNode[];
+  xpath: XPathQuery[];
 }
 
 export interface Extractor {
-  type: 'regex' | 'kval' | 'json' | 'dsl';
+  type: 'regex' | 'kval' | 'json' | 'dsl' | 'xpath';
   name?: string;
   part: string;
   group: number;
@@ -73,6 +75,9 @@ export interface Extractor {
   keys: string[];
   json: JsonPath[];
   dsl: DslNode[];
+  xpath: XPathQuery[];
+  /** xpath: the attribute to take from each selected element instead of its text. */
+  attribute?: string;
 }
 
 export interface RequestBlock {

@@ -7,6 +7,7 @@ import { evaluateDsl, evaluateValue, toStr, type DslValue } from './dsl.ts';
 import { extractJson } from './json-path.ts';
 import type { Extractor, Matcher, RequestBlock } from './model.ts';
 import { render } from './render.ts';
+import { nodeValue, selectNodes, type XPathQuery } from './xpath.ts';
 import { headerKey, type ResponseData } from './response.ts';
 
 /** What operators read from an answer: an HTTP response, or a network exchange. */
@@ -75,6 +76,12 @@ function matchOne(m: Matcher, view: AnswerView, get: ReturnType<typeof lookup>):
       hit = all ? m.binary.every((b) => bytes.includes(b)) : m.binary.some((b) => bytes.includes(b));
       break;
     }
+    case 'xpath': {
+      // An expression matches when it selects at least one node.
+      const selects = (q: XPathQuery) => selectNodes(q, text).length > 0;
+      hit = all ? m.xpath.every(selects) : m.xpath.some(selects);
+      break;
+    }
   }
   return m.negative ? !hit : hit;
 }
@@ -108,6 +115,10 @@ function extract(x: Extractor, view: AnswerView, get: ReturnType<typeof lookup>)
       return [];
     }
     for (const q of x.json) for (const v of extractJson(q, doc)) add(v);
+    return [...out];
+  }
+  if (x.type === 'xpath') {
+    for (const q of x.xpath) for (const node of selectNodes(q, text)) add(nodeValue(node, x.attribute));
     return [...out];
   }
   for (const re of x.regexes) {

@@ -64,8 +64,8 @@ const name = z
 
 export const matcherSchema = z
   .object({
-    type: z.enum(['word', 'regex', 'binary', 'status', 'size', 'dsl'], {
-      error: 'must be word, regex, binary, status, size or dsl (xpath matchers are not supported)',
+    type: z.enum(['word', 'regex', 'binary', 'status', 'size', 'dsl', 'xpath'], {
+      error: 'must be word, regex, binary, status, size, dsl or xpath',
     }),
     name: name.optional(),
     part: z.string().trim().min(1).max(100).optional(),
@@ -81,13 +81,14 @@ export const matcherSchema = z
     status: ints.optional(),
     size: ints.optional(),
     dsl: strings(50).optional(),
+    xpath: strings(50).optional(),
   })
   .strict();
 
 export const extractorSchema = z
   .object({
-    type: z.enum(['regex', 'kval', 'json', 'dsl'], {
-      error: 'must be regex, kval, json or dsl (xpath extractors are not supported)',
+    type: z.enum(['regex', 'kval', 'json', 'dsl', 'xpath'], {
+      error: 'must be regex, kval, json, dsl or xpath',
     }),
     name: name.optional(),
     part: z.string().trim().min(1).max(100).optional(),
@@ -96,6 +97,8 @@ export const extractorSchema = z
     kval: strings(50).optional(),
     json: strings(20).optional(),
     dsl: strings(20).optional(),
+    xpath: strings(20).optional(),
+    attribute: z.string().trim().min(1).max(100).optional(),
     internal: bool.optional(),
     'case-insensitive': bool.optional(),
   })
