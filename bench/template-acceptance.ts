@@ -1,6 +1,7 @@
 // Validator acceptance on a directory of nuclei templates (e.g. a checkout of a public collection):
 // how many HTTP templates the validator accepts, and the most common reasons for refusals.
 // Run: npx node bench/template-acceptance.ts <directory> [--top 30] [--show reason-substring] [--oob http,dns]
+// [--protocol ssl] (which templates count: http by default, or ssl, network)
 // (--oob: the callbacks the server is taken to receive; without it, out-of-band templates are refused)
 // --files <root>: a template's payload files (`payloads: name: path/to/file.txt`) that exist under
 // <root> (nuclei's templates directory) or beside the template are given to the validator, as
@@ -14,7 +15,13 @@ import { validateTemplate } from '../src/worker/scanners/template/index.ts';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: { top: { type: 'string' }, show: { type: 'string' }, oob: { type: 'string' }, files: { type: 'string' } },
+  options: {
+    top: { type: 'string' },
+    show: { type: 'string' },
+    oob: { type: 'string' },
+    files: { type: 'string' },
+    protocol: { type: 'string' },
+  },
 });
 const oobList = (values.oob ?? '').split(',');
 const oob = values.oob ? { http: oobList.includes('http'), dns: oobList.includes('dns') } : undefined;
@@ -65,14 +72,19 @@ function filesOf(text: string, file: string, root: string): Record<string, strin
   return Object.keys(out).length ? out : undefined;
 }
 
+const protocol = values.protocol ?? 'http';
+const protocolKey = new RegExp(
+  `^(?:${protocol === 'http' ? 'http|requests' : protocol === 'network' ? 'network|tcp' : protocol}):`,
+  'm',
+);
 let total = 0;
 let accepted = 0;
 const reasons = new Map<string, number>();
 const examples = new Map<string, string>();
 for (const file of walk(dir)) {
   const text = readFileSync(file, 'utf8');
-  // HTTP templates only: a top-level http: or requests: list.
-  if (!/^(?:http|requests):/m.test(text)) continue;
+  // Templates of one protocol: a top-level list of its name (http also under its old name, requests).
+  if (!protocolKey.test(text)) continue;
   total += 1;
   const payloadFiles = values.files ? filesOf(text, file, values.files) : undefined;
   const v = validateTemplate(text, { ...(oob ? { oob } : {}), ...(payloadFiles ? { payloadFiles } : {}) });
@@ -93,6 +105,8 @@ for (const file of walk(dir)) {
     if (values.show && reason.includes(values.show)) console.log(`${file}: ${e.path}: ${e.message}`);
   }
 }
-console.log(`${accepted} of ${total} HTTP templates accepted (${((accepted / Math.max(total, 1)) * 100).toFixed(1)}%)`);
+console.log(
+  `${accepted} of ${total} ${protocol} templates accepted (${((accepted / Math.max(total, 1)) * 100).toFixed(1)}%)`,
+);
 for (const [r, n] of [...reasons].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top ?? 30)))
   console.log(`${String(n).padStart(6)}  ${r}  (e.g. ${examples.get(r)})`);

@@ -10,6 +10,7 @@ import type { HttpExchange, HttpHop, ScopedHttp } from '../http/scoped-http.ts';
 import { CookieJar } from './cookies.ts';
 import { executeTemplate } from './execute-http.ts';
 import { executeNetworkBlock } from './network.ts';
+import { executeSslBlock } from './ssl.ts';
 import type { RequestBlock, Template } from './model.ts';
 import type { OobClient, OobInteraction } from './oob.ts';
 import { resultsOf, runOperators } from './operators.ts';
@@ -210,6 +211,47 @@ export async function runTemplates(
   const waiting = new Map<string, (i: OobInteraction) => boolean>();
   const oob = opts.oob;
 
+  // Network and ssl blocks reach the scanned host itself, not a URL; their answers are reported
+  // like an HTTP exchange with the socket's address as its URL.
+  const host = opts.baseUrl.hostname.replace(/^\[(.*)\]$/, '$1');
+  const socketOpts = {
+    timeoutMs: opts.timeoutMs ?? 10_000,
+    signal,
+    ...(opts.http.egress ? { egress: opts.http.egress } : {}),
+  };
+  // nuclei's ssl requests on a plain-HTTP input go to 443, the TLS port, not the web port.
+  const sslVars = opts.baseUrl.protocol === 'https:' ? vars : { ...vars, Port: '443' };
+  const pushSocketMatch = (
+    t: Template,
+    method: string,
+    url: string,
+    r: { extracted: string[]; matcher?: string; extractor?: string },
+    request: string,
+    answer: string,
+  ) => {
+    const exchange: HttpHop = {
+      method,
+      url,
+      status: 0,
+      headers: {},
+      setCookies: [],
+      head: '',
+      body: Buffer.from(answer, 'latin1'),
+      truncated: false,
+      durationMs: 0,
+      requestText: request,
+    };
+    matches.push({
+      template: t,
+      url,
+      exchange,
+      request: { method, url, headers: {}, body: request },
+      extracted: r.extracted,
+      ...(r.matcher ? { matcher: r.matcher } : {}),
+      ...(r.extractor ? { extractor: r.extractor } : {}),
+    });
+  };
+
   const runTemplate = (t: Template) =>
     executeTemplate(
       t,
@@ -225,38 +267,15 @@ export async function runTemplates(
           if (stats.skippedSamples.length < 5) stats.skippedSamples.push(message);
         },
         network: async (block, scope) => {
-          const { results, errors } = await executeNetworkBlock(
-            block,
-            opts.baseUrl.hostname.replace(/^\[(.*)\]$/, '$1'),
-            vars,
-            scope,
-            { timeoutMs: opts.timeoutMs ?? 10_000, signal, ...(opts.http.egress ? { egress: opts.http.egress } : {}) },
-          );
+          const { results, errors } = await executeNetworkBlock(block, host, vars, scope, socketOpts);
           for (const e of errors) failed(`${t.id}: ${e}`);
-          for (const r of results) {
-            const url = `tcp://${r.address}`;
-            const exchange: HttpHop = {
-              method: 'TCP',
-              url,
-              status: 0,
-              headers: {},
-              setCookies: [],
-              head: '',
-              body: Buffer.from(r.data, 'latin1'),
-              truncated: false,
-              durationMs: 0,
-              requestText: r.request,
-            };
-            matches.push({
-              template: t,
-              url,
-              exchange,
-              request: { method: 'TCP', url, headers: {}, body: r.request },
-              extracted: r.extracted,
-              ...(r.matcher ? { matcher: r.matcher } : {}),
-              ...(r.extractor ? { extractor: r.extractor } : {}),
-            });
-          }
+          for (const r of results) pushSocketMatch(t, 'TCP', `tcp://${r.address}`, r, r.request, r.data);
+          return results.length > 0;
+        },
+        ssl: async (block, scope) => {
+          const { results, errors } = await executeSslBlock(block, host, sslVars, scope, socketOpts);
+          for (const e of errors) failed(`${t.id}: ${e}`);
+          for (const r of results) pushSocketMatch(t, 'TLS', `tls://${r.address}`, r, '', r.response);
           return results.length > 0;
         },
         ...(oob

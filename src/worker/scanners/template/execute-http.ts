@@ -10,6 +10,7 @@ import { CookieJar } from './cookies.ts';
 import type { DslValue } from './dsl.ts';
 import type { RequestBlock, Template } from './model.ts';
 import type { NetworkBlock } from './network.ts';
+import type { SslBlock } from './ssl.ts';
 import { resultsOf, runOperators, type ResultEntry } from './operators.ts';
 import { payloadCombinations } from './payloads.ts';
 import { buildRequest, type BuiltRequest } from './raw.ts';
@@ -37,6 +38,8 @@ export interface TemplateRunner {
   result(r: BlockResult): void;
   /** Runs a network block against the scanned host; true when it produced a result. */
   network(block: NetworkBlock, scope: Lookup): Promise<boolean>;
+  /** Runs an ssl block against the scanned host; true when it produced a result. */
+  ssl(block: SslBlock, scope: Lookup): Promise<boolean>;
   /** A new out-of-band callback for `{{interactsh-url}}`; undefined when the scan has none. */
   oobCallback?(): { id: string; url: string } | undefined;
   /** Judges an answer when callbacks for `id` arrive: `judge` reports and says whether it matched. */
@@ -178,5 +181,9 @@ export async function executeTemplate(
   for (const block of t.network) {
     if (signal.aborted) throw signal.reason ?? new DOMException('The scan was cancelled', 'AbortError');
     if ((await run.network(block, baseLookup)) && t.stopAtFirstMatch) return;
+  }
+  for (const block of t.ssl) {
+    if (signal.aborted) throw signal.reason ?? new DOMException('The scan was cancelled', 'AbortError');
+    if ((await run.ssl(block, baseLookup)) && t.stopAtFirstMatch) return;
   }
 }

@@ -329,8 +329,8 @@ export function createTemplateScanner(
         // match. One that did not answer at all may be down: nothing was looked at.
         const silent = codes.some((c) => c !== 'ECONNREFUSED');
         const why = `No web server answered on ${target.host}: ${failures.join('; ')}`;
-        // Network (tcp) templates do not need a web server: they still run against the host.
-        const network = selected.filter((t) => !t.requests.length && t.network.length);
+        // Network (tcp) and ssl templates do not need a web server: they still run against the host.
+        const network = selected.filter((t) => !t.requests.length && (t.network.length || t.ssl.length));
         const net = network.length
           ? await runTemplates({
               baseUrl: target.candidates[1]!,

@@ -249,7 +249,7 @@ describe('validateTemplate', () => {
       'info.severity',
       /must be info, low/,
     ],
-    ['no requests', 'id: t1\ninfo: {name: T, severity: low}\n', 'http', /needs an http \(or network\) list/],
+    ['no requests', 'id: t1\ninfo: {name: T, severity: low}\n', 'http', /needs an http, network or ssl list/],
     [
       'cvss out of range',
       'id: t1\ninfo: {name: T, severity: low, classification: {cvss-score: 11}}\nhttp:\n  - path: ["{{BaseURL}}/"]\n    matchers: [{type: status, status: [200]}]\n',

@@ -11,7 +11,15 @@ import type { JsonPath } from './json-path.ts';
 import type { XPathQuery } from './xpath.ts';
 import { compileText, type CompiledText } from './render.ts';
 import { buildNetworkBlock, type NetworkBlock } from './network.ts';
-import { networkBlockSchema, TEMPLATE_LIMITS, templateSchema, UNSUPPORTED_KEYS, type RawTemplate } from './schema.ts';
+import {
+  networkBlockSchema,
+  sslBlockSchema,
+  TEMPLATE_LIMITS,
+  templateSchema,
+  UNSUPPORTED_KEYS,
+  type RawTemplate,
+} from './schema.ts';
+import { buildSslBlock, type SslBlock } from './ssl.ts';
 import { z } from 'zod';
 
 const fullSchema = templateSchema.extend({
@@ -21,6 +29,11 @@ const fullSchema = templateSchema.extend({
     .max(TEMPLATE_LIMITS.blocks, `at most ${TEMPLATE_LIMITS.blocks} network requests per template`)
     .optional(),
   tcp: z.array(networkBlockSchema).min(1).max(TEMPLATE_LIMITS.blocks).optional(),
+  ssl: z
+    .array(sslBlockSchema)
+    .min(1)
+    .max(TEMPLATE_LIMITS.blocks, `at most ${TEMPLATE_LIMITS.blocks} ssl requests per template`)
+    .optional(),
 });
 
 export { TEMPLATE_LIMITS } from './schema.ts';
@@ -143,6 +156,8 @@ export interface Template {
   oob: boolean;
   /** network (tcp) requests, run after the HTTP ones. */
   network: NetworkBlock[];
+  /** ssl requests (one TLS handshake each), run after the network ones. */
+  ssl: SslBlock[];
 }
 
 export interface TemplateError {
@@ -232,8 +247,9 @@ function build(t: RawTemplate & z.output<typeof fullSchema>, opts: ValidateOptio
   const blocks = t.http ?? t.requests ?? [];
   const netKey = t.network ? 'network' : 'tcp';
   const netBlocks = t.network ?? t.tcp ?? [];
-  if (!blocks.length && !netBlocks.length)
-    return fail('http', 'the template needs an http (or network) list of requests');
+  const sslBlocks = t.ssl ?? [];
+  if (!blocks.length && !netBlocks.length && !sslBlocks.length)
+    return fail('http', 'the template needs an http, network or ssl list of requests');
   const cls = t.info.classification ?? {
     'cve-id': [],
     'cwe-id': [],
@@ -283,6 +299,7 @@ function build(t: RawTemplate & z.output<typeof fullSchema>, opts: ValidateOptio
   for (const b of blocks) for (const p of Object.keys(b.payloads ?? {})) known.add(p);
   const requests = blocks.map((b, i) => buildBlock(b, `${key}[${i}]`, ctx));
   const network = netBlocks.map((b, i) => buildNetworkBlock(b, `${netKey}[${i}]`, ctx));
+  const ssl = sslBlocks.map((b, i) => buildSslBlock(b, `ssl[${i}]`, ctx));
   for (const [k, v] of variables) if (!Array.isArray(v)) checkText(ctx, v, `variables.${k}`);
   // A check waiting only for callbacks this server cannot receive would never match.
   const can = opts.oob ? (['http', 'dns'] as const).filter((p) => opts.oob![p]) : [];
@@ -317,6 +334,7 @@ function build(t: RawTemplate & z.output<typeof fullSchema>, opts: ValidateOptio
       inputs: [...inputs].sort(),
       oob: oobUse.url,
       network: network.filter((r): r is NetworkBlock => r !== null),
+      ssl: ssl.filter((r): r is SslBlock => r !== null),
     },
   };
 }

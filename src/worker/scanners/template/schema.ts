@@ -279,6 +279,28 @@ export const networkBlockSchema = z
   .strict();
 export type RawNetworkBlock = z.output<typeof networkBlockSchema>;
 
+export const sslBlockSchema = z
+  .object({
+    id: z.string().max(100).optional(),
+    address: z.string().max(500),
+    min_version: z.string().max(20).optional(),
+    max_version: z.string().max(20).optional(),
+    cipher_suites: z.array(z.string().max(100)).max(400).optional(),
+    // One TLS client here: nuclei's choice of client library changes nothing a template reads.
+    scan_mode: z.enum(['auto', 'ctls', 'ztls', 'openssl'], { error: 'must be auto, ctls, ztls or openssl' }).optional(),
+    tls_version_enum: z.boolean().optional(),
+    tls_cipher_enum: z.boolean().optional(),
+    tls_cipher_types: z
+      .array(z.enum(['weak', 'secure', 'insecure', 'all']))
+      .max(4)
+      .optional(),
+    'matchers-condition': z.enum(['and', 'or']).optional(),
+    matchers: z.array(matcherSchema).max(TEMPLATE_LIMITS.matchers).optional(),
+    extractors: z.array(extractorSchema).max(TEMPLATE_LIMITS.extractors).optional(),
+  })
+  .strict();
+export type RawSslBlock = z.output<typeof sslBlockSchema>;
+
 export type RawTemplate = z.output<typeof templateSchema>;
 export type RawBlock = z.output<typeof blockSchema>;
 export type RawMatcher = z.output<typeof matcherSchema>;
@@ -303,5 +325,4 @@ export const UNSUPPORTED_KEYS: Record<string, string> = {
   whois: 'whois templates are not supported',
   workflows: 'workflows are not supported',
   flow: 'flow (JavaScript step order) is not supported',
-  ssl: 'ssl templates are not supported yet',
 };
