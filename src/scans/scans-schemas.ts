@@ -2,6 +2,7 @@
 // (type-only imports there). Options are validated per scanner kind.
 import { z } from 'zod';
 import { reportCoverageSchema } from '../findings/findings-schemas.ts';
+import { TEMPLATE_VARIABLES } from '../worker/scanners/template/variables.ts';
 
 export const scanKindSchema = z.enum(['port', 'template', 'webapp', 'container', 'edge']);
 export type ScanKind = z.infer<typeof scanKindSchema>;
@@ -62,23 +63,7 @@ const label = z
 
 export const MAX_SCAN_VARIABLES = 50;
 /** Names the URL gives every template (nuclei's); a scan cannot set them. */
-const URL_VARIABLES = new Set([
-  'BaseURL',
-  'RootURL',
-  'Hostname',
-  'Host',
-  'Port',
-  'Scheme',
-  'Path',
-  'File',
-  'Query',
-  'Input',
-  'FQDN',
-  'RDN',
-  'DN',
-  'TLD',
-  'SD',
-]);
+const URL_VARIABLES = new Set<string>(TEMPLATE_VARIABLES);
 const templateVariableName = z
   .string()
   .regex(

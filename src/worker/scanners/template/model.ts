@@ -21,6 +21,7 @@ import {
 } from './schema.ts';
 import { buildSslBlock, type SslBlock } from './ssl.ts';
 import { z } from 'zod';
+import { TEMPLATE_VARIABLES } from './variables.ts';
 
 const fullSchema = templateSchema.extend({
   network: z
@@ -38,24 +39,7 @@ const fullSchema = templateSchema.extend({
 
 export { TEMPLATE_LIMITS } from './schema.ts';
 
-/** Values every request may use; all derive from the scanned URL (nuclei's names). */
-export const TEMPLATE_VARIABLES = [
-  'BaseURL',
-  'RootURL',
-  'Hostname',
-  'Host',
-  'Port',
-  'Scheme',
-  'Path',
-  'File',
-  'Query',
-  'Input',
-  'FQDN',
-  'RDN',
-  'DN',
-  'TLD',
-  'SD',
-] as const;
+export { TEMPLATE_VARIABLES } from './variables.ts';
 
 export interface Matcher {
   type: 'word' | 'regex' | 'binary' | 'status' | 'size' | 'dsl' | 'xpath';
