@@ -136,6 +136,7 @@ function createAuthInstance(deps: AuthDeps) {
             subject: `${data.inviter.user.name} invited you to ${data.organization.name} on Rampart`,
             text: `${data.inviter.user.name} (${data.inviter.user.email}) invited you to join ${data.organization.name} as ${data.role}.\n\nAccept: ${url}\n\nThe invitation expires in 7 days.`,
             link: url,
+            tenantId: data.organization.id,
           });
         },
         organizationHooks: {

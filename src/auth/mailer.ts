@@ -1,5 +1,6 @@
-// Outgoing mail. Without SMTP_URL, messages (with their links) are written to the log so a
-// single-machine install still works; with it, they go through SMTP.
+// Outgoing mail. With SMTP_URL, messages go through SMTP. Without it they are kept in the
+// development mailbox (mailbox.ts) for the installation's super-admins, and written to the log
+// (their links included) so a single-machine install still works from the terminal.
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 
@@ -7,8 +8,12 @@ export interface MailMessage {
   to: string;
   subject: string;
   text: string;
+  /** An HTML part; the text part stays the one every reader can rely on. */
+  html?: string;
   /** The one action link in the message, logged when there is no SMTP. */
   link?: string;
+  /** The tenant the mail is about, if any (the mailbox shows it). */
+  tenantId?: string;
 }
 
 export interface Mailer {
@@ -30,7 +35,13 @@ export function createSmtpMailer(smtpUrl: string, from: string): Mailer & { clos
   const transport = nodemailer.createTransport(smtpUrl);
   return {
     async send(m) {
-      await transport.sendMail({ from, to: m.to, subject: m.subject, text: m.text });
+      await transport.sendMail({
+        from,
+        to: m.to,
+        subject: m.subject,
+        text: m.text,
+        ...(m.html !== undefined ? { html: m.html } : {}),
+      });
     },
     close: () => transport.close(),
   };

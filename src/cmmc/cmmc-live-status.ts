@@ -136,7 +136,12 @@ export function createCmmcLiveStatus(deps: ProgramDeps, state: ProgramState, eve
             text: `The live CMMC Level 1 score of ${company} is 15 of 15 again; Rampart shows it as compliant.`,
           };
     await deps.mailer
-      .send({ to: out.p.affirming_official_email, ...mail, link: `${deps.publicBaseUrl}/cmmc` })
+      .send({
+        to: out.p.affirming_official_email,
+        ...mail,
+        link: `${deps.publicBaseUrl}/cmmc`,
+        tenantId: out.p.tenant_id,
+      })
       .catch((err: unknown) => deps.log.warn({ err }, 'cmmc status mail failed'));
     return out.kind;
   }

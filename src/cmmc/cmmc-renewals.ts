@@ -26,7 +26,7 @@ export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, event
     const t = state.today();
     const dueBefore = addDays(t, -RENEWAL_DUE_DAY);
     const sent: { profileId: string; cageCode: string; event: string; requestIds: string[] }[] = [];
-    const reminders: { to: string; company: string; due: string }[] = [];
+    const reminders: { to: string; company: string; due: string; tenantId: string }[] = [];
     let renewalDue = 0;
     let expired = 0;
     const claimed = await withService(db, async (tx) => {
@@ -89,7 +89,12 @@ export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, event
             .values({ tenant_id: p.tenant_id, profile_id: p.id, kind: 'reminder', day: t })
             .onConflict((oc) => oc.doNothing())
             .execute();
-          reminders.push({ to: p.affirming_official_email, company: `${p.company_name} (CAGE ${p.cage_code})`, due });
+          reminders.push({
+            to: p.affirming_official_email,
+            company: `${p.company_name} (CAGE ${p.cage_code})`,
+            due,
+            tenantId: p.tenant_id,
+          });
         } else expired += 1;
         sent.push({ profileId: p.id, cageCode: p.cage_code, event, requestIds });
       }
@@ -115,6 +120,7 @@ export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, event
             'Re-run the device checks, review the attestations and policies, re-enter the assessment in SPRS ' +
             'and confirm it in Rampart before then.',
           link: `${deps.publicBaseUrl}/cmmc`,
+          tenantId: r.tenantId,
         })
         .catch((err: unknown) => deps.log.warn({ err }, 'cmmc renewal reminder mail failed'));
     }

@@ -627,6 +627,18 @@ export interface LlmExplanationFilesTable {
   data: Buffer;
 }
 
+/** Mails kept instead of sent when there is no SMTP (src/auth/mailbox.ts); super-admins read them. */
+export interface DevMailboxTable {
+  id: Generated<number>;
+  created_at: Generated<Date>;
+  to_address: string;
+  subject: string;
+  text_body: string;
+  html_body: string | null;
+  link: string | null;
+  tenant_id: string | null;
+}
+
 export interface DB {
   user: UserTable;
   session: SessionTable;
@@ -668,4 +680,5 @@ export interface DB {
   mesh_ask_answers: MeshAskAnswersTable;
   llm_explanations: LlmExplanationsTable;
   llm_explanation_files: LlmExplanationFilesTable;
+  dev_mailbox: DevMailboxTable;
 }

@@ -154,6 +154,8 @@ export const ERROR_STATUS = {
   mesh_ask_answer_not_found: 404,
   outbox_entry_not_found: 404,
   outbox_entry_not_failed: 409,
+  // staff mailbox
+  mail_not_found: 404,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -14,6 +14,8 @@ export interface HealthDeps {
   dbKind: string;
   metricsToken: string | undefined;
   signupEnabled: boolean;
+  /** Whether mail leaves the server (SMTP) or is kept in the staff mailbox; never the SMTP URL. */
+  mailDelivery: 'smtp' | 'mailbox';
 }
 
 export function registerHealthRoutes(fastify: FastifyInstance, deps: HealthDeps): void {
@@ -71,6 +73,7 @@ export function registerHealthRoutes(fastify: FastifyInstance, deps: HealthDeps)
 
   app.get('/api/v1/public/config', { schema: { tags: ['ops'], response: { 200: publicConfigSchema } } }, async () => ({
     signupEnabled: deps.signupEnabled,
+    mailDelivery: deps.mailDelivery,
     version: APP_VERSION,
     opsDocVersion: OPERATIONS_DOC_VERSION,
   }));

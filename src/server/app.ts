@@ -24,6 +24,7 @@ import { createStorage, registerStorageRoutes, type AppStorage } from '../storag
 import { createAuth, type Auth } from '../auth/auth.ts';
 import { registerAuthRoutes } from '../auth/auth-routes.ts';
 import type { Mailer } from '../auth/mailer.ts';
+import { createMailbox, mailboxMailer } from '../auth/mailbox.ts';
 import type { Database } from '../db/client.ts';
 import type { Config } from '../lib/config.ts';
 import { createConcurrencyLimiter, type ConcurrencyLimiter } from '../lib/concurrency.ts';
@@ -40,6 +41,7 @@ import {
   createMeshRecordsService,
   createSetupService,
   createStaffService,
+  registerMailboxRoutes,
   registerMeshOutboxRoutes,
   registerMeshRecordsRoutes,
   registerSetupRoutes,
@@ -125,6 +127,7 @@ import { registerSession, type SessionGuards } from './plugins/session.ts';
 export interface AppDeps {
   config: Config;
   database: Database;
+  /** SMTP when SMTP_URL is set; without it, what a mail goes to after the mailbox keeps it (the log). */
   mailer: Mailer;
   /** Signs sessions and CSRF tokens (AUTH_SECRET or the generated one in DATA_DIR). */
   authSecret: string;
@@ -305,11 +308,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const audit = createAuditService({ db: database.db });
   const staff = createStaffService({ db: database.db, staffDomains: config.STAFF_EMAIL_DOMAINS, audit });
   const tenants = createTenantsService({ db: database.db, audit });
+  const clock = deps.clock ?? systemClock;
+  // Without SMTP every mail is also kept for the super-admins (Staff → Mailbox).
+  const mailbox = createMailbox({ db: database.db, clock });
+  const mailer = config.SMTP_URL ? deps.mailer : mailboxMailer(mailbox, deps.mailer, app.log);
   const auth = createAuth({
     db: database.db,
     baseUrl: config.PUBLIC_BASE_URL,
     secret: deps.authSecret,
-    mailer: deps.mailer,
+    mailer,
     audit,
     signupEnabled: config.SIGNUP_ENABLED,
     ...(deps.signInPerMinute ? { signInPerMinute: deps.signInPerMinute } : {}),
@@ -319,7 +326,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Bound below, once the workers module exists: a new tenant's worker and signing secret.
   let tenantCreated: (tenantId: string, user: { id: string; email: string }) => Promise<void> = async () => undefined;
 
-  const clock = deps.clock ?? systemClock;
   // Server-side connections a tenant or a peer can point somewhere go through this (docs/security.md).
   const egress = createEgressPolicy({
     allow: config.EGRESS_ALLOW,
@@ -377,6 +383,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     dbKind: database.kind,
     metricsToken: config.METRICS_TOKEN,
     signupEnabled: config.SIGNUP_ENABLED,
+    mailDelivery: config.SMTP_URL ? 'smtp' : 'mailbox',
   });
   registerAuthRoutes(app, auth, config.PUBLIC_BASE_URL);
   registerTenantRoutes(app, { guards, tenants, staff });
@@ -404,6 +411,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // Staff mesh tools: health rollup and sweep, client console (super-admin); failed outbox deliveries (staff).
     const records = meshRecords;
     registerMeshOutboxRoutes(app, { guards, audit, records, db: database.db, clock, outbox: mesh.outbox });
+    registerMailboxRoutes(app, { guards, mailbox, smtpConfigured: Boolean(config.SMTP_URL) });
     registerMeshHealthRoutes(app, {
       guards,
       audit,
@@ -528,7 +536,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     clock,
     storage,
     outbox: mesh.outbox,
-    mailer: deps.mailer,
+    mailer,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     bidPeer: config.SVC_BID_PEER,
     managementPeer: config.SVC_MANAGEMENT_PEER,

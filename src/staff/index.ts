@@ -11,3 +11,4 @@ export { createMeshAskService, type MeshAskService } from './mesh-ask-service.ts
 export { registerMeshAskRoutes } from './mesh-ask-routes.ts';
 export { createSetupService, SETUP_PATH, type SetupService } from './setup-service.ts';
 export { registerSetupRoutes } from './setup-routes.ts';
+export { registerMailboxRoutes } from './mailbox-routes.ts';

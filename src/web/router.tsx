@@ -62,6 +62,7 @@ import { isHealthWindow, MeshHealthPage, type MeshHealthSearch } from './pages/s
 import { MeshConsolePage } from './pages/staff/MeshConsolePage.tsx';
 import { MeshAskPage } from './pages/staff/MeshAskPage.tsx';
 import { MeshOutboxPage } from './pages/staff/MeshOutboxPage.tsx';
+import { MailboxPage, type MailboxSearch } from './pages/staff/MailboxPage.tsx';
 
 export interface RouterContext {
   queryClient: QueryClient;
@@ -391,6 +392,18 @@ const staffMeshOutboxRoute = createRoute({
   path: '/mesh-outbox',
   component: MeshOutboxPage,
 });
+// Super-admins: the mails kept instead of sent when there is no SMTP; ?mail= opens one.
+const staffMailboxRoute = createRoute({
+  getParentRoute: () => staffRoute,
+  path: '/mailbox',
+  validateSearch: (search: Record<string, unknown>): MailboxSearch => {
+    const mail = Number(search['mail']);
+    return { mail: Number.isSafeInteger(mail) && mail > 0 ? mail : undefined };
+  },
+  component: function StaffMailboxRoute() {
+    return <MailboxPage search={staffMailboxRoute.useSearch()} />;
+  },
+});
 const staffMeshRoute = createRoute({
   getParentRoute: () => staffRoute,
   path: '/mesh',
@@ -478,6 +491,7 @@ const routeTree = rootRoute.addChildren([
         staffRolesRoute,
         staffMeshRoute,
         staffMeshOutboxRoute,
+        staffMailboxRoute,
         staffHostedWorkersRoute,
         staffLlmRoute,
       ]),

@@ -12,6 +12,7 @@ import {
   IconFindings,
   IconKey,
   IconLog,
+  IconMail,
   IconScans,
   IconSettings,
   IconShield,
@@ -101,6 +102,9 @@ export function Navigation({ me, tenant, onNavigate }: NavigationProps) {
               )}
               {me.superAdmin && (
                 <NavItem to="/settings/staff/workers" label="Hosted workers" leftSection={<IconWorkers size={16} />} />
+              )}
+              {me.superAdmin && (
+                <NavItem to="/settings/staff/mailbox" label="Mailbox" leftSection={<IconMail size={16} />} />
               )}
               {me.superAdmin && (
                 <NavItem to="/settings/mesh-health" label="Mesh health" leftSection={<IconShield size={16} />} />

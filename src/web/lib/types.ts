@@ -42,6 +42,7 @@ import type {
   staffTenantSchema,
   staffTenantsResponseSchema,
 } from '../../staff/staff-schemas.ts';
+import type { mailboxMessageSchema, mailboxPageSchema } from '../../staff/mailbox-schemas.ts';
 import type {
   invitationSchema,
   meSchema,
@@ -106,6 +107,10 @@ export type MeshOutboundFilters = Pick<
 export type MeshOutboxEntry = z.infer<typeof outboxEntrySchema>;
 export type MeshOutboxPage = z.infer<typeof outboxPageSchema>;
 export type MeshOutboxFilters = Pick<z.input<typeof outboxQuerySchema>, 'status' | 'peer'>;
+
+/** GET /api/v1/staff/mailbox[/:id] */
+export type MailboxPage = z.infer<typeof mailboxPageSchema>;
+export type MailboxMessage = z.infer<typeof mailboxMessageSchema>;
 
 /** GET /api/v1/public/config */
 export type PublicConfig = z.infer<typeof publicConfigSchema>;

@@ -5,6 +5,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { AuthLayout } from '../../components/AuthLayout.tsx';
 import { ButtonLink, TextLink } from '../../components/links.tsx';
+import { MailboxNotice, useMailKept } from '../../components/MailboxNotice.tsx';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
 import { errorMessage, errorStatus, notifySuccess } from '../../lib/errors.ts';
@@ -62,6 +63,7 @@ function SignedOut({ invitationId, email }: { invitationId: string; email?: stri
 }
 
 function SignedIn({ invitationId, me }: { invitationId: string; me: Me }) {
+  const kept = useMailKept();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const refreshMe = useRefreshMe();
@@ -112,11 +114,14 @@ function SignedIn({ invitationId, me }: { invitationId: string; me: Me }) {
       <AuthLayout title="Confirm your e-mail address first" footer={signedInAs}>
         <Stack>
           <Text>
-            Invitations can only be accepted by a confirmed address. We sent a confirmation link to{' '}
+            Invitations can only be accepted by a confirmed address. We {kept ? 'made' : 'sent'} a confirmation link for{' '}
             <strong>{me.user.email}</strong> when you signed up; open it, then come back to this invitation.
           </Text>
+          <MailboxNotice />
           {resend.isSuccess ? (
-            <Text c="dimmed">A new link is on its way. It brings you back here.</Text>
+            <Text c="dimmed">
+              {kept ? 'A new link is ready' : 'A new link is on its way'}. It brings you back here.
+            </Text>
           ) : (
             <Button onClick={() => resend.mutate()} loading={resend.isPending}>
               Send the confirmation link again

@@ -3,12 +3,14 @@ import { Alert, Anchor, Button, Stack, Text, TextInput } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { AuthLayout } from '../../components/AuthLayout.tsx';
 import { TextLink } from '../../components/links.tsx';
+import { MailboxNotice, useMailKept } from '../../components/MailboxNotice.tsx';
 import { ErrorAlert } from '../../components/QueryStates.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
 import { useForm } from '../../lib/use-form.ts';
 import { validateEmail } from '../../lib/validate.ts';
 
 export function ForgotPasswordPage() {
+  const kept = useMailKept();
   const form = useForm({ email: '' }, (v) => ({ email: validateEmail(v.email) }));
   const request = useMutation({
     mutationFn: (v: { email: string }) =>
@@ -23,13 +25,14 @@ export function ForgotPasswordPage() {
 
   if (request.isSuccess)
     return (
-      <AuthLayout title="Check your e-mail" footer={footer}>
+      <AuthLayout title={kept ? 'Ask an administrator for the link' : 'Check your e-mail'} footer={footer}>
         <Alert color="green" variant="light" role="status">
-          If an account exists for {form.values.email.trim()}, a link to reset its password was sent. The link works for
-          one hour.
+          If an account exists for {form.values.email.trim()}, a link to reset its password was {kept ? 'made' : 'sent'}
+          . The link works for one hour.
         </Alert>
+        <MailboxNotice />
         <Text size="sm" c="dimmed">
-          No e-mail after a few minutes? Check the spam folder, or{' '}
+          {kept ? 'No link? Check the address, or' : 'No e-mail after a few minutes? Check the spam folder, or'}{' '}
           <Anchor component="button" type="button" size="sm" onClick={() => request.reset()}>
             try again
           </Anchor>

@@ -1,15 +1,21 @@
 import { EmailRoleForm } from '../../components/EmailRoleForm.tsx';
+import { MAILBOX_NOTICE, useMailKept } from '../../components/MailboxNotice.tsx';
 import { SectionCard } from '../../components/SectionCard.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
 import { tenantKeys } from '../../lib/tenant-api.ts';
 import type { MeTenant } from '../../lib/types.ts';
 
 export function InviteMemberForm({ tenant }: { tenant: MeTenant }) {
+  const kept = useMailKept();
   return (
     <SectionCard
       headingId="invite-heading"
       title="Invite a member"
-      description="We e-mail a link that is valid for 7 days. Admins can invite and manage members and change tenant settings."
+      description={
+        kept
+          ? `The invitation link is valid for 7 days. ${MAILBOX_NOTICE} Admins can invite and manage members and change tenant settings.`
+          : 'We e-mail a link that is valid for 7 days. Admins can invite and manage members and change tenant settings.'
+      }
     >
       <EmailRoleForm
         emailLabel="Invite email"
@@ -23,7 +29,9 @@ export function InviteMemberForm({ tenant }: { tenant: MeTenant }) {
         onSubmit={(v) =>
           authCall(authClient.organization.inviteMember({ email: v.email, role: v.role, organizationId: tenant.id }))
         }
-        successMessage={(_d, v) => `Invitation sent to ${v.email}.`}
+        successMessage={(_d, v) =>
+          kept ? `Invitation for ${v.email} made. ${MAILBOX_NOTICE}` : `Invitation sent to ${v.email}.`
+        }
         queryKey={tenantKeys.members(tenant.id)}
       />
     </SectionCard>

@@ -10,11 +10,14 @@ export function StaffGuard() {
   return <Outlet />;
 }
 
-export function SuperAdminGuard({ children }: { children: React.ReactNode }) {
+export function SuperAdminGuard({
+  children,
+  message = 'Only Rampart super-admins can see and change platform roles.',
+}: {
+  children: React.ReactNode;
+  message?: string;
+}) {
   const me = useMe();
-  if (!me.superAdmin)
-    return (
-      <ForbiddenPage title="Super-admins only" message="Only Rampart super-admins can see and change platform roles." />
-    );
+  if (!me.superAdmin) return <ForbiddenPage title="Super-admins only" message={message} />;
   return <>{children}</>;
 }
