@@ -7,8 +7,10 @@ import { appError, AppError, isAppError } from '../lib/errors.ts';
 import { ATTESTATION_ITEMS, REQUIREMENTS } from './cmmc-catalogue.ts';
 import { CMMC_ADMIN_ROLES } from './cmmc-access.ts';
 import { iso, type Caller, type ProgramDeps, type ProgramState } from './cmmc-program-state.ts';
+import type { Tx } from '../db/tenant.ts';
 import type {
   AnswerResponse,
+  AnswersResponse,
   AttestationsResponse,
   EvidenceFileDto,
   EvidenceUploadResponse,
@@ -47,9 +49,57 @@ const evidenceDto = (e: EvidenceRow): EvidenceFileDto => ({
   createdAt: iso(e.created_at),
 });
 
+type AnswerBody = { answer: Answer; note: string | null };
+
+const NOTE_REQUIRED = 'A note is required for not applicable.';
+
 export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
   const { clock, storage } = deps;
   const { asMember, requireProfile, loadState } = state;
+
+  /** Stores one answer in the caller's transaction: the row, its pending evidence files, the audit record. */
+  async function store(tx: Tx, tenantId: string, caller: Caller, profileId: string, itemId: string, body: AnswerBody) {
+    const item = itemOf(itemId);
+    const now = clock.now();
+    const answered = {
+      answer: body.answer,
+      note: body.note,
+      answered_by: caller.userId,
+      answered_by_email: caller.email,
+      answered_at: now,
+    };
+    const row = await c(tx)
+      .insertInto('compliance_control_attestations')
+      .values({
+        tenant_id: tenantId,
+        profile_id: profileId,
+        requirement_id: item.requirementId,
+        item_id: item.id,
+        ...answered,
+      })
+      .onConflict((oc) => oc.columns(['profile_id', 'item_id']).doUpdateSet(answered))
+      .returning(['id'])
+      .executeTakeFirstOrThrow();
+    await c(tx)
+      .updateTable('compliance_attestation_evidence')
+      .set({ attestation_id: row.id })
+      .where('profile_id', '=', profileId)
+      .where('item_id', '=', item.id)
+      .where('attestation_id', 'is', null)
+      .execute();
+    await state.audited(tx, tenantId, caller, 'cmmc.attestation_answered', ['compliance_control_attestation', row.id], {
+      itemId: item.id,
+      requirementId: item.requirementId,
+      answer: body.answer,
+    });
+    return {
+      itemId: item.id,
+      answer: body.answer,
+      note: body.note,
+      answeredByEmail: caller.email,
+      answeredAt: iso(now),
+    };
+  }
 
   return {
     attestations(tenantId: string, caller: Caller): Promise<AttestationsResponse> {
@@ -80,61 +130,78 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
       });
     },
 
-    answer(
-      tenantId: string,
-      caller: Caller,
-      itemId: string,
-      body: { answer: Answer; note: string | null },
-    ): Promise<AnswerResponse> {
-      const item = itemOf(itemId);
+    answer(tenantId: string, caller: Caller, itemId: string, body: AnswerBody): Promise<AnswerResponse> {
+      itemOf(itemId);
       if (body.answer === 'not_applicable' && !body.note?.trim())
         throw new AppError('validation_failed', 'Say why this item does not apply.', {
-          details: [{ path: 'body.note', message: 'A note is required for not applicable.' }],
+          details: [{ path: 'body.note', message: NOTE_REQUIRED }],
         });
-      const now = clock.now();
       return asMember(tenantId, caller, true, async (tx) => {
         const p = await requireProfile(tx, tenantId);
-        const answered = {
-          answer: body.answer,
-          note: body.note,
-          answered_by: caller.userId,
-          answered_by_email: caller.email,
-          answered_at: now,
-        };
-        const row = await c(tx)
-          .insertInto('compliance_control_attestations')
-          .values({
-            tenant_id: tenantId,
-            profile_id: p.id,
-            requirement_id: item.requirementId,
-            item_id: item.id,
-            ...answered,
-          })
-          .onConflict((oc) => oc.columns(['profile_id', 'item_id']).doUpdateSet(answered))
-          .returning(['id'])
-          .executeTakeFirstOrThrow();
-        await c(tx)
-          .updateTable('compliance_attestation_evidence')
-          .set({ attestation_id: row.id })
-          .where('profile_id', '=', p.id)
-          .where('item_id', '=', item.id)
-          .where('attestation_id', 'is', null)
-          .execute();
-        await state.audited(
-          tx,
-          tenantId,
-          caller,
-          'cmmc.attestation_answered',
-          ['compliance_control_attestation', row.id],
-          { itemId: item.id, requirementId: item.requirementId, answer: body.answer },
+        return store(tx, tenantId, caller, p.id, itemId, body);
+      });
+    },
+
+    /**
+     * Several answers in one transaction ("Save section", "Save all"): every one is checked first
+     * and the error lists each bad one by its index and item id, so nothing is stored unless all
+     * are valid. An item sent with the answer and note it already has is left as it was (its
+     * "answered by" stays true).
+     */
+    answerMany(
+      tenantId: string,
+      caller: Caller,
+      body: { answers: (AnswerBody & { itemId: string })[] },
+    ): Promise<AnswersResponse> {
+      const problems: { path: string; itemId: string; message: string }[] = [];
+      const seen = new Set<string>();
+      body.answers.forEach((a, i) => {
+        const path = `body.answers.${i}`;
+        if (!ATTESTATION_ITEMS.some((x) => x.id === a.itemId))
+          problems.push({
+            path: `${path}.itemId`,
+            itemId: a.itemId,
+            message: 'No such item in the Level 1 catalogue.',
+          });
+        else if (seen.has(a.itemId))
+          problems.push({ path: `${path}.itemId`, itemId: a.itemId, message: 'This item is answered twice.' });
+        else if (a.answer === 'not_applicable' && !a.note?.trim())
+          problems.push({ path: `${path}.note`, itemId: a.itemId, message: NOTE_REQUIRED });
+        seen.add(a.itemId);
+      });
+      if (problems.length)
+        throw new AppError(
+          'validation_failed',
+          `${problems.length} of the ${body.answers.length} answers cannot be saved; nothing was saved.`,
+          { details: problems },
         );
-        return {
-          itemId: item.id,
-          answer: body.answer,
-          note: body.note,
-          answeredByEmail: caller.email,
-          answeredAt: iso(now),
-        };
+      return asMember(tenantId, caller, true, async (tx) => {
+        const p = await requireProfile(tx, tenantId);
+        const current = await c(tx)
+          .selectFrom('compliance_control_attestations')
+          .select(['item_id', 'answer', 'note', 'answered_by_email', 'answered_at'])
+          .where('profile_id', '=', p.id)
+          .forUpdate()
+          .execute();
+        const byItem = new Map(current.map((r) => [r.item_id, r]));
+        const answers: AnswerResponse[] = [];
+        let saved = 0;
+        for (const a of body.answers) {
+          const was = byItem.get(a.itemId);
+          if (was && was.answer === a.answer && (was.note ?? null) === a.note) {
+            answers.push({
+              itemId: a.itemId,
+              answer: a.answer,
+              note: a.note,
+              answeredByEmail: was.answered_by_email ?? '',
+              answeredAt: iso(was.answered_at),
+            });
+            continue;
+          }
+          answers.push(await store(tx, tenantId, caller, p.id, a.itemId, { answer: a.answer, note: a.note }));
+          saved += 1;
+        }
+        return { saved, unchanged: answers.length - saved, answers };
       });
     },
 

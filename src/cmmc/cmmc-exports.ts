@@ -49,13 +49,19 @@ type ControlRow = Controls['dto']['requirements'][number];
 
 /**
  * The two reason cells of a row. Every cause of NOT MET is named, so a `not_implemented` row never
- * has both empty: a policy not approved and in force as `policy:<kind>` with the items, a computer
+ * has both empty: a policy not approved and in force as `policy:<kind>` (with
+ * `:review_overdue_since_<date>` when past its review date) with the items, a computer
  * whose latest run is older than 30 days as `<hostname>:pending`, no current run at all as
  * `no_current_device_run`, next to the failing checks.
  */
 export function reasonCells(r: ControlRow): [string, string] {
   const items = [...r.missingItems, ...r.noItems, ...r.unjustifiedNa];
-  if (r.missingPolicy) items.push(`policy:${r.missingPolicy}`);
+  if (r.missingPolicy)
+    items.push(
+      r.policyReviewOverdueSince
+        ? `policy:${r.missingPolicy}:review_overdue_since_${r.policyReviewOverdueSince}`
+        : `policy:${r.missingPolicy}`,
+    );
   const devices = r.failingChecks.map((f) => `${f.hostname}:${f.checkId}=${f.result}`);
   for (const h of r.pendingDevices) devices.push(`${h}:pending`);
   if (r.needsDeviceRun) devices.push('no_current_device_run');
@@ -101,6 +107,7 @@ function controlsJson(p: ProfileRow, dto: Controls['dto']): ControlsJson {
       attestedDeviceChecks: r.attestedChecks,
       pendingDevices: r.pendingDevices,
       missingPolicy: r.missingPolicy,
+      policyReviewOverdueSince: r.policyReviewOverdueSince,
     })),
   };
 }

@@ -25,7 +25,12 @@ export function regressionReasons(r: RequirementScore): string[] {
   for (const id of r.noItems) out.push(`${id} answered "no"`);
   for (const id of r.missingItems) out.push(`${id} not answered`);
   for (const id of r.unjustifiedNa) out.push(`${id} not applicable without a note`);
-  if (r.missingPolicy) out.push(`policy ${r.missingPolicy} not approved and in force`);
+  if (r.missingPolicy)
+    out.push(
+      r.policyReviewOverdueSince
+        ? `policy ${r.missingPolicy} review overdue since ${r.policyReviewOverdueSince}`
+        : `policy ${r.missingPolicy} not approved and in force`,
+    );
   for (const f of r.failingChecks)
     out.push(`${f.hostname}: ${f.checkId} ${f.result}${f.reason ? ` (${f.reason})` : ''}`);
   for (const h of r.pendingDevices) out.push(`${h}: no run in the last 30 days`);

@@ -10,6 +10,11 @@ import type { SessionGuards } from '../server/plugins/session.ts';
 import {
   answerBodySchema,
   answerResponseSchema,
+  answersBodySchema,
+  answersResponseSchema,
+  approvePoliciesBodySchema,
+  approvePoliciesResponseSchema,
+  reviewDateBodySchema,
   attestationsResponseSchema,
   controlsJsonSchema,
   evidenceUploadResponseSchema,
@@ -79,6 +84,24 @@ export async function registerCmmcProgramRoutes(
     },
     async (req) =>
       program.answer(req.params.tenantId, caller(await guards.requireSession(req)), req.params.itemId, req.body),
+  );
+
+  r.put(
+    `${base}/attestations`,
+    {
+      schema: {
+        tags,
+        summary: 'Answer several attestation items at once (a section or all); all are stored or none; owner or admin',
+        description:
+          'Every answer is checked before any is stored. A `validation_failed` answer lists each bad one in ' +
+          '`details` (`path` `body.answers.<n>.<field>`, `itemId`, `message`). Items sent with the answer and note ' +
+          'they already have are left as they were (`unchanged`).',
+        params: tenantParamsSchema,
+        body: answersBodySchema,
+        response: { 200: answersResponseSchema },
+      },
+    },
+    async (req) => program.answerMany(req.params.tenantId, caller(await guards.requireSession(req)), req.body),
   );
 
   r.get(
@@ -202,7 +225,9 @@ export async function registerCmmcProgramRoutes(
     {
       schema: {
         tags,
-        summary: 'Approve a draft with its effective date (it counts from that date); owner or admin',
+        summary:
+          'Approve a draft with its effective date and review date (it counts from the one until the other); ' +
+          'the Affirming Official',
         params: policyParamsSchema,
         body: approvePolicyBodySchema,
         response: { 200: policyDocSchema },
@@ -214,6 +239,48 @@ export async function registerCmmcProgramRoutes(
         caller(await guards.requireSession(req)),
         req.params.docId,
         req.body.effectiveDate,
+        req.body.reviewDate,
+      ),
+  );
+
+  r.post(
+    `${base}/policies/approve`,
+    {
+      schema: {
+        tags,
+        summary: 'Approve several drafts in one confirmation, all or none; the Affirming Official',
+        description:
+          'One effective date and review date (by default one year after today) for every draft named. When a ' +
+          'document is missing or already approved, nothing is approved: `cmmc_policies_not_approvable` lists each ' +
+          'in `details`.',
+        params: tenantParamsSchema,
+        body: approvePoliciesBodySchema,
+        response: { 200: approvePoliciesResponseSchema },
+      },
+    },
+    async (req) => program.approvePolicies(req.params.tenantId, caller(await guards.requireSession(req)), req.body),
+  );
+
+  r.put(
+    `${base}/policies/:docId/review-date`,
+    {
+      schema: {
+        tags,
+        summary: 'Record a review of an approved policy: its next review-by date; the Affirming Official',
+        description:
+          'A policy past its review date no longer counts for scoring; setting a new date (after the effective ' +
+          'date, not in the past, at most three years ahead) makes it count again.',
+        params: policyParamsSchema,
+        body: reviewDateBodySchema,
+        response: { 200: policyDocSchema },
+      },
+    },
+    async (req) =>
+      program.setReviewDate(
+        req.params.tenantId,
+        caller(await guards.requireSession(req)),
+        req.params.docId,
+        req.body.reviewDate,
       ),
   );
 

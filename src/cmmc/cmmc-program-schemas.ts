@@ -26,6 +26,16 @@ export const answerBodySchema = z
   })
   .strict();
 
+/** Answers of several items at once (a section's "Save section", or "Save all"), stored together or not at all. */
+export const answersBodySchema = z
+  .object({
+    answers: z
+      .array(answerBodySchema.extend({ itemId: itemParamsSchema.shape.itemId }).strict())
+      .min(1, 'Send at least one answer.')
+      .max(200, 'At most 200 answers.'),
+  })
+  .strict();
+
 export const generatePoliciesBodySchema = z
   .object({
     kinds: z
@@ -40,12 +50,22 @@ export const generatePoliciesBodySchema = z
 export const approvePolicyBodySchema = z
   .object({
     effectiveDate: isoDay,
+    /** The review-by date; by default one year after the approval day. */
+    reviewDate: isoDay.nullish(),
     forAffirmingOfficial: z.literal(
       true,
       'Policies are approved by the Affirming Official: confirm you approve as the Affirming Official.',
     ),
   })
   .strict();
+
+/** Several drafts approved in one confirmation (all or none). */
+export const approvePoliciesBodySchema = approvePolicyBodySchema.extend({
+  documentIds: z.array(z.uuid()).min(1, 'Name at least one draft.').max(8, 'At most the 8 policies of the set.'),
+});
+
+/** A review of an approved policy: its next review-by date. */
+export const reviewDateBodySchema = z.object({ reviewDate: isoDay }).strict();
 
 export const sprsConfirmBodySchema = z
   .object({
@@ -142,6 +162,13 @@ export const answerResponseSchema = z.object({
   answeredByEmail: z.string(),
   answeredAt: z.string(),
 });
+export const answersResponseSchema = z.object({
+  /** Items whose answer or note changed (and are now recorded as answered by the caller). */
+  saved: z.number(),
+  /** Items sent with the answer and note they already had (left as they were). */
+  unchanged: z.number(),
+  answers: z.array(answerResponseSchema),
+});
 
 /** The Affirming Official named in Scope; isCaller: the signed-in user is them. */
 export const affirmingOfficialViewSchema = z.object({
@@ -158,8 +185,12 @@ export const policyDocSchema = z.object({
   title: z.string(),
   status: z.enum(['draft', 'approved']),
   effectiveDate: nullableString,
-  /** Approved and effective today: counts for scoring. */
+  /** Approved and effective today. */
   inForce: z.boolean(),
+  /** In force, but today is past its review date (that date): it counts no more until reviewed. */
+  reviewOverdueSince: nullableString,
+  /** In force and not past its review date: counts for scoring. */
+  countsForScoring: z.boolean(),
   approvedAt: nullableString,
   approvedByEmail: nullableString,
   nextReviewDate: nullableString,
@@ -181,6 +212,7 @@ export const policiesResponseSchema = z.object({
   ),
 });
 export const generatePoliciesResponseSchema = z.object({ generated: z.number() });
+export const approvePoliciesResponseSchema = z.object({ documents: z.array(policyDocSchema) });
 
 export const requirementScoreSchema = z.object({
   requirementId: z.string(),
@@ -204,6 +236,8 @@ export const requirementScoreSchema = z.object({
   pendingDevices: z.array(z.string()),
   needsDeviceRun: z.boolean(),
   missingPolicy: policyKindSchema.nullable(),
+  /** The missing policy is approved but past its review date (this date). */
+  policyReviewOverdueSince: nullableString,
   naJustification: nullableString,
 });
 
@@ -280,6 +314,7 @@ export const controlsJsonSchema = z.object({
       attestedDeviceChecks: requirementScoreSchema.shape.attestedChecks,
       pendingDevices: z.array(z.string()),
       missingPolicy: policyKindSchema.nullable(),
+      policyReviewOverdueSince: nullableString,
     }),
   ),
 });
@@ -326,6 +361,8 @@ export const renewalSweepResponseSchema = z.object({
   day: z.string(),
   renewalDue: z.number(),
   expired: z.number(),
+  /** Policy review reminders claimed by this run (one per policy and threshold; mailed per company). */
+  policyReviewReminders: z.number(),
   events: z.array(
     z.object({ profileId: z.string(), cageCode: z.string(), event: z.string(), requestIds: z.array(z.string()) }),
   ),
@@ -333,6 +370,7 @@ export const renewalSweepResponseSchema = z.object({
 
 export type AttestationsResponse = z.infer<typeof attestationsResponseSchema>;
 export type AnswerResponse = z.infer<typeof answerResponseSchema>;
+export type AnswersResponse = z.infer<typeof answersResponseSchema>;
 export type EvidenceFileDto = z.infer<typeof evidenceFileSchema>;
 export type EvidenceUploadResponse = z.infer<typeof evidenceUploadResponseSchema>;
 export type PoliciesResponse = z.infer<typeof policiesResponseSchema>;

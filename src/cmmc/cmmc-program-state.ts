@@ -83,6 +83,21 @@ export function sprsStatus(p: Pick<ProfileRow, 'status'>): string {
   return p.status === 'in_progress' ? 'not_filed' : p.status === 'expired' ? 'expired' : 'filed';
 }
 
+/** Approved with an effective date on or before `today` (whether or not its review is overdue). */
+export const isInForce = (d: { status: string; effective_date: string | null }, today: string) =>
+  d.status === 'approved' && d.effective_date !== null && dayOf(d.effective_date) <= today;
+
+/** The review date of an approved policy when `today` is past it (it then counts no more), else null. */
+export const reviewOverdueSince = (d: { next_review_date: string | null }, today: string) =>
+  d.next_review_date !== null && dayOf(d.next_review_date) < today ? dayOf(d.next_review_date) : null;
+
+/** The default review date of a policy approved on `day`: one calendar year later (29 Feb → 1 Mar). */
+export function oneYearAfter(day: string): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCFullYear(d.getUTCFullYear() + 1);
+  return d.toISOString().slice(0, 10);
+}
+
 /** The latest SPRS confirmation's columns the score view shows. */
 export interface LatestConfirmation {
   status_date: string;
@@ -144,11 +159,18 @@ export function createProgramState(deps: ProgramDeps) {
       .orderBy('version', 'desc')
       .execute();
     const t = today();
-    const approvedPolicies = new Set<PolicyKind>(
-      docs
-        .filter((d) => d.status === 'approved' && d.effective_date && dayOf(d.effective_date) <= t)
-        .map((d) => d.kind as PolicyKind),
-    );
+    // Per kind, the version in force (the newest approved one effective today) counts until its
+    // review date; from the day after, it is overdue and counts no more.
+    const approvedPolicies = new Set<PolicyKind>();
+    const overduePolicies = new Map<PolicyKind, string>();
+    for (const d of docs) {
+      const kind = d.kind as PolicyKind;
+      if (approvedPolicies.has(kind) || overduePolicies.has(kind)) continue;
+      if (!isInForce(d, t)) continue;
+      const review = reviewOverdueSince(d, t);
+      if (review) overduePolicies.set(kind, review);
+      else approvedPolicies.add(kind);
+    }
     const evidence = await c(tx)
       .selectFrom('compliance_attestation_evidence')
       .select([
@@ -167,7 +189,7 @@ export function createProgramState(deps: ProgramDeps) {
       .where('deleted_at', 'is', null)
       .orderBy('created_at', 'desc')
       .execute();
-    const score = scoreAll({ devices, answers, approvedPolicies });
+    const score = scoreAll({ devices, answers, approvedPolicies, overduePolicies });
     return { devices, answerRows, answers, docs, evidence, score };
   }
 

@@ -1,7 +1,10 @@
 // Renewals of the CMMC program (docs/cmmc.md, Renewals): day 335 of the 365-day cycle → renewal_due,
 // a reminder mail to the Affirming Official and cmmc.renewal_due; day 365 → expired and
 // cmmc.expired. The notice row (one per profile, kind and day) is the claim, so a second run the
-// same day does nothing.
+// same day does nothing. The same sweep reminds the Affirming Official of policy reviews: 30 days
+// before a policy's review date and on the day (docs/cmmc.md, Policy reviews), once per policy,
+// threshold and review date.
+import { sql } from 'kysely';
 import { withService } from '../db/tenant.ts';
 import type { CmmcEvents } from './cmmc-events.ts';
 import type { CmmcLiveStatus } from './cmmc-live-status.ts';
@@ -16,10 +19,131 @@ import {
   type ProgramState,
 } from './cmmc-program-state.ts';
 import type { RenewalSweepResponse } from './cmmc-program-schemas.ts';
+import type { PolicyReviewNoticesTable } from './cmmc-repo.ts';
 import { c } from './cmmc-repo.ts';
+
+/** Days before the review date of the first policy review reminder. */
+export const POLICY_REVIEW_REMINDER_DAYS = 30;
+
+type Threshold = PolicyReviewNoticesTable['threshold'];
+interface ReviewMail {
+  to: string;
+  company: string;
+  threshold: Threshold;
+  policies: { title: string; version: number; reviewDate: string }[];
+}
 
 export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, events: CmmcEvents, live: CmmcLiveStatus) {
   const { db, audit, clock, outbox } = deps;
+
+  /**
+   * Claims the policy review reminders due today, one mail per profile and threshold listing its
+   * policies. Only the version in force of each kind is looked at (a newer approved version
+   * replaces it). The 30-day reminder goes out from 30 days before until the day before the review
+   * date (a missed sweep sends it late, not never); the due reminder from the review date on.
+   */
+  async function claimPolicyReviewReminders(t: string): Promise<ReviewMail[]> {
+    const soon = addDays(t, POLICY_REVIEW_REMINDER_DAYS);
+    return withService(db, async (tx) => {
+      const rows = await c(tx)
+        .selectFrom('cmmc_policy_documents as d')
+        .innerJoin('compliance_profiles as p', 'p.id', 'd.profile_id')
+        .select([
+          'd.id',
+          'd.tenant_id',
+          'd.profile_id',
+          'd.title',
+          'd.version',
+          'd.next_review_date',
+          'p.company_name',
+          'p.cage_code',
+          'p.affirming_official_email',
+        ])
+        .where('d.status', '=', 'approved')
+        .where('d.effective_date', '<=', t)
+        .where('d.next_review_date', '<=', soon)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('cmmc_policy_documents as n')
+                .select(sql`1`.as('one'))
+                .whereRef('n.profile_id', '=', 'd.profile_id')
+                .whereRef('n.kind', '=', 'd.kind')
+                .where('n.status', '=', 'approved')
+                .where('n.effective_date', '<=', t)
+                .whereRef('n.version', '>', 'd.version'),
+            ),
+          ),
+        )
+        .orderBy('d.profile_id')
+        .orderBy('d.kind')
+        .execute();
+      const mails = new Map<string, ReviewMail>();
+      for (const r of rows) {
+        const reviewDate = dayOf(r.next_review_date!);
+        const threshold: Threshold = reviewDate <= t ? 'due' : 'due_in_30_days';
+        const claim = await c(tx)
+          .insertInto('cmmc_policy_review_notices')
+          .values({
+            tenant_id: r.tenant_id,
+            profile_id: r.profile_id,
+            policy_document_id: r.id,
+            threshold,
+            review_date: reviewDate,
+            sent_day: t,
+          })
+          .onConflict((oc) => oc.doNothing())
+          .returning('id')
+          .executeTakeFirst();
+        if (!claim) continue;
+        await audit.record(
+          {
+            tenantId: r.tenant_id,
+            actorUserId: null,
+            actorEmail: null,
+            action: 'cmmc.policy_review_reminder',
+            targetType: 'cmmc_policy_document',
+            targetId: r.id,
+            details: { threshold, reviewDate, to: r.affirming_official_email },
+          },
+          tx,
+        );
+        const key = `${r.profile_id}/${threshold}`;
+        const mail = mails.get(key) ?? {
+          to: r.affirming_official_email,
+          company: `${r.company_name} (CAGE ${r.cage_code})`,
+          threshold,
+          policies: [],
+        };
+        mail.policies.push({ title: r.title, version: r.version, reviewDate });
+        mails.set(key, mail);
+      }
+      return [...mails.values()];
+    });
+  }
+
+  function reviewMailText(m: ReviewMail, t: string): { subject: string; text: string } {
+    const list = m.policies.map((p) => `- ${p.title} v${p.version}: review by ${p.reviewDate}`).join('\n');
+    const how =
+      'Read each policy on the Policies tab, update it if the company changed, and record the review with a new ' +
+      'review date (or approve a new version).';
+    if (m.threshold === 'due_in_30_days')
+      return {
+        subject: `CMMC Level 1 policy review due by ${m.policies[0]!.reviewDate}`,
+        text:
+          `These CMMC Level 1 policies of ${m.company} are due for review within ${POLICY_REVIEW_REMINDER_DAYS} days:\n` +
+          `${list}\n\nA policy past its review date no longer counts as approved, and the requirements it backs ` +
+          `become NOT MET. ${how}`,
+      };
+    const overdue = m.policies.some((p) => p.reviewDate < t);
+    return {
+      subject: `CMMC Level 1 policy review ${overdue ? 'overdue' : 'due today'}`,
+      text:
+        `These CMMC Level 1 policies of ${m.company} are due for review:\n${list}\n\n` +
+        `From the day after its review date a policy no longer counts as approved, and the requirements it backs ` +
+        `become NOT MET. ${how}`,
+    };
+  }
 
   /** The sweep; with claimJob, only when this run inserts the day's claim (see dailyRenewalSweep). */
   async function sweep(claimJob: string | null): Promise<RenewalSweepResponse | null> {
@@ -101,6 +225,7 @@ export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, event
       return true;
     });
     if (!claimed) return null;
+    const reviewMails = await claimPolicyReviewReminders(t);
     // Then the live status of every confirmed profile: runs go stale and policies lapse with time.
     await live.recheckAll();
     if (sent.length) outbox.nudge();
@@ -124,7 +249,20 @@ export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, event
         })
         .catch((err: unknown) => deps.log.warn({ err }, 'cmmc renewal reminder mail failed'));
     }
-    return { ok: true as const, day: t, renewalDue, expired, events: sent };
+    for (const m of reviewMails) {
+      const { subject, text } = reviewMailText(m, t);
+      await deps.mailer
+        .send({ to: m.to, subject, text, link: `${deps.publicBaseUrl}/cmmc` })
+        .catch((err: unknown) => deps.log.warn({ err }, 'cmmc policy review reminder mail failed'));
+    }
+    return {
+      ok: true as const,
+      day: t,
+      renewalDue,
+      expired,
+      policyReviewReminders: reviewMails.reduce((n, m) => n + m.policies.length, 0),
+      events: sent,
+    };
   }
 
   return {

@@ -203,6 +203,18 @@ export interface RenewalNoticesTable {
   created_at: Timestamp;
 }
 
+/** One reminder per policy document, threshold and review date (migration 0037). */
+export interface PolicyReviewNoticesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  profile_id: string;
+  policy_document_id: string;
+  threshold: 'due_in_30_days' | 'due';
+  review_date: ColumnType<string, string, string>;
+  sent_day: ColumnType<string, string, string>;
+  created_at: Timestamp;
+}
+
 /** One row per daily job and UTC day: the claim that the job ran (migration 0032). */
 export interface DailyJobRunsTable {
   job: string;
@@ -219,6 +231,7 @@ export interface CmmcTables {
   compliance_handoffs: HandoffsTable;
   cmmc_handoff_links: HandoffLinksTable;
   cmmc_renewal_notices: RenewalNoticesTable;
+  cmmc_policy_review_notices: PolicyReviewNoticesTable;
   daily_job_runs: DailyJobRunsTable;
 }
 

@@ -2,7 +2,8 @@
 // no partial credit. A requirement is MET only with evidence for every part of it:
 // - every attestation item answered yes, or not applicable with a note (any no or unanswered item
 //   makes it NOT MET; all items not applicable makes the requirement NA, which counts as MET);
-// - its domain policy approved with an effective date on or before today (drafts never count);
+// - its domain policy approved with an effective date on or before today and its review date not
+//   passed (drafts never count; a policy past its review date is named in policyReviewOverdueSince);
 // - when its objectives name required device checks: at least one device with a current run, and
 //   every required check of that device's OS passing on every device. A fail, an unknown (or a
 //   missing result) or a device whose latest run is older than 30 days (pending) makes it NOT MET.
@@ -64,8 +65,10 @@ export interface ScoringDevice {
 export interface ScoringInput {
   devices: readonly ScoringDevice[];
   answers: ReadonlyMap<string, { answer: Answer; note: string | null }>;
-  /** Policy kinds with an approved version effective today. */
+  /** Policy kinds with an approved version effective today and not past its review date. */
   approvedPolicies: ReadonlySet<PolicyKind>;
+  /** Policy kinds whose version in force is past its review date, with that date. */
+  overduePolicies?: ReadonlyMap<PolicyKind, string>;
 }
 
 export interface RequirementScore {
@@ -91,6 +94,8 @@ export interface RequirementScore {
   /** Required device checks exist but no device sent a current run. */
   needsDeviceRun: boolean;
   missingPolicy: PolicyKind | null;
+  /** When missingPolicy is approved but past its review date: that date ("review overdue since"). */
+  policyReviewOverdueSince: string | null;
   naJustification: string | null;
 }
 
@@ -159,6 +164,7 @@ export function scoreRequirement(r: Requirement, input: ScoringInput): Requireme
   const needsDeviceRun = needsChecks && currentDevices === 0;
   const policy = DOMAIN_POLICY[r.domain];
   const missingPolicy = input.approvedPolicies.has(policy) ? null : policy;
+  const policyReviewOverdueSince = missingPolicy ? (input.overduePolicies?.get(policy) ?? null) : null;
 
   const failing =
     missingItems.length + noItems.length + unjustifiedNa.length + failingChecks.length + pendingDevices.length > 0 ||
@@ -178,6 +184,7 @@ export function scoreRequirement(r: Requirement, input: ScoringInput): Requireme
     pendingDevices,
     needsDeviceRun,
     missingPolicy,
+    policyReviewOverdueSince,
     naJustification: status === 'NA' ? naNotes.join(' / ').slice(0, 2000) : null,
   };
 }

@@ -146,6 +146,8 @@ export const ERROR_STATUS = {
   cmmc_device_retire_conflict: 409,
   cmmc_not_affirming_official: 403,
   cmmc_cage_code_invalid: 409,
+  cmmc_policy_not_approved: 409,
+  cmmc_policies_not_approvable: 409,
   // cron hooks and relay
   Unauthorized: 401,
   management_peer_not_configured: 503,

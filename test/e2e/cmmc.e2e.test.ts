@@ -1,10 +1,9 @@
 // CMMC Level 1 in the browser: a company goes from nothing to 15/15 and records its SPRS
 // confirmation (Scope form, device token and scripts, a device run posted as the script would,
 // /verify-script checking the real script in the browser — tampered byte fails, CRLF passes —,
-// attestations, policies generated, read and approved, the score, the SPRS form), then a staff
-// user filters the CMMC dashboard with its tiles and search. Long repetitive steps (47 of 48
-// attestation answers, 7 of 8 approvals) go through the same API the page calls; one of each is
-// done with the page.
+// attestations saved per section and all at once, policies generated, read and approved in one
+// confirmation, the score, the SPRS form), then a staff user filters the CMMC dashboard with its
+// tiles and search. The remaining attestation answers go through the same API the page calls.
 // Over 500 lines on purpose: one company's path from nothing to 15/15 in one browser session; the steps depend on each
 // other.
 import { createHash, randomBytes } from 'node:crypto';
@@ -257,14 +256,27 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     expect(await scanA11y(page)).toEqual([]);
   });
 
-  it('answers attestations, with a not applicable note', async () => {
+  it('answers attestations a section at a time and all at once, with per-item errors', async () => {
     await page.getByRole('tab', { name: 'Attestations' }).click();
     await page.getByRole('button', { name: /AC\.L1-b\.1\.i Authorized Access Control/ }).click();
+    const acItems = ATTESTATION_ITEMS.filter((i) => i.requirementId === 'AC.L1-b.1.i');
     const item = page.getByTestId('item-ac1.roster');
+    const other = page.getByTestId(`item-${acItems[1]!.id}`);
     await item.getByText('Yes', { exact: true }).click();
     await item.getByLabel('Note').fill('Roster kept in SharePoint');
-    await item.getByRole('button', { name: 'Save answer' }).click();
+    // Not applicable without a note: the section is refused as a whole, the item says why.
+    await other.getByText('Not applicable', { exact: true }).click();
+    await page.getByTestId('attestations-unsaved').getByText('2 unsaved answers').waitFor();
+    await page.getByRole('button', { name: 'Save section AC.L1-b.1.i', exact: true }).click();
+    await page.getByText('Nothing was saved: correct the items marked below').waitFor();
+    await other.getByText('A note is required for not applicable.').waitFor();
+    expect(await item.getByText('Answered by', { exact: false }).count()).toBe(0);
+    expect(await scanA11y(page)).toEqual([]);
+    await other.getByText('Yes', { exact: true }).click();
+    await page.getByRole('button', { name: 'Save section AC.L1-b.1.i', exact: true }).click();
     await item.getByText('Answered by', { exact: false }).waitFor();
+    await other.getByText('Answered by', { exact: false }).waitFor();
+    await page.getByTestId('attestations-unsaved').getByText('No unsaved answers.').waitFor();
     // An evidence file attached with the page, then downloadable.
     await item.locator('input[type="file"]').setInputFiles({
       name: 'user-roster.csv',
@@ -276,50 +288,68 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     const download = await page.request.get((await fileLink.getAttribute('href'))!);
     expect(await download.text()).toBe('Name,Email\nAlice Able,alice@acme.test\n');
     expect(await scanA11y(page)).toEqual([]);
-    for (const i of ATTESTATION_ITEMS) {
-      if (i.id === 'ac1.roster') continue;
-      const body = i.id.startsWith('sc11.')
-        ? { answer: 'not_applicable', note: 'No public-facing systems or guest Wi-Fi' }
-        : { answer: 'yes' };
-      const r = await apiCall('PUT', `/api/v1/tenants/${tenantId}/cmmc/attestations/${i.id}`, body);
-      expect(r.status, r.body).toBe(200);
+
+    // Save all: items of two more sections in one request.
+    await page.getByRole('button', { name: /^AC\.L1-b\.1\.ii / }).click();
+    await page.getByRole('button', { name: /^SC\.L1-b\.1\.xi / }).click();
+    const sc = ATTESTATION_ITEMS.filter((i) => i.requirementId === 'SC.L1-b.1.xi');
+    const ac2 = ATTESTATION_ITEMS.filter((i) => i.requirementId === 'AC.L1-b.1.ii');
+    for (const i of ac2) await page.getByTestId(`item-${i.id}`).getByText('Yes', { exact: true }).click();
+    for (const i of sc) {
+      const el = page.getByTestId(`item-${i.id}`);
+      await el.getByText('Not applicable', { exact: true }).click();
+      await el.getByLabel('Note').fill('No public-facing systems or guest Wi-Fi');
     }
+    await page.getByRole('button', { name: 'Save all', exact: true }).click();
+    await page.getByTestId('attestations-unsaved').getByText('No unsaved answers.').waitFor();
+    for (const i of [...ac2, ...sc])
+      await page.getByTestId(`item-${i.id}`).getByText('Answered by', { exact: false }).waitFor();
+
+    // The rest in one call of the same API.
+    const done = new Set([...acItems.slice(0, 2), ...ac2, ...sc].map((i) => i.id));
+    const rest = ATTESTATION_ITEMS.filter((i) => !done.has(i.id)).map((i) => ({ itemId: i.id, answer: 'yes' }));
+    const r = await apiCall('PUT', `/api/v1/tenants/${tenantId}/cmmc/attestations`, { answers: rest });
+    expect(r.status, r.body).toBe(200);
   });
 
-  it('generates the policies, reads one, and approves them', async () => {
+  it('generates the policies, reads one, and approves them all in one confirmation', async () => {
     await page.getByRole('tab', { name: 'Policies' }).click();
     await page.getByRole('button', { name: 'Generate policies' }).click();
     const ac = page.getByTestId('policy-access_control');
     await ac.getByText('Draft', { exact: true }).waitFor();
     await ac.getByRole('button', { name: 'Read Access Control Policy' }).click();
-    const dialog = page.getByRole('dialog');
-    await dialog.getByText(`Acme Machining ${RUN} LLC`, { exact: false }).first().waitFor();
-    await dialog.getByText('AC.L1-b.1.iv Control Public Information', { exact: false }).waitFor();
+    const reader = page.getByRole('dialog');
+    await reader.getByText(`Acme Machining ${RUN} LLC`, { exact: false }).first().waitFor();
+    await reader.getByText('AC.L1-b.1.iv Control Public Information', { exact: false }).waitFor();
     await page.keyboard.press('Escape');
+    await reader.waitFor({ state: 'hidden' });
     await page.getByTestId('policy-approver').getByText('You are the Affirming Official', { exact: false }).waitFor();
-    await ac.getByRole('checkbox', { name: 'I approve as the Affirming Official: Access Control Policy' }).check();
-    await ac.getByRole('button', { name: 'Approve Access Control Policy' }).click();
+    await page.getByRole('button', { name: 'Approve 8 drafts…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Approve policies' });
+    // Every draft is listed and ticked.
+    const listed = dialog.getByTestId('approve-list').getByRole('checkbox');
+    expect(await listed.count()).toBe(8);
+    for (let i = 0; i < 8; i++) expect(await listed.nth(i).isChecked()).toBe(true);
+    await dialog.getByText('Access Control Policy (version 1)').waitFor();
+    const approve = dialog.getByRole('button', { name: 'Approve 8 policies' });
+    expect(await approve.isDisabled()).toBe(true);
+    await dialog.getByRole('checkbox', { name: 'I approve as the Affirming Official' }).check();
+    expect(await scanA11y(page)).toEqual([]);
+    await approve.click();
+    await dialog.waitFor({ state: 'hidden' });
     await ac.getByText('Approved', { exact: true }).waitFor();
+    const nextYear = new Date();
+    nextYear.setUTCFullYear(nextYear.getUTCFullYear() + 1);
+    await ac.getByText(`Review by ${nextYear.toISOString().slice(0, 10)}`).waitFor();
+    const list = JSON.parse((await apiCall('GET', `/api/v1/tenants/${tenantId}/cmmc/policies`)).body) as {
+      documents: { latest: { status: string } }[];
+    };
+    expect(list.documents.every((d) => d.latest.status === 'approved')).toBe(true);
     const pdf = await page.request.get(
       (await ac.getByRole('link', { name: 'Download Access Control Policy as PDF' }).getAttribute('href'))!,
     );
     expect(pdf.headers()['content-type']).toBe('application/pdf');
     expect((await pdf.body()).subarray(0, 5).toString()).toBe('%PDF-');
-    expect(await scanA11y(page)).toEqual([]);
-    const list = JSON.parse((await apiCall('GET', `/api/v1/tenants/${tenantId}/cmmc/policies`)).body) as {
-      documents: { latest: { id: string; status: string } }[];
-    };
-    const today = new Date().toISOString().slice(0, 10);
-    for (const d of list.documents)
-      if (d.latest.status === 'draft')
-        expect(
-          (
-            await apiCall('POST', `/api/v1/tenants/${tenantId}/cmmc/policies/${d.latest.id}/approve`, {
-              effectiveDate: today,
-              forAffirmingOfficial: true,
-            })
-          ).status,
-        ).toBe(200);
   });
 
   it('scores 15 of 15 and records the SPRS confirmation', async () => {

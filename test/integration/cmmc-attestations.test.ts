@@ -5,9 +5,11 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { uniqueEmail } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
+import { ATTESTATION_ITEMS } from '../../src/cmmc/index.ts';
+import { withService } from '../../src/db/tenant.ts';
 import { PNG, multipartFile, setupCmmcProgramApp } from '../helpers/cmmc-program.ts';
 
-const { t, clock, tenantWithProfile } = setupCmmcProgramApp();
+const { t, clock, tenantWithProfile, addUser } = setupCmmcProgramApp();
 
 describe('attestations and evidence', () => {
   it('records who answered when, needs a note for not applicable, stores evidence files in the tenant store and refuses members', async () => {
@@ -70,5 +72,92 @@ describe('attestations and evidence', () => {
     ).toMatchObject({ error: 'cmmc_confirmation_not_found' });
     expect((await owner.delete(`${base}/evidence/${ev.id}`)).statusCode).toBe(204);
     expect((await owner.get(`${base}/evidence/${ev.id}`)).json()).toMatchObject({ error: 'cmmc_evidence_not_found' });
+  });
+
+  it('saves a section or all answers in one request, all or nothing, naming each refused item', async () => {
+    clock.reset();
+    const { owner, tenant, base } = await tenantWithProfile('attest-bulk');
+    const answers = async () =>
+      new Map(
+        (
+          (await owner.get(`${base}/attestations`)).json() as {
+            requirements: {
+              items: { id: string; answer: string | null; note: string | null; answeredAt: string | null }[];
+            }[];
+          }
+        ).requirements
+          .flatMap((r) => r.items)
+          .map((i) => [i.id, i]),
+      );
+    const section = ATTESTATION_ITEMS.filter((i) => i.requirementId === 'AC.L1-b.1.i');
+    expect(section.length).toBeGreaterThan(1);
+
+    // One bad item refuses the whole request; each is named by its index and item id.
+    const bad = await owner.put(`${base}/attestations`, {
+      answers: [
+        { itemId: section[0]!.id, answer: 'yes' },
+        { itemId: section[1]!.id, answer: 'not_applicable' },
+        { itemId: 'zz9.nope', answer: 'yes' },
+        { itemId: section[0]!.id, answer: 'no' },
+      ],
+    });
+    expect(bad.statusCode, bad.body).toBe(400);
+    expect(bad.json()).toMatchObject({
+      error: 'validation_failed',
+      details: [
+        { path: 'body.answers.1.note', itemId: section[1]!.id },
+        { path: 'body.answers.2.itemId', itemId: 'zz9.nope' },
+        { path: 'body.answers.3.itemId', itemId: section[0]!.id },
+      ],
+    });
+    expect([...(await answers()).values()].every((i) => i.answer === null)).toBe(true);
+    const shape = await owner.put(`${base}/attestations`, { answers: [{ itemId: section[0]!.id, answer: 'maybe' }] });
+    expect(shape.statusCode).toBe(400);
+    expect(shape.json().details[0].path).toBe('body.answers.0.answer');
+    expect((await owner.put(`${base}/attestations`, { answers: [] })).statusCode).toBe(400);
+
+    // A section in one request.
+    const saved = await owner.put(`${base}/attestations`, {
+      answers: section.map((i, n) =>
+        n === 1
+          ? { itemId: i.id, answer: 'not_applicable', note: 'No shared accounts' }
+          : { itemId: i.id, answer: 'yes' },
+      ),
+    });
+    expect(saved.statusCode, saved.body).toBe(200);
+    expect(saved.json()).toMatchObject({ saved: section.length, unchanged: 0 });
+    const first = await answers();
+    expect(first.get(section[1]!.id)).toMatchObject({ answer: 'not_applicable', note: 'No shared accounts' });
+
+    // Save all: every item; those sent unchanged keep who answered them and when.
+    clock.set(new Date(Date.now() + 60_000));
+    const all = await owner.put(`${base}/attestations`, {
+      answers: ATTESTATION_ITEMS.map((i, n) =>
+        n === 1
+          ? { itemId: i.id, answer: 'not_applicable', note: 'No shared accounts' }
+          : { itemId: i.id, answer: 'yes' },
+      ),
+    });
+    expect(all.statusCode, all.body).toBe(200);
+    expect(all.json()).toMatchObject({ saved: ATTESTATION_ITEMS.length - section.length, unchanged: section.length });
+    const after = await answers();
+    expect(after.get(section[0]!.id)!.answeredAt).toBe(first.get(section[0]!.id)!.answeredAt);
+    expect([...after.values()].every((i) => i.answer !== null)).toBe(true);
+    const audit = await withService(t.database.db, (tx) =>
+      tx
+        .selectFrom('audit_log')
+        .select('id')
+        .where('tenant_id', '=', tenant)
+        .where('action', '=', 'cmmc.attestation_answered')
+        .execute(),
+    );
+    expect(audit).toHaveLength(ATTESTATION_ITEMS.length);
+
+    // Members read, never write.
+    const member = await addUser(tenant, 'attest-bulk-member', 'member');
+    expect(
+      (await member.c.put(`${base}/attestations`, { answers: [{ itemId: section[0]!.id, answer: 'no' }] })).statusCode,
+    ).toBe(403);
+    clock.reset();
   });
 });

@@ -134,8 +134,14 @@ describe('the built-in daily sweep', () => {
       { error: (...a: unknown[]) => errors.push(a), info: () => undefined },
       { renewalLookMs: 50 },
     );
+    const reminderMails = () =>
+      t.mailer.sent.filter(
+        (m) => m.to === email && m.subject.includes('renewal due') && m.text.includes(`(CAGE ${cageCode})`),
+      );
     try {
-      for (let i = 0; i < 200 && (await storedStatus(cageCode)) !== 'renewal_due'; i++)
+      // The mail goes out after the sweep's transaction commits (and after the policy reminders and
+      // the live rechecks): wait for both.
+      for (let i = 0; i < 200 && ((await storedStatus(cageCode)) !== 'renewal_due' || !reminderMails().length); i++)
         await new Promise((r) => setTimeout(r, 50));
     } finally {
       await stop();
@@ -144,8 +150,7 @@ describe('the built-in daily sweep', () => {
     expect(await storedStatus(cageCode)).toBe('renewal_due');
     expect(await events()).toEqual(['cmmc.renewal_due', 'cmmc.renewal_due']);
     expect(await sweep()).toBeNull();
-    const reminders = t.mailer.sent.filter((m) => m.to === email && m.text.includes(`(CAGE ${cageCode})`));
-    expect(reminders).toHaveLength(1);
+    expect(reminderMails()).toHaveLength(1);
 
     at(365);
     const day365 = await sweep();

@@ -164,7 +164,7 @@ export async function verifyScriptInBrowser(bytes: ArrayBuffer, key: SigningKeyD
 // ---- program: attestations, policies, score and SPRS, exports, handoff, staff -------------------
 // Response types come from the program routes' response schemas (type-only import).
 import type {
-  AnswerResponse,
+  AnswersResponse,
   AttestationsResponse,
   EvidenceFileDto,
   EvidenceUploadResponse,
@@ -249,19 +249,37 @@ export async function fetchAllStaffProfiles(filter: StaffFilter, q: string): Pro
   return { ...first, profiles: [...byId.values()] };
 }
 
-export const answerItem = (
+/** Several answers in one request (a section, or all): stored together or, with a per-item error, not at all. */
+export const answerItems = (
   tenantId: string,
-  itemId: string,
-  body: { answer: 'yes' | 'no' | 'not_applicable'; note: string | null },
-) => api<AnswerResponse>(`${base(tenantId)}/attestations/${encodeURIComponent(itemId)}`, { method: 'PUT', body });
+  answers: { itemId: string; answer: 'yes' | 'no' | 'not_applicable'; note: string | null }[],
+) => api<AnswersResponse>(`${base(tenantId)}/attestations`, { method: 'PUT', body: { answers } });
+/** The item ids a failed answerItems names, each with its message (from `details[].path` `body.answers.<n>.…`). */
+export function answerItemErrors(err: unknown, sent: { itemId: string }[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!(err instanceof ApiError)) return out;
+  for (const [path, message] of Object.entries(err.fieldIssues())) {
+    const m = /^body\.answers\.(\d+)/.exec(path);
+    const item = m ? sent[Number(m[1])] : undefined;
+    if (item && !(item.itemId in out)) out[item.itemId] = message;
+  }
+  return out;
+}
 export const deleteCmmcEvidence = (tenantId: string, id: string) =>
   api<void>(`${base(tenantId)}/evidence/${encodeURIComponent(id)}`, { method: 'DELETE' });
 export const generatePolicies = (tenantId: string) =>
   api<{ generated: number }>(`${base(tenantId)}/policies/generate`, { method: 'POST', body: {} });
-export const approvePolicy = (tenantId: string, id: string, effectiveDate: string) =>
-  api<PolicyVersionDto>(`${base(tenantId)}/policies/${encodeURIComponent(id)}/approve`, {
+/** Approves the drafts named, all or none, with one effective date and review date. */
+export const approvePolicies = (tenantId: string, documentIds: string[], effectiveDate: string, reviewDate: string) =>
+  api<{ documents: PolicyVersionDto[] }>(`${base(tenantId)}/policies/approve`, {
     method: 'POST',
-    body: { effectiveDate, forAffirmingOfficial: true },
+    body: { documentIds, effectiveDate, reviewDate, forAffirmingOfficial: true },
+  });
+/** Records a review of an approved policy: its next review-by date. */
+export const setPolicyReviewDate = (tenantId: string, id: string, reviewDate: string) =>
+  api<PolicyVersionDto>(`${base(tenantId)}/policies/${encodeURIComponent(id)}/review-date`, {
+    method: 'PUT',
+    body: { reviewDate },
   });
 export const confirmSprs = (
   tenantId: string,

@@ -1,6 +1,8 @@
 // CMMC → Policies: the Level 1 policy set generated from Scope, read in the app or as PDF, and
-// approved (by an owner or admin, recorded as the approver) with an effective date. Only an
-// approved version in force counts for the score; drafts never do.
+// approved by the Affirming Official (recorded as the approver) in one confirmation that lists
+// every draft, with an effective date and a review-by date. Only an approved version in force and
+// not past its review date counts for the score; drafts never do. Recording a review sets the
+// next review date.
 import {
   Badge,
   Button,
@@ -19,8 +21,9 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Fragment, useState } from 'react';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
 import {
-  approvePolicy,
+  approvePolicies,
   generatePolicies,
+  setPolicyReviewDate,
   policiesQuery,
   policyPdfUrl,
   policyQuery,
@@ -32,6 +35,12 @@ import { formatDate } from '../../lib/format.ts';
 
 type Doc = NonNullable<PoliciesDto['documents'][number]['latest']>;
 const todayIso = () => new Date().toISOString().slice(0, 10);
+/** One calendar year after a YYYY-MM-DD day (the server's default review date). */
+function oneYearAfter(day: string): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCFullYear(d.getUTCFullYear() + 1);
+  return d.toISOString().slice(0, 10);
+}
 
 /** The generated Markdown subset (headings, paragraphs, "- " lists) as React elements; no HTML is injected. */
 function PolicyText({ body }: { body: string }) {
@@ -80,53 +89,145 @@ function ReadModal({ tenantId, id, onClose }: { tenantId: string; id: string; on
   );
 }
 
-function ApproveRow({ tenantId, doc, onDone }: { tenantId: string; doc: Doc; onDone: () => void }) {
+/** The one confirmation for approving drafts: every draft listed (all ticked), one effective and review date. */
+function ApproveDialog({
+  tenantId,
+  drafts,
+  onClose,
+  onDone,
+}: {
+  tenantId: string;
+  drafts: Doc[];
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  const [chosen, setChosen] = useState<string[]>(drafts.map((d) => d.id));
   const [date, setDate] = useState(todayIso());
+  const [review, setReview] = useState(oneYearAfter(todayIso()));
   const [official, setOfficial] = useState(false);
   const approve = useMutation({
-    mutationFn: () => approvePolicy(tenantId, doc.id, date),
-    onSuccess: () => {
-      notifySuccess(`${doc.title} approved.`);
+    mutationFn: () => approvePolicies(tenantId, chosen, date, review),
+    onSuccess: (r) => {
+      notifySuccess(r.documents.length === 1 ? '1 policy approved.' : `${r.documents.length} policies approved.`);
       onDone();
+      onClose();
+    },
+  });
+  const n = chosen.length;
+  return (
+    <Modal opened onClose={onClose} size="lg" title="Approve policies">
+      <Stack gap="sm">
+        <Text size="sm">
+          You approve these drafts as the Affirming Official. Each counts for the score from its effective date until
+          its review date; Rampart reminds you by e-mail 30 days before the review date and on the day.
+        </Text>
+        <Checkbox.Group value={chosen} onChange={setChosen} label="Drafts to approve">
+          <Stack gap={4} mt={4} data-testid="approve-list">
+            {drafts.map((d) => (
+              <Checkbox key={d.id} value={d.id} label={`${d.title} (version ${d.version})`} />
+            ))}
+          </Stack>
+        </Checkbox.Group>
+        <Group gap="sm" align="flex-end">
+          <TextInput type="date" label="Effective date" value={date} onChange={(e) => setDate(e.currentTarget.value)} />
+          <TextInput
+            type="date"
+            label="Review by"
+            description="Default: one year from today"
+            value={review}
+            onChange={(e) => setReview(e.currentTarget.value)}
+          />
+        </Group>
+        <Checkbox
+          checked={official}
+          onChange={(e) => setOfficial(e.currentTarget.checked)}
+          label="I approve as the Affirming Official"
+        />
+        <ErrorAlert error={approve.error} title="Nothing was approved" />
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button
+            onClick={() => approve.mutate()}
+            loading={approve.isPending}
+            disabled={n === 0 || !date || !review || !official}
+          >
+            {n === 1 ? 'Approve 1 policy' : `Approve ${n} policies`}
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
+
+/** Records a review of the version in force: a new review-by date. */
+function ReviewDialog({
+  tenantId,
+  title,
+  doc,
+  onClose,
+  onDone,
+}: {
+  tenantId: string;
+  title: string;
+  doc: Doc;
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  const [review, setReview] = useState(oneYearAfter(todayIso()));
+  const save = useMutation({
+    mutationFn: () => setPolicyReviewDate(tenantId, doc.id, review),
+    onSuccess: () => {
+      notifySuccess(`${title}: next review by ${review}.`);
+      onDone();
+      onClose();
     },
   });
   return (
-    <Stack gap={4}>
-      <Group gap="xs" align="flex-end" wrap="nowrap">
+    <Modal opened onClose={onClose} title={`Record a review: ${title}`}>
+      <Stack gap="sm">
+        <Text size="sm">
+          You read version {doc.version} and it still matches how the company works (otherwise regenerate and approve a
+          new version). Set when it is next due for review.
+        </Text>
         <TextInput
           type="date"
-          size="xs"
-          label="Effective date"
-          value={date}
-          onChange={(e) => setDate(e.currentTarget.value)}
-          aria-label={`Effective date of ${doc.title}`}
+          label="Next review by"
+          value={review}
+          onChange={(e) => setReview(e.currentTarget.value)}
         />
-        <Button
-          size="xs"
-          onClick={() => approve.mutate()}
-          loading={approve.isPending}
-          disabled={!date || !official}
-          aria-label={`Approve ${doc.title}`}
-        >
-          Approve
-        </Button>
-      </Group>
-      <Checkbox
-        size="xs"
-        checked={official}
-        onChange={(e) => setOfficial(e.currentTarget.checked)}
-        label="I approve as the Affirming Official"
-        aria-label={`I approve as the Affirming Official: ${doc.title}`}
-      />
-      <ErrorAlert error={approve.error} title="Could not approve" />
-    </Stack>
+        <ErrorAlert error={save.error} title="Could not record the review" />
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button onClick={() => save.mutate()} loading={save.isPending} disabled={!review}>
+            Record review
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
   );
+}
+
+/** The review-by date of the version in force, red once it has passed. */
+function ReviewCell({ doc }: { doc: Doc }) {
+  if (doc.reviewOverdueSince)
+    return (
+      <Badge color="red" variant="light">
+        Review overdue since {doc.reviewOverdueSince}
+      </Badge>
+    );
+  return <Text size="sm">{doc.nextReviewDate ? `Review by ${doc.nextReviewDate}` : '—'}</Text>;
 }
 
 export function PoliciesTab({ tenantId }: { tenantId: string }) {
   const qc = useQueryClient();
   const q = useQuery(policiesQuery(tenantId));
   const [reading, setReading] = useState<string | null>(null);
+  const [approving, setApproving] = useState(false);
+  const [reviewing, setReviewing] = useState<{ title: string; doc: Doc } | null>(null);
   const refresh = () => {
     void qc.invalidateQueries({ queryKey: programKeys.policies(tenantId) });
     void qc.invalidateQueries({ queryKey: programKeys.score(tenantId) });
@@ -143,6 +244,8 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
     return <ErrorState error={q.error} title="Could not load the policies" onRetry={() => void q.refetch()} />;
   const { documents, canManage, canApprove, affirmingOfficial } = q.data;
   const any = documents.some((d) => d.latest);
+  const drafts = documents.flatMap((d) => (d.latest?.status === 'draft' ? [d.latest] : []));
+  const overdue = documents.filter((d) => d.inForce?.reviewOverdueSince).length;
 
   return (
     <Stack gap="md">
@@ -151,9 +254,9 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
           <Title order={3}>Level 1 policy set</Title>
           <Text size="sm">
             Rampart writes the policies from your Scope answers (company, CAGE codes, people, mail platform, Affirming
-            Official). Read them, change your practice where they do not match, then approve each with its effective
-            date. Drafts do not count as evidence; each domain&apos;s approved policy is needed for its requirements to
-            be MET.
+            Official). Read them, change your practice where they do not match, then approve them with their effective
+            date and review date. Drafts do not count as evidence; each domain&apos;s approved policy is needed for its
+            requirements to be MET, until its review date passes.
           </Text>
           {canManage && (
             <Group>
@@ -166,7 +269,20 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
               </Button>
             </Group>
           )}
+          {canApprove && drafts.length > 0 && (
+            <Group>
+              <Button onClick={() => setApproving(true)}>
+                {drafts.length === 1 ? 'Approve the draft…' : `Approve ${drafts.length} drafts…`}
+              </Button>
+            </Group>
+          )}
           <ErrorAlert error={generate.error} title="Could not generate the policies" />
+          {overdue > 0 && (
+            <Text size="sm" c="red" data-testid="policies-overdue">
+              {overdue === 1 ? '1 policy is' : `${overdue} policies are`} past the review date and no longer count for
+              the score. Read it, then record the review with a new date (or approve a new version).
+            </Text>
+          )}
           <Text size="sm" data-testid="policy-approver">
             {canApprove
               ? `You are the Affirming Official (${affirmingOfficial.name}): you approve the drafts.`
@@ -180,6 +296,7 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
             <Table.Th>Document</Table.Th>
             <Table.Th>Newest version</Table.Th>
             <Table.Th>In force</Table.Th>
+            <Table.Th>Review</Table.Th>
             <Table.Th>Actions</Table.Th>
           </Table.Tr>
         </Table.Thead>
@@ -220,6 +337,27 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
                 )}
               </Table.Td>
               <Table.Td>
+                {d.inForce ? (
+                  <Stack gap={4} align="flex-start">
+                    <ReviewCell doc={d.inForce} />
+                    {canApprove && (
+                      <Button
+                        size="compact-xs"
+                        variant="default"
+                        onClick={() => setReviewing({ title: d.title, doc: d.inForce! })}
+                        aria-label={`Record a review of ${d.title}`}
+                      >
+                        Record review
+                      </Button>
+                    )}
+                  </Stack>
+                ) : (
+                  <Text size="sm" c="dimmed">
+                    —
+                  </Text>
+                )}
+              </Table.Td>
+              <Table.Td>
                 {d.latest && (
                   <Stack gap={6}>
                     <Group gap="xs">
@@ -241,9 +379,6 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
                         PDF
                       </Button>
                     </Group>
-                    {canApprove && d.latest.status === 'draft' && (
-                      <ApproveRow tenantId={tenantId} doc={d.latest} onDone={refresh} />
-                    )}
                   </Stack>
                 )}
               </Table.Td>
@@ -252,6 +387,18 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
         </Table.Tbody>
       </Table>
       {reading && <ReadModal tenantId={tenantId} id={reading} onClose={() => setReading(null)} />}
+      {approving && (
+        <ApproveDialog tenantId={tenantId} drafts={drafts} onClose={() => setApproving(false)} onDone={refresh} />
+      )}
+      {reviewing && (
+        <ReviewDialog
+          tenantId={tenantId}
+          title={reviewing.title}
+          doc={reviewing.doc}
+          onClose={() => setReviewing(null)}
+          onDone={refresh}
+        />
+      )}
     </Stack>
   );
 }

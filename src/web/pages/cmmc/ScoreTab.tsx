@@ -71,7 +71,12 @@ function Reasons({ r }: { r: ScoreDto['requirements'][number] }) {
         : `${f.hostname}: ${f.checkId} is ${f.result}${f.reason && UNSETTLED_REASON[f.reason] ? ` (${UNSETTLED_REASON[f.reason]}; see the Device check tab)` : ''}`,
     );
   if (r.pendingDevices.length) items.push(`Device check older than 30 days (pending): ${r.pendingDevices.join(', ')}`);
-  if (r.missingPolicy) items.push(`${POLICY_NAMES[r.missingPolicy] ?? r.missingPolicy} is not approved and in force.`);
+  if (r.missingPolicy)
+    items.push(
+      r.policyReviewOverdueSince
+        ? `${POLICY_NAMES[r.missingPolicy] ?? r.missingPolicy}: review overdue since ${r.policyReviewOverdueSince} (record the review on the Policies tab).`
+        : `${POLICY_NAMES[r.missingPolicy] ?? r.missingPolicy} is not approved and in force.`,
+    );
   const attested = r.attestedChecks.map(
     (a) => `${a.hostname}: ${a.checkId} (not readable with third-party anti-malware) settled by ${a.itemId}`,
   );
