@@ -328,6 +328,7 @@ function buildMatcher(m: RawMatcher, at: string, ctx: BuildContext): Matcher {
     type: m.type,
     ...(m.name ? { name: m.name } : {}),
     part: normalisePart(m.part ?? 'body'),
+    internal: m.internal ?? false,
     condition: m.condition ?? 'or',
     negative: m.negative ?? false,
     caseInsensitive,

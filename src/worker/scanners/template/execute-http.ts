@@ -11,6 +11,7 @@ import type { DslValue } from './dsl.ts';
 import type { RequestBlock, Template } from './model.ts';
 import type { NetworkBlock } from './network.ts';
 import type { SslBlock } from './ssl.ts';
+import { runFlow } from './flow.ts';
 import { resultsOf, runOperators, type ResultEntry } from './operators.ts';
 import { payloadCombinations } from './payloads.ts';
 import { buildRequest, type BuiltRequest } from './raw.ts';
@@ -97,13 +98,17 @@ export async function executeTemplate(
   }
   /** `<id>_<name>` values of earlier blocks with an id. */
   const previous = new Map<string, Lookup>();
+  /** Internal values of earlier blocks (nuclei's template context): one value as itself, more as a list. */
+  const carried = new Map<string, DslValue>();
   let templateResults = false;
 
-  for (const block of t.requests) {
+  /** Runs one HTTP block; true when it matched (or, having no matchers, extracted), as nuclei's flow counts. */
+  const runHttpBlock = async (block: RequestBlock): Promise<boolean> => {
     if (signal.aborted) throw signal.reason ?? new DOMException('The scan was cancelled', 'AbortError');
     const dynamic = new Map<string, string[]>();
     const answers = new Map<number, Lookup>();
     const stopBlock = block.stopAtFirstMatch || t.stopAtFirstMatch;
+    let status = false;
     combos: for (const payload of payloadCombinations(block.payloads, block.attack)) {
       for (let index = 0; index < block.texts.length; index++) {
         // One callback address per request, however often the request names it.
@@ -112,6 +117,8 @@ export async function executeTemplate(
           if (name === 'interactsh-url') return (callback ??= run.oobCallback?.())?.url;
           const d = dynamic.get(name);
           if (d?.length) return d[0];
+          const c = carried.get(name);
+          if (c !== undefined) return c;
           const p = payload.get(name);
           if (p !== undefined) return renderString(p, baseLookup) ?? p;
           const b = baseLookup(name);
@@ -168,6 +175,8 @@ export async function executeTemplate(
           if (block.id) previous.set(block.id, answerLookup(view, extracted));
           for (const [k, v] of r.dynamic) dynamic.set(k, block.iterateAll ? [...(dynamic.get(k) ?? []), ...v] : v);
           if (r.matched) matched = true;
+          const extractedAny = r.output.length > 0 || r.dynamic.size > 0 || r.extracts.size > 0;
+          if (r.matched || (!block.matchers.length && extractedAny)) status = true;
           const results = resultsOf(block, r);
           for (const res of results) run.result({ ...res, block, hop, request: built });
           if (results.length || r.matched || r.output.length || r.dynamic.size) templateResults = true;
@@ -176,14 +185,39 @@ export async function executeTemplate(
         if (stopBlock && matched) break combos;
       }
     }
+    for (const [k, v] of dynamic) carried.set(k, v.length === 1 ? v[0]! : v);
+    return status;
+  };
+  const runNetworkBlock = (block: NetworkBlock) => {
+    if (signal.aborted) throw signal.reason ?? new DOMException('The scan was cancelled', 'AbortError');
+    return run.network(block, baseLookup);
+  };
+  const runSslBlock = (block: SslBlock) => {
+    if (signal.aborted) throw signal.reason ?? new DOMException('The scan was cancelled', 'AbortError');
+    return run.ssl(block, baseLookup);
+  };
+
+  if (t.flow) {
+    const lists = { http: t.requests, network: t.network, ssl: t.ssl };
+    const runOne = { http: runHttpBlock, network: runNetworkBlock, ssl: runSslBlock } as const;
+    await runFlow(t.flow, async (protocol, which) => {
+      const list: (RequestBlock | NetworkBlock | SslBlock)[] = lists[protocol];
+      const chosen =
+        which === undefined
+          ? list
+          : typeof which === 'number'
+            ? list.slice(which - 1, which)
+            : list.filter((b) => 'id' in b && b.id === which);
+      let any = false;
+      for (const b of chosen) if (await (runOne[protocol] as (b: unknown) => Promise<boolean>)(b)) any = true;
+      return any;
+    });
+    return;
+  }
+  for (const block of t.requests) {
+    await runHttpBlock(block);
     if (t.stopAtFirstMatch && templateResults) return;
   }
-  for (const block of t.network) {
-    if (signal.aborted) throw signal.reason ?? new DOMException('The scan was cancelled', 'AbortError');
-    if ((await run.network(block, baseLookup)) && t.stopAtFirstMatch) return;
-  }
-  for (const block of t.ssl) {
-    if (signal.aborted) throw signal.reason ?? new DOMException('The scan was cancelled', 'AbortError');
-    if ((await run.ssl(block, baseLookup)) && t.stopAtFirstMatch) return;
-  }
+  for (const block of t.network) if ((await runNetworkBlock(block)) && t.stopAtFirstMatch) return;
+  for (const block of t.ssl) if ((await runSslBlock(block)) && t.stopAtFirstMatch) return;
 }

@@ -366,9 +366,9 @@ describe('validateTemplate', () => {
     ],
     [
       'flow',
-      'id: t1\ninfo: {name: T, severity: low}\nflow: http(1)\nhttp:\n  - path: ["{{BaseURL}}/"]\n    matchers: [{type: status, status: [200]}]\n',
+      'id: t1\ninfo: {name: T, severity: low}\nflow: "for (const p of iterate(template.paths)) { http(1) }"\nhttp:\n  - path: ["{{BaseURL}}/"]\n    matchers: [{type: status, status: [200]}]\n',
       'flow',
-      /flow \(JavaScript step order\) is not supported/,
+      /only chains of protocol calls are supported/,
     ],
   ])('refuses %s with the path and a reason', (_name, text, path, message) => {
     const errors = errorsOf(validateTemplate(text));

@@ -20,6 +20,7 @@ import {
   type RawTemplate,
 } from './schema.ts';
 import { buildSslBlock, type SslBlock } from './ssl.ts';
+import { flowCalls, FlowError, parseFlow, type FlowNode } from './flow.ts';
 import { z } from 'zod';
 import { TEMPLATE_VARIABLES } from './variables.ts';
 
@@ -44,6 +45,8 @@ export { TEMPLATE_VARIABLES } from './variables.ts';
 export interface Matcher {
   type: 'word' | 'regex' | 'binary' | 'status' | 'size' | 'dsl' | 'xpath';
   name?: string;
+  /** Decides, is not reported (nuclei: a match of only internal matchers prints nothing). */
+  internal: boolean;
   part: string;
   condition: 'and' | 'or';
   negative: boolean;
@@ -142,6 +145,8 @@ export interface Template {
   network: NetworkBlock[];
   /** ssl requests (one TLS handshake each), run after the network ones. */
   ssl: SslBlock[];
+  /** Which blocks run and when (nuclei's flow); absent: every block, in order. */
+  flow?: FlowNode;
 }
 
 export interface TemplateError {
@@ -284,6 +289,34 @@ function build(t: RawTemplate & z.output<typeof fullSchema>, opts: ValidateOptio
   const requests = blocks.map((b, i) => buildBlock(b, `${key}[${i}]`, ctx));
   const network = netBlocks.map((b, i) => buildNetworkBlock(b, `${netKey}[${i}]`, ctx));
   const ssl = sslBlocks.map((b, i) => buildSslBlock(b, `ssl[${i}]`, ctx));
+  let flow: FlowNode | undefined;
+  if (t.flow !== undefined) {
+    try {
+      flow = parseFlow(t.flow);
+      const count = { http: blocks.length, network: netBlocks.length, ssl: sslBlocks.length };
+      const ids = {
+        http: blocks.map((b) => b.id),
+        network: netBlocks.map((b) => b.id),
+        ssl: sslBlocks.map((b) => b.id),
+      };
+      for (const c of flowCalls(flow)) {
+        if (
+          c.block === undefined
+            ? count[c.protocol] === 0
+            : typeof c.block === 'number'
+              ? c.block < 1 || c.block > count[c.protocol]
+              : !ids[c.protocol].includes(c.block)
+        )
+          err(
+            'flow',
+            `${c.protocol}(${c.block === undefined ? '' : JSON.stringify(c.block)}) names no ${c.protocol} request of this template`,
+          );
+      }
+    } catch (e) {
+      if (!(e instanceof FlowError)) throw e;
+      err('flow', e.message);
+    }
+  }
   for (const [k, v] of variables) if (!Array.isArray(v)) checkText(ctx, v, `variables.${k}`);
   // A check waiting only for callbacks this server cannot receive would never match.
   const can = opts.oob ? (['http', 'dns'] as const).filter((p) => opts.oob![p]) : [];
@@ -319,6 +352,7 @@ function build(t: RawTemplate & z.output<typeof fullSchema>, opts: ValidateOptio
       oob: oobUse.url,
       network: network.filter((r): r is NetworkBlock => r !== null),
       ssl: ssl.filter((r): r is SslBlock => r !== null),
+      ...(flow ? { flow } : {}),
     },
   };
 }

@@ -179,11 +179,13 @@ export interface ResultEntry {
 /**
  * What nuclei reports for one answer: nothing when matchers exist and none matched (or only
  * internal values were extracted); else one result per fired named matcher, or per named
- * extractor that extracted, or a single one.
+ * extractor that extracted, or a single one. A match of matchers that are all `internal` is not
+ * reported either: such a block only decides what a flow runs next.
  */
 export function resultsOf(block: Pick<RequestBlock, 'matchers'>, r: OperatorResult): ResultEntry[] {
   if (r.dynamic.size && !r.matched) return [];
   if (block.matchers.length && !r.matched) return [];
+  if (block.matchers.length && block.matchers.every((m) => m.internal)) return [];
   if (!block.matchers.length && !r.output.length) return [];
   if (r.names.length) return r.names.map((matcher) => ({ matcher, extracted: r.output }));
   if (r.extracts.size) return [...r.extracts].map(([extractor, values]) => ({ extractor, extracted: values }));

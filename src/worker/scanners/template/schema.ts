@@ -232,6 +232,7 @@ export const templateSchema = z
     info: infoSchema,
     'stop-at-first-match': bool.optional(),
     'self-contained': bool.optional(),
+    flow: z.string({ error: 'must be text such as "http(1) && http(2)"' }).max(4_000).optional(),
     variables: z.record(z.string().max(100), variableValue).optional(),
     constants: z.record(z.string().max(100), variableValue).optional(),
     http: z
@@ -324,5 +325,4 @@ export const UNSUPPORTED_KEYS: Record<string, string> = {
   websocket: 'websocket templates are not supported',
   whois: 'whois templates are not supported',
   workflows: 'workflows are not supported',
-  flow: 'flow (JavaScript step order) is not supported',
 };
