@@ -8,7 +8,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { ensureWebBuilt } from '../../scripts/build-web.ts';
 import { loadConfig } from '../../src/lib/config.ts';
-import { buildApp, type App } from '../../src/server/app.ts';
+import { buildApp, type App, type AppDeps } from '../../src/server/app.ts';
 import { runAdmin } from '../../src/ops/admin-cli.ts';
 import { openTestDatabase, STAFF_DOMAIN, TEST_AUTH_SECRET, TEST_EGRESS_ALLOW, testDeps } from '../helpers/app.ts';
 import { createMemoryMailer, type MemoryMailer } from '../helpers/mailer.ts';
@@ -44,7 +44,11 @@ export interface E2eServer {
   close(): Promise<void>;
 }
 
-export async function startE2eServer(env: Record<string, string> = {}): Promise<E2eServer> {
+/** The server of a browser suite; `deps` overrides app dependencies (e.g. outbox options). */
+export async function startE2eServer(
+  env: Record<string, string> = {},
+  deps: Partial<AppDeps> = {},
+): Promise<E2eServer> {
   await ensureWebBuilt({});
   const db = await openTestDatabase();
   const port = await freePort();
@@ -67,6 +71,7 @@ export async function startE2eServer(env: Record<string, string> = {}): Promise<
     signUpPerMinute: 1_000,
     signInPerMinute: 1_000,
     webDir: join(import.meta.dirname, '../../dist/web'),
+    ...deps,
   });
   await app.listen({ port, host: '127.0.0.1' });
   return {
@@ -109,8 +114,8 @@ export interface E2e {
 }
 
 /** Server and browser for one suite: call in beforeAll, close in afterAll. */
-export async function openE2e(): Promise<E2e> {
-  const server = await startE2eServer();
+export async function openE2e(opts: { env?: Record<string, string>; deps?: Partial<AppDeps> } = {}): Promise<E2e> {
+  const server = await startE2eServer(opts.env, opts.deps);
   const browser = await launchChromium();
   return {
     server,

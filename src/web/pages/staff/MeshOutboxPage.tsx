@@ -11,6 +11,8 @@ import { notifySuccess } from '../../lib/errors.ts';
 import type { MeshOutboxEntry, MeshOutboxPage } from '../../lib/types.ts';
 import { Cell, formatInstant } from './MeshRecordsList.tsx';
 
+// Each button's accessible name starts with its visible text (WCAG 2.5.3), then says which.
+
 interface Summary {
   peers: { peer: string; pending: number; failed: number; oldestPendingAt: string | null }[];
 }
@@ -102,7 +104,7 @@ export function MeshOutboxPage() {
                             variant="light"
                             loading={resendPeer.isPending && resendPeer.variables === p.peer}
                             onClick={() => resendPeer.mutate(p.peer)}
-                            aria-label={`Send all ${p.failed} failed events to ${p.peer} again`}
+                            aria-label={`Send all failed again: ${p.failed} ${p.failed === 1 ? 'event' : 'events'} to ${p.peer}`}
                           >
                             Send all failed again
                           </Button>
@@ -178,7 +180,7 @@ export function MeshOutboxPage() {
                             variant="light"
                             loading={resendOne.isPending && resendOne.variables?.id === e.id}
                             onClick={() => resendOne.mutate(e)}
-                            aria-label={`Send ${e.eventType ?? e.flow}${e.companyName ? ` for ${e.companyName}` : ''} to ${e.peer} again`}
+                            aria-label={`Send again: ${e.eventType ?? e.flow}${e.companyName ? ` for ${e.companyName}` : ''} to ${e.peer}`}
                           >
                             Send again
                           </Button>
