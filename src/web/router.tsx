@@ -398,7 +398,8 @@ const staffMailboxRoute = createRoute({
   path: '/mailbox',
   validateSearch: (search: Record<string, unknown>): MailboxSearch => {
     const mail = Number(search['mail']);
-    return { mail: Number.isSafeInteger(mail) && mail > 0 ? mail : undefined };
+    const to = str(search['to'])?.slice(0, 320);
+    return { mail: Number.isSafeInteger(mail) && mail > 0 ? mail : undefined, to: to || undefined };
   },
   component: function StaffMailboxRoute() {
     return <MailboxPage search={staffMailboxRoute.useSearch()} />;

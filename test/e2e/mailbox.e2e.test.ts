@@ -3,7 +3,15 @@
 // and its link, and the link verifies the newcomer. A support-role staff user is turned away.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { STAFF_DOMAIN, uniqueEmail } from '../helpers/app.ts';
-import { createAndSignIn, describeBrowser, type E2e, openE2e, scanA11y, signUpInBrowser } from './harness.ts';
+import {
+  createAndSignIn,
+  describeBrowser,
+  type E2e,
+  openE2e,
+  scanA11y,
+  signUpInBrowser,
+  uniqueTenantName,
+} from './harness.ts';
 
 const NOTICE = 'This installation sends no e-mail: an administrator finds the message under Staff → Mailbox.';
 
@@ -50,6 +58,29 @@ describeBrowser('the staff mailbox in the browser', () => {
     await newcomer.goto(href!.replace(e2e.server.baseUrl, ''));
     await newcomer.getByLabel('Tenant name', { exact: true }).waitFor();
     await expect.poll(() => newcomer.getByText('Verify your e-mail').count()).toBe(0);
+  });
+
+  it('an invitation says where it is; a super-admin goes from there to the mail', async () => {
+    const admin = await e2e.newPage();
+    await createAndSignIn(e2e.server, admin, { email: uniqueEmail('owner', STAFF_DOMAIN), role: 'super_admin' });
+    const tenant = uniqueTenantName('Mailbox Co');
+    await admin.getByLabel('Tenant name', { exact: true }).fill(tenant);
+    await admin.getByRole('button', { name: 'Create tenant' }).click();
+    await admin.getByRole('button', { name: new RegExp(`Switch tenant, current: ${tenant}`) }).waitFor();
+    await admin.goto('/settings/members');
+    const invitee = uniqueEmail('invitee');
+    await admin.getByLabel('Invite email', { exact: true }).fill(invitee);
+    await admin.getByRole('button', { name: 'Send invitation' }).click();
+    await admin.getByRole('button', { name: `Cancel invitation for ${invitee}` }).waitFor();
+    await admin.getByText(NOTICE).first().waitFor();
+    await admin.getByRole('link', { name: 'Open the mailbox' }).click();
+    await admin.getByRole('heading', { name: 'Mailbox', level: 1 }).waitFor();
+    const row = admin.getByRole('row').filter({ hasText: invitee });
+    await expect.poll(() => row.textContent()).toContain(tenant);
+    await row.getByRole('link').click();
+    await expect
+      .poll(() => admin.getByTestId('mail-link').getAttribute('href'))
+      .toBe(e2e.server.mailer.lastLink(invitee, /invited you/));
   });
 
   it('is not shown to a support-role staff user', async () => {

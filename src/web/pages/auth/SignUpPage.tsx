@@ -5,6 +5,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { AuthLayout } from '../../components/AuthLayout.tsx';
 import { TextLink } from '../../components/links.tsx';
+import { MailboxNotice } from '../../components/MailboxNotice.tsx';
 import { ErrorAlert, LoadingState } from '../../components/QueryStates.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
 import { publicConfigQueryOptions, useRefreshMe } from '../../lib/me.ts';
@@ -68,6 +69,7 @@ export function SignUpPage({ search }: { search: SignUpSearch }) {
           This Rampart server does not accept new accounts. Ask an administrator of your organisation to invite you; the
           invitation e-mail has a link that lets you join.
         </Text>
+        <MailboxNotice />
       </AuthLayout>
     );
 

@@ -1,5 +1,7 @@
 import { EmailRoleForm } from '../../components/EmailRoleForm.tsx';
+import { TextLink } from '../../components/links.tsx';
 import { MAILBOX_NOTICE, useMailKept } from '../../components/MailboxNotice.tsx';
+import { useMe } from '../../lib/me.ts';
 import { SectionCard } from '../../components/SectionCard.tsx';
 import { authCall, authClient } from '../../lib/auth-client.ts';
 import { tenantKeys } from '../../lib/tenant-api.ts';
@@ -7,14 +9,25 @@ import type { MeTenant } from '../../lib/types.ts';
 
 export function InviteMemberForm({ tenant }: { tenant: MeTenant }) {
   const kept = useMailKept();
+  const me = useMe();
   return (
     <SectionCard
       headingId="invite-heading"
       title="Invite a member"
       description={
-        kept
-          ? `The invitation link is valid for 7 days. ${MAILBOX_NOTICE} Admins can invite and manage members and change tenant settings.`
-          : 'We e-mail a link that is valid for 7 days. Admins can invite and manage members and change tenant settings.'
+        kept ? (
+          <>
+            The invitation link is valid for 7 days. {MAILBOX_NOTICE}{' '}
+            {me.superAdmin && (
+              <>
+                <TextLink to="/settings/staff/mailbox">Open the mailbox</TextLink>.{' '}
+              </>
+            )}
+            Admins can invite and manage members and change tenant settings.
+          </>
+        ) : (
+          'We e-mail a link that is valid for 7 days. Admins can invite and manage members and change tenant settings.'
+        )
       }
     >
       <EmailRoleForm

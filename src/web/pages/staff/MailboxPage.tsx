@@ -3,6 +3,7 @@
 // An HTML part is shown as source only, never rendered (it is not ours to trust).
 import { Alert, Anchor, Button, CopyButton, Group, Stack, Table, Text, TextInput } from '@mantine/core';
 import { infiniteQueryOptions, useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { useNavigate } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { ErrorState, LoadingState } from '../../components/QueryStates.tsx';
@@ -14,7 +15,10 @@ import { formatInstant } from './MeshRecordsList.tsx';
 import { SuperAdminGuard } from './StaffGuard.tsx';
 
 export interface MailboxSearch {
+  /** The mail shown. */
   mail?: number | undefined;
+  /** The recipient filter. */
+  to?: string | undefined;
 }
 
 const PAGE_SIZE = 50;
@@ -40,14 +44,15 @@ export function MailboxPage({ search }: { search: MailboxSearch }) {
 }
 
 function Mailbox({ search }: { search: MailboxSearch }) {
-  const [filter, setFilter] = useState('');
-  const [to, setTo] = useState('');
+  const navigate = useNavigate();
+  const to = search.to ?? '';
+  const [filter, setFilter] = useState(to);
   const list = useInfiniteQuery(mailboxQuery(to));
   const first = list.data?.pages[0];
   const messages = list.data?.pages.flatMap((p) => p.messages) ?? [];
   const apply = (e: FormEvent) => {
     e.preventDefault();
-    setTo(filter.trim());
+    void navigate({ to: '/settings/staff/mailbox', search: { to: filter.trim() || undefined } });
   };
 
   return (
@@ -114,7 +119,7 @@ function Mailbox({ search }: { search: MailboxSearch }) {
                           <Table.Td className="nowrap">{formatInstant(m.createdAt)}</Table.Td>
                           <Table.Td>{m.to}</Table.Td>
                           <Table.Td>
-                            <TextLink to="/settings/staff/mailbox" search={{ mail: m.id }}>
+                            <TextLink to="/settings/staff/mailbox" search={{ mail: m.id, to: search.to }}>
                               {m.subject}
                             </TextLink>
                           </Table.Td>
