@@ -1,19 +1,17 @@
 // nuclei's flow as public templates write it: boolean chains of protocol calls with JavaScript's
 // short-circuit, internal values carried from one block to the next, run against a loopback
 // server that records what was asked; and the flows that are programs, refused.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScopedHttp, sameOrigin } from '../http/scoped-http.ts';
+import { listenHttp, runTemplatesAt, validTemplate, type HttpTarget } from '../../../../test/helpers/templates.ts';
 import { parseFlow } from './flow.ts';
-import { runTemplates, validateTemplate, type Template } from './index.ts';
+import { validateTemplate, type Template } from './index.ts';
 
-let server: http.Server;
+let target: HttpTarget;
 let base: string;
 let asked: string[] = [];
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
+  target = await listenHttp((req, res) => {
     asked.push(req.url!);
     if (req.url === '/version') return res.end('Acme Portal 2.4.1');
     if (req.url === '/token') return res.end('{"token":"tk-7731"}');
@@ -21,30 +19,15 @@ beforeAll(async () => {
     if (req.url?.startsWith('/admin')) return res.writeHead(403).end('forbidden');
     res.writeHead(404).end('not found');
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = target.base;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => target.close());
 
-function tpl(yaml: string): Template {
-  const v = validateTemplate(yaml);
-  if (!v.ok) throw new Error(JSON.stringify(v.errors));
-  return v.template;
-}
-
+const tpl = validTemplate;
 async function run(t: Template) {
   asked = [];
-  const signal = new AbortController().signal;
-  const client = createScopedHttp({ inScope: sameOrigin(base), signal, ratePerSecond: 1000 });
-  try {
-    return (await runTemplates({ baseUrl: new URL(base), templates: [t], http: client, signal })).matches;
-  } finally {
-    client.close();
-  }
+  return (await runTemplatesAt(base, [t])).matches;
 }
 
 const head = (id: string, flow: string) => `id: ${id}\ninfo: {name: ${id}, severity: high}\nflow: ${flow}\n`;

@@ -6,7 +6,7 @@
 import { parseDocument } from 'yaml';
 import type { Severity } from '../../../findings/index.ts';
 import { buildBlock, NO_OOB, type BuildContext, type OobSupport } from './build-http.ts';
-import type { DslNode } from './dsl.ts';
+import { DSL_VARIABLES, type DslNode } from './dsl.ts';
 import type { JsonPath } from './json-path.ts';
 import type { XPathQuery } from './xpath.ts';
 import { compileText, type CompiledText } from './render.ts';
@@ -388,16 +388,4 @@ function unknownName(name: string, ctx: BuildContext): string | null {
 /** What a scan variable may be called (scans-schemas has the same rule). */
 const INPUT_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
-export const RESPONSE_NAMES = new Set([
-  'status_code',
-  'content_length',
-  'duration',
-  'body',
-  'header',
-  'all_headers',
-  'response',
-  'content_type',
-  'request',
-  'matched',
-  'host',
-]);
+export const RESPONSE_NAMES = new Set<string>(DSL_VARIABLES);

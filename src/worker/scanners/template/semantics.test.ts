@@ -6,9 +6,9 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScopedHttp, sameOrigin } from '../http/scoped-http.ts';
+import { listenHttp, runTemplatesAt, validTemplate, type HttpTarget } from '../../../../test/helpers/templates.ts';
 import type { ScanTask } from '../types.ts';
-import { createTemplateScanner, runTemplates, templateFindings, validateTemplate, type Template } from './index.ts';
+import { createTemplateScanner, templateFindings, validateTemplate, type Template } from './index.ts';
 
 interface Seen {
   method: string;
@@ -17,12 +17,12 @@ interface Seen {
   body: string;
 }
 
-let server: http.Server;
+let target: HttpTarget;
 let base: string;
 const seen: Seen[] = [];
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
+  target = await listenHttp((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString('latin1')));
     req.on('end', () => {
@@ -44,30 +44,13 @@ beforeAll(async () => {
       res.end('not found');
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = target.base;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => target.close());
 
-function tpl(yaml: string): Template {
-  const v = validateTemplate(yaml);
-  if (!v.ok) throw new Error(JSON.stringify(v.errors));
-  return v.template;
-}
-
-async function run(templates: Template[], url = base) {
-  const signal = new AbortController().signal;
-  const client = createScopedHttp({ inScope: sameOrigin(url), signal, ratePerSecond: 1000 });
-  try {
-    return await runTemplates({ baseUrl: new URL(url), templates, http: client, signal });
-  } finally {
-    client.close();
-  }
-}
+const tpl = validTemplate;
+const run = (templates: Template[], url = base) => runTemplatesAt(url, templates);
 
 const head = (id: string) => `id: ${id}\ninfo: {name: ${id}, severity: low}\n`;
 

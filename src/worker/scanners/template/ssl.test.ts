@@ -3,10 +3,10 @@
 // public templates read them: `expired == true`, kval `not_after`, json `.tls_version` per version
 // range, words on `cipher`, json on the response.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTemplatesAt, validTemplate } from '../../../../test/helpers/templates.ts';
 import { createServers, createTestPki, fakeTlsServer, type Servers } from '../../../../test/fixtures/tls-servers.ts';
 import { SSL3 } from '../edge/hello.ts';
-import { createScopedHttp, sameOrigin } from '../http/scoped-http.ts';
-import { runTemplates, validateTemplate, type Template } from './index.ts';
+import { validateTemplate, type Template } from './index.ts';
 import { opensslSuiteName } from './ssl.ts';
 
 const DAY_MS = 86_400_000;
@@ -47,23 +47,9 @@ beforeAll(async () => {
 
 afterAll(() => servers.close());
 
-function tpl(yaml: string): Template {
-  const v = validateTemplate(yaml);
-  if (!v.ok) throw new Error(JSON.stringify(v.errors));
-  return v.template;
-}
-
-async function run(t: Template, p: number) {
-  const base = `https://127.0.0.1:${p}`;
-  const signal = new AbortController().signal;
-  const client = createScopedHttp({ inScope: sameOrigin(base), signal, ratePerSecond: 1000 });
-  try {
-    return (await runTemplates({ baseUrl: new URL(base), templates: [t], http: client, signal, timeoutMs: 5_000 }))
-      .matches;
-  } finally {
-    client.close();
-  }
-}
+const tpl = validTemplate;
+const run = async (t: Template, p: number) =>
+  (await runTemplatesAt(`https://127.0.0.1:${p}`, [t], { timeoutMs: 5_000 })).matches;
 
 const head = (id: string) => `id: ${id}\ninfo: {name: ${id}, severity: low}\n`;
 const block = (body: string) => `ssl:\n  - address: "{{Host}}:{{Port}}"\n${body}`;

@@ -1,11 +1,9 @@
 // XPath matchers and extractors against a loopback server answering the way real sites do: HTML
 // with unclosed tags, upper-case names and unquoted attributes, an Atom feed in a default
 // namespace behind an XML declaration, and a login form whose CSRF token a later request sends.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScopedHttp, sameOrigin } from '../http/scoped-http.ts';
-import { runTemplates, validateTemplate, type Template } from './index.ts';
+import { listenHttp, runTemplatesAt, validTemplate, type HttpTarget } from '../../../../test/helpers/templates.ts';
+import { validateTemplate, type Template } from './index.ts';
 
 const PAGE = `<!DOCTYPE html>
 <HTML><HEAD><TITLE>Acme Intranet</TITLE>
@@ -22,12 +20,12 @@ const FEED = `<?xml version="1.0" encoding="UTF-8"?>
 <entry><title>v2.14.0</title><link href="https://example.test/r/2.14.0"/></entry>
 </feed>`;
 
-let server: http.Server;
+let target: HttpTarget;
 let base: string;
 const posted: string[] = [];
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
+  target = await listenHttp((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
@@ -45,30 +43,13 @@ beforeAll(async () => {
       res.writeHead(404).end('not found');
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = target.base;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => target.close());
 
-function tpl(yaml: string): Template {
-  const v = validateTemplate(yaml);
-  if (!v.ok) throw new Error(JSON.stringify(v.errors));
-  return v.template;
-}
-
-async function run(t: Template) {
-  const signal = new AbortController().signal;
-  const client = createScopedHttp({ inScope: sameOrigin(base), signal, ratePerSecond: 1000 });
-  try {
-    return (await runTemplates({ baseUrl: new URL(base), templates: [t], http: client, signal })).matches;
-  } finally {
-    client.close();
-  }
-}
+const tpl = validTemplate;
+const run = async (t: Template) => (await runTemplatesAt(base, [t])).matches;
 
 const head = (id: string) => `id: ${id}\ninfo: {name: ${id}, severity: info}\n`;
 
