@@ -342,9 +342,33 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     nextYear.setUTCFullYear(nextYear.getUTCFullYear() + 1);
     await ac.getByText(`Review by ${nextYear.toISOString().slice(0, 10)}`).waitFor();
     const list = JSON.parse((await apiCall('GET', `/api/v1/tenants/${tenantId}/cmmc/policies`)).body) as {
-      documents: { latest: { status: string } }[];
+      documents: { kind: string; latest: { id: string; status: string } }[];
     };
     expect(list.documents.every((d) => d.latest.status === 'approved')).toBe(true);
+
+    // A policy past its review date: marked overdue, and a recorded review makes it count again.
+    const acId = list.documents.find((d) => d.kind === 'access_control')!.latest.id;
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    await withTenant(e2e.server.database.db, { tenantId }, (tx) =>
+      sql`update cmmc_policy_documents set next_review_date = ${yesterday}::date where id = ${acId}::uuid`.execute(tx),
+    );
+    await page.reload();
+    await page.getByRole('tab', { name: 'Policies' }).click();
+    await ac.getByText(`Review overdue since ${yesterday}`).waitFor();
+    await page.getByTestId('policies-overdue').waitFor();
+    await page.getByRole('tab', { name: 'Score & SPRS' }).click();
+    await page
+      .getByTestId('score-AC.L1-b.1.i')
+      .getByText(`Access Control Policy: review overdue since ${yesterday}`, { exact: false })
+      .waitFor();
+    await page.getByRole('tab', { name: 'Policies' }).click();
+    await ac.getByRole('button', { name: 'Record a review of Access Control Policy' }).click();
+    const review = page.getByRole('dialog', { name: 'Record a review: Access Control Policy' });
+    await review.getByLabel('Next review by').fill(nextYear.toISOString().slice(0, 10));
+    await review.getByRole('button', { name: 'Record review' }).click();
+    await review.waitFor({ state: 'hidden' });
+    await ac.getByText(`Review by ${nextYear.toISOString().slice(0, 10)}`).waitFor();
+    expect(await page.getByTestId('policies-overdue').count()).toBe(0);
     const pdf = await page.request.get(
       (await ac.getByRole('link', { name: 'Download Access Control Policy as PDF' }).getAttribute('href'))!,
     );
