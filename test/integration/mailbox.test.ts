@@ -2,12 +2,13 @@
 // (the mails carry reset, verification and invitation links). With SMTP_URL nothing is kept.
 // Retention runs on a database of its own, so its pruning never touches other files' mails.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMailbox } from '../../src/auth/mailbox.ts';
+import { createMailbox, mailboxMailer, type Mailbox } from '../../src/auth/mailbox.ts';
 import { withService, withTenant } from '../../src/db/tenant.ts';
 import type { Clock } from '../../src/lib/clock.ts';
 import { createTestApp, STAFF_DOMAIN, uniqueEmail, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
 import { openFreshDatabase } from '../helpers/fresh-database.ts';
+import { createMemoryMailer } from '../helpers/mailer.ts';
 import { bootstrapStaff } from '../helpers/staff.ts';
 
 interface Summary {
@@ -196,5 +197,28 @@ describe('retention', () => {
     const big = await mailbox.get((await mailbox.list({ to: 'big@', limit: 1 })).messages[0]!.id);
     expect(big!.subject).toHaveLength(1000);
     expect(big!.text).toHaveLength(100_000);
+  });
+});
+
+describe('a mailbox that cannot be written', () => {
+  it('logs the failure and still hands the mail on, so the sign-up or reset succeeds', async () => {
+    const broken: Mailbox = {
+      store: () => Promise.reject(new Error('disk full')),
+      list: () => Promise.reject(new Error('unused')),
+      get: () => Promise.reject(new Error('unused')),
+    };
+    const next = createMemoryMailer();
+    const errors: unknown[] = [];
+    const mailer = mailboxMailer(broken, next, { error: (obj: unknown) => void errors.push(obj) });
+    await mailer.send({
+      to: 'a@example.test',
+      subject: 'Set your Rampart password',
+      text: 'x',
+      link: 'http://l.test/r',
+    });
+    expect(next.lastLink('a@example.test')).toBe('http://l.test/r');
+    expect(errors).toHaveLength(1);
+    // The log entry names the subject, never the link.
+    expect(JSON.stringify(errors[0])).not.toContain('l.test');
   });
 });

@@ -20,6 +20,7 @@ import {
 } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { MailboxNotice } from '../../components/MailboxNotice.tsx';
 import { ErrorAlert, ErrorState, LoadingState } from '../../components/QueryStates.tsx';
 import { cageCodeProblem } from '../../../cmmc/cage-code.ts';
 import {
@@ -253,6 +254,7 @@ function Regression({ regression }: { regression: NonNullable<ScoreDto['regressi
             </List.Item>
           ))}
         </List>
+        <MailboxNotice />
       </Stack>
     </Alert>
   );
