@@ -5,17 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { drained, finalizeFinding, ImportError, readLines } from './common.ts';
 import { parseReport } from './index.ts';
 import { textStream } from './test-helpers.ts';
-import { decodeEntities, tokenizeXml, type XmlEvent } from './xml-tokenizer.ts';
 
 async function lines(stream: Readable, max?: number) {
   const out: [number, string][] = [];
   for await (const l of readLines(stream, 'nuclei', max)) out.push([l.lineNo, l.text]);
-  return out;
-}
-
-async function events(xml: string, chunk = 7): Promise<XmlEvent[]> {
-  const out: XmlEvent[] = [];
-  for await (const e of tokenizeXml(textStream(xml, chunk))) out.push(e);
   return out;
 }
 
@@ -44,53 +37,6 @@ describe('readLines', () => {
     });
     await expect(lines(textStream('short\n0123456789abc', 4), 10)).rejects.toBeInstanceOf(ImportError);
     expect(await lines(textStream('0123456789\n', 4), 10)).toEqual([[1, '0123456789']]);
-  });
-});
-
-describe('tokenizeXml', () => {
-  it('yields elements and attributes, skipping prolog, comments, CDATA and text', async () => {
-    const xml = `<?xml version="1.0"?>\n<!DOCTYPE nmaprun>\n<!-- a > comment -->\n<root a="1" b='x &amp; y &#x41;&#66;'>\n  text<![CDATA[<not a tag>]]>\n  <leaf q="a>b"/>\n</root>\n`;
-    for (const chunk of [1, 3, 7, 1000]) {
-      expect(await events(xml, chunk)).toEqual([
-        { type: 'open', name: 'root', attrs: { a: '1', b: 'x & y AB' }, selfClosing: false, line: 4 },
-        { type: 'open', name: 'leaf', attrs: { q: 'a>b' }, selfClosing: true, line: 6 },
-        { type: 'close', name: 'root', line: 7 },
-      ]);
-    }
-  });
-
-  it('rejects malformed documents with a typed error', async () => {
-    const bad: [string, RegExp][] = [
-      ['<a><b></a>', /<\/a> closes <b>/],
-      ['<a>', /ends before <\/a>/],
-      ['<a x=1/>', /Malformed attribute/],
-      ['<a/><b/>', /second root/],
-      ['<!DOCTYPE a [<!ENTITY x "y">]><a/>', /internal DTD/],
-      ['', /no root element/],
-      ['<a attr="never closed', /ends inside a tag/],
-      [`<a>${'<b>'.repeat(100)}`, /nest deeper/],
-    ];
-    for (const [xml, msg] of bad) {
-      const err = await events(xml).then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(err, xml).toBeInstanceOf(ImportError);
-      expect((err as ImportError).message).toMatch(msg);
-    }
-  });
-
-  it('bounds a single tag', async () => {
-    const huge = `<a b="${'x'.repeat(2_000)}`;
-    await expect(
-      (async () => {
-        for await (const _ of tokenizeXml(textStream(huge, 100), 1_000)) void _;
-      })(),
-    ).rejects.toThrow(/longer than 1000/);
-  });
-
-  it('decodes entities and leaves unknown ones alone', () => {
-    expect(decodeEntities('&lt;&gt;&quot;&apos;&amp;&#10;&#x1F600;&bogus;&#0;')).toBe('<>"\'&\n😀&bogus;&#0;');
   });
 });
 

@@ -4,8 +4,8 @@
 // `<taskprogress>` lines drive progress, `<port>` elements become the same OpenPort records the
 // native engine returns, so findings, output and ingestion do not care which engine ran.
 import { spawn } from 'node:child_process';
-import { Readable } from 'node:stream';
-import { tokenizeXml } from '../../../workers/importers/xml-tokenizer.ts';
+import { StringDecoder } from 'node:string_decoder';
+import { SaxesParser } from 'saxes';
 import type { EgressPolicy } from '../../../lib/egress.ts';
 import { PortScanError, resolveTarget, type OpenPort, type PortScanResult } from './engine.ts';
 import { toRanges } from './ports.ts';
@@ -103,42 +103,46 @@ export async function scanPortsWithNmap(o: NmapScanOptions): Promise<PortScanRes
   let filtered = 0;
   let bytes = 0;
   let port: { port: number; state: string; service: Record<string, string> } | null = null;
-  // Count bytes on the way into the tokenizer: a runaway output must not fill memory.
-  const source = Readable.from(
-    (async function* () {
-      for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-        bytes += chunk.length;
-        if (bytes > MAX_XML_BYTES) {
-          child.kill('SIGKILL');
-          throw new PortScanError('nmap wrote more output than expected', false);
-        }
-        yield chunk;
-      }
-    })(),
-  );
+  // nmap's XML is read as it streams (saxes); its data sits in attributes, text is ignored.
+  const parser = new SaxesParser();
+  let xmlError: Error | null = null;
+  parser.on('error', (e) => (xmlError ??= e));
+  parser.on('opentag', (tag) => {
+    const a = tag.attributes as Record<string, string>;
+    if (tag.name === 'taskprogress' && a.percent) {
+      const pct = Math.min(100, Number(a.percent) || 0);
+      o.onProgress?.({ done: Math.round((pct / 100) * ports.length), total: ports.length, open: open.length });
+    } else if (tag.name === 'extraports') {
+      const n = Number(a.count) || 0;
+      if (a.state === 'closed') closed += n;
+      else filtered += n;
+    } else if (tag.name === 'port')
+      port = tag.isSelfClosing ? null : { port: Number(a.portid), state: '', service: {} };
+    else if (port && tag.name === 'state') port.state = a.state ?? '';
+    else if (port && tag.name === 'service') port.service = { ...a };
+  });
+  parser.on('closetag', (tag) => {
+    if (tag.name !== 'port' || !port) return;
+    const p = port;
+    port = null;
+    if (p.state === 'open') open.push(toOpenPort(p.port, p.service));
+    else if (p.state === 'closed') closed += 1;
+    else filtered += 1;
+  });
   try {
-    for await (const ev of tokenizeXml(source)) {
-      if (ev.type === 'open') {
-        const a = ev.attrs;
-        if (ev.name === 'taskprogress' && a.percent) {
-          const pct = Math.min(100, Number(a.percent) || 0);
-          o.onProgress?.({ done: Math.round((pct / 100) * ports.length), total: ports.length, open: open.length });
-        } else if (ev.name === 'extraports') {
-          const n = Number(a.count) || 0;
-          if (a.state === 'closed') closed += n;
-          else filtered += n;
-        } else if (ev.name === 'port') port = { port: Number(a.portid), state: '', service: {} };
-        else if (port && ev.name === 'state') port.state = a.state ?? '';
-        else if (port && ev.name === 'service') port.service = { ...a };
-        if (ev.name === 'port' && ev.selfClosing) port = null;
-      } else if (ev.name === 'port' && port) {
-        const p = port;
-        port = null;
-        if (p.state === 'open') open.push(toOpenPort(p.port, p.service));
-        else if (p.state === 'closed') closed += 1;
-        else filtered += 1;
+    // Bytes are counted on the way in: a runaway output must not fill memory.
+    const decoder = new StringDecoder('utf8');
+    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      if (bytes > MAX_XML_BYTES) {
+        child.kill('SIGKILL');
+        throw new PortScanError('nmap wrote more output than expected', false);
       }
+      parser.write(decoder.write(chunk));
+      if (xmlError) throw xmlError;
     }
+    parser.write(decoder.end()).close();
+    if (xmlError) throw xmlError;
   } catch (e) {
     child.kill('SIGKILL');
     if (o.signal?.aborted) throw o.signal.reason;
