@@ -41,6 +41,19 @@ const schema = z
      * them on when PUBLIC_BASE_URL is set to a name other than localhost or a loopback address.
      */
     OOB_CALLBACKS: z.enum(['auto', 'on', 'off']).default('auto'),
+    /** A DNS zone delegated to this server: callbacks become `<token>.<zone>` names, seen by DNS too. */
+    OOB_DNS_DOMAIN: z
+      .string()
+      .toLowerCase()
+      .regex(
+        /^(?=.{1,200}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+        'must be a DNS name such as oob.example.com',
+      )
+      .optional(),
+    OOB_DNS_PORT: z.coerce.number().int().min(0).max(65535).default(53),
+    OOB_DNS_HOST: z.string().min(1).default('0.0.0.0'),
+    /** The IPv4 address A questions under the zone are answered with: this server's public one. */
+    OOB_DNS_ANSWER: z.ipv4().optional(),
     DATA_DIR: z.string().min(1).default('./.data'),
     DATABASE_URL: z
       .string()

@@ -67,6 +67,7 @@ import {
 } from '../scans/index.ts';
 import {
   createOobService,
+  type OobService,
   createTemplatesService,
   registerOobRoutes,
   registerTemplateRoutes,
@@ -163,6 +164,8 @@ export interface Services {
   staff: StaffService;
   /** First-run setup link and the installation's settings. */
   setup: SetupService;
+  /** Out-of-band callbacks of template scans (main starts their DNS listener). */
+  oob: OobService;
   tenants: TenantsService;
   guards: SessionGuards;
   /** Seals tenant secrets (S3 keys, webhook secrets) before they are stored. */
@@ -500,6 +503,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     db: database.db,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     enabled: config.oobCallbacks,
+    dnsDomain: config.OOB_DNS_DOMAIN,
   });
   const templates = createTemplatesService({ db: database.db, audit, clock, oob: oob.support });
   registerTemplateRoutes(app, { guards, templates });
@@ -669,6 +673,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     audit,
     staff,
     setup,
+    oob,
     tenants,
     guards,
     secretBox,

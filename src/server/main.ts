@@ -12,6 +12,7 @@ import { reportSegmentationStandard } from '../reporter/reporter.ts';
 import { buildApp, loggerOptions } from './app.ts';
 import { startBackgroundJobs } from './background.ts';
 import { selfUrl } from '../workers/index.ts';
+import { startOobDnsServer } from '../templates/oob-dns.ts';
 
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   let config: Config;
@@ -53,6 +54,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
 
   let closing = false;
   const stopBackground = startBackgroundJobs(app, database, config, log);
+  // Set once the out-of-band DNS listener runs.
+  let stopOobDns = async (): Promise<void> => undefined;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
@@ -73,6 +76,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
       await app.services.hostedWorkers
         .stop(5_000)
         .catch((err: unknown) => log.error({ err }, 'stopping the embedded hosted workers failed'));
+      await stopOobDns().catch((err: unknown) => log.error({ err }, 'stopping the out-of-band DNS listener failed'));
       await app.close();
       await backgroundStopped.catch((err: unknown) => log.error({ err }, 'stopping the background jobs failed'));
       await database.close();
@@ -97,6 +101,25 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     );
   }
   app.services.mesh.start();
+  // Out-of-band callbacks by DNS, when a zone is delegated to this server.
+  const oobDns =
+    config.OOB_DNS_DOMAIN && app.services.oob.dnsDomain
+      ? await startOobDnsServer({
+          domain: config.OOB_DNS_DOMAIN,
+          host: config.OOB_DNS_HOST,
+          port: config.OOB_DNS_PORT,
+          ...(config.OOB_DNS_ANSWER ? { answer: config.OOB_DNS_ANSWER } : {}),
+          oob: app.services.oob,
+          log,
+        }).catch((err: unknown) => {
+          log.error({ err }, 'the out-of-band DNS listener could not start; DNS callbacks are not received');
+          return null;
+        })
+      : null;
+  if (oobDns) {
+    stopOobDns = () => oobDns.close();
+    log.info({ port: oobDns.port, domain: config.OOB_DNS_DOMAIN }, 'out-of-band DNS callbacks');
+  }
   // First run: no administrator yet, so a one-time link makes the first one (printed, not logged
   // as JSON only, so a newcomer at the terminal sees it).
   const setupUrl = await app.services.setup.prepare().catch((err: unknown) => {

@@ -26,6 +26,8 @@ export interface OobCallback {
 export interface OobService {
   /** What uploaded templates may rely on; undefined when no callback address is reachable. */
   support: OobSupport | undefined;
+  /** The DNS zone callbacks are named under, when one is delegated here. */
+  dnsDomain: string | undefined;
   /** The lease's out-of-band settings (the scan's prefix, made on first lease), or undefined. */
   leaseOptions(q: Kysely<DB> | Tx, scanId: string): Promise<OobLeaseOptions | undefined>;
   /** Keeps a callback for its scan; false when no active scan has its prefix or the scan is full. */
@@ -42,11 +44,19 @@ export interface OobService {
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const randomPrefix = () => [...randomBytes(12)].map((b) => ALPHABET[b % 36]).join('');
 
-export function createOobService(deps: { db: Kysely<DB>; publicBaseUrl: string; enabled: boolean }): OobService {
+export function createOobService(deps: {
+  db: Kysely<DB>;
+  publicBaseUrl: string;
+  enabled: boolean;
+  /** The zone delegated to this server (OOB_DNS_DOMAIN): callbacks are names under it. */
+  dnsDomain?: string | undefined;
+}): OobService {
   const { db } = deps;
   const httpBase = `${new URL(deps.publicBaseUrl).host}/oob/`;
+  const dnsDomain = deps.enabled ? deps.dnsDomain : undefined;
   return {
-    support: deps.enabled ? { http: true, dns: false } : undefined,
+    support: deps.enabled ? { http: true, dns: Boolean(dnsDomain) } : undefined,
+    dnsDomain,
 
     async leaseOptions(q, scanId) {
       if (!deps.enabled) return undefined;
@@ -56,7 +66,7 @@ export function createOobService(deps: { db: Kysely<DB>; publicBaseUrl: string; 
         .where('id', '=', scanId)
         .returning('oob_prefix')
         .executeTakeFirst();
-      return row?.oob_prefix ? { prefix: row.oob_prefix, httpBase } : undefined;
+      return row?.oob_prefix ? { prefix: row.oob_prefix, httpBase, ...(dnsDomain ? { dnsDomain } : {}) } : undefined;
     },
 
     async record(c) {
