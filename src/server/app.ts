@@ -58,6 +58,7 @@ import {
   registerMeshHealthRoutes,
 } from '../staff/index.ts';
 import { createTenantsService, registerTenantRoutes, type TenantsService } from '../tenants/index.ts';
+import { createOverviewService, registerOverviewRoutes } from '../overview/index.ts';
 import {
   createScansService,
   createSchedulesService,
@@ -390,6 +391,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   registerAuthRoutes(app, auth, config.PUBLIC_BASE_URL);
   registerTenantRoutes(app, { guards, tenants, staff });
+  registerOverviewRoutes(app, { guards, overview: createOverviewService({ db: database.db, clock }) });
   registerStaffRoutes(app, { guards, staff, audit });
   const setup = createSetupService({
     db: database.db,

@@ -16,6 +16,7 @@ import { NotFoundPage, RouteErrorPage } from './components/StatusPages.tsx';
 import { meQueryOptions } from './lib/me.ts';
 import { safeRedirect } from './lib/validate.ts';
 import { AccountPage } from './pages/account/AccountPage.tsx';
+import { HomePage } from './pages/home/HomePage.tsx';
 import { CmmcPage } from './pages/cmmc/CmmcPage.tsx';
 import { VerifyScriptPage } from './pages/cmmc/VerifyScriptPage.tsx';
 import { HandoffStartPage } from './pages/cmmc/HandoffStartPage.tsx';
@@ -86,7 +87,7 @@ const indexRoute = createRoute({
   path: '/',
   beforeLoad: async ({ context }) => {
     const me = await context.queryClient.ensureQueryData(meQueryOptions);
-    throw redirect({ to: me ? '/assets' : '/sign-in', replace: true });
+    throw redirect({ to: me ? '/home' : '/sign-in', replace: true });
   },
 });
 
@@ -186,6 +187,8 @@ const accountRoute = createRoute({
   component: AccountPage,
   staticData: { tenantOptional: true },
 });
+// Where sign-in lands: the tenant's overview.
+const homeRoute = createRoute({ getParentRoute: () => appRoute, path: '/home', component: HomePage });
 const assetsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/assets',
@@ -461,6 +464,7 @@ const routeTree = rootRoute.addChildren([
   verifyScriptRoute,
   appRoute.addChildren([
     accountRoute,
+    homeRoute,
     assetsRoute,
     assetDetailRoute,
     scansRoute,

@@ -55,7 +55,8 @@ describeBrowser('assets in the browser', () => {
     await signUpInBrowser(owner, { name: 'Ada Assets', email: uniqueEmail('assets'), password: PASSWORD });
     await owner.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Asset Co'));
     await owner.getByRole('button', { name: 'Create tenant' }).click();
-    await expect.poll(() => owner.url()).toMatch(/\/assets$/);
+    await expect.poll(() => owner.url()).toMatch(/\/home$/);
+    await owner.goto('/assets');
     await owner.getByText('No assets yet').waitFor();
     await owner.getByLabel('Search assets', { exact: true }).waitFor();
   });
@@ -215,7 +216,8 @@ describeBrowser('assets in the browser', () => {
     await createAndSignIn(e2e.server, staff, { email, role: 'super_admin' });
     await staff.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Staff Lab'));
     await staff.getByRole('button', { name: 'Create tenant' }).click();
-    await expect.poll(() => staff.url()).toMatch(/\/assets$/);
+    await expect.poll(() => staff.url()).toMatch(/\/home$/);
+    await staff.goto('/assets');
     await addAsset(staff, { kind: 'Host', target: '198.51.100.7' });
     await staff.getByRole('heading', { level: 1, name: '198.51.100.7' }).waitFor();
 

@@ -67,7 +67,7 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await signUpInBrowser(page, { name: 'Alice Able', email: ALICE, password: PASSWORD });
     await page.getByLabel('Tenant name', { exact: true }).fill(`Acme Machining ${RUN}`);
     await page.getByRole('button', { name: 'Create tenant' }).click();
-    await page.waitForURL(/\/assets$/);
+    await page.waitForURL(/\/home$/);
     const firstTenant = () =>
       page.evaluate(
         async () => ((await (await fetch('/api/v1/me')).json()) as { tenants: { id: string }[] }).tenants[0]?.id ?? '',
@@ -426,7 +426,7 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await signUpInBrowser(buyer, { name: 'Hana Handoff', email: uniqueEmail('cmmc-handoff'), password: PASSWORD });
     await buyer.getByLabel('Tenant name', { exact: true }).fill(`Handoff Fab ${RUN}`);
     await buyer.getByRole('button', { name: 'Create tenant' }).click();
-    await buyer.waitForURL(/\/assets$/);
+    await buyer.waitForURL(/\/home$/);
     await expect
       .poll(
         () =>
@@ -559,7 +559,7 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await signUpInBrowser(other, { name: 'Bob Baker', email: uniqueEmail('cmmc-e2e-b'), password: PASSWORD });
     await other.getByLabel('Tenant name', { exact: true }).fill(`Beta Parts ${RUN}`);
     await other.getByRole('button', { name: 'Create tenant' }).click();
-    await other.waitForURL(/\/assets$/);
+    await other.waitForURL(/\/home$/);
     const otherFirst = () =>
       other.evaluate(
         async () => ((await (await fetch('/api/v1/me')).json()) as { tenants: { id: string }[] }).tenants[0]?.id ?? '',

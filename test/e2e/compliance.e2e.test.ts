@@ -30,9 +30,9 @@ describeBrowser('compliance in the browser', () => {
     // A name (and so a slug) of its own: the PostgreSQL database is shared between runs.
     await page.getByLabel('Tenant name', { exact: true }).fill(`Audit Co ${Math.random().toString(36).slice(2, 8)}`);
     await page.getByRole('button', { name: 'Create tenant' }).click();
-    await page.waitForURL(/\/assets$/);
+    await page.waitForURL(/\/home$/);
     // The only tenant of this user, once its creation has gone through (the URL may already read
-    // /assets before it has).
+    // /home before it has).
     const firstTenant = () =>
       page.evaluate(
         async () => ((await (await fetch('/api/v1/me')).json()) as { tenants: { id: string }[] }).tenants[0]?.id ?? '',

@@ -70,7 +70,7 @@ describeBrowser('findings in the browser', () => {
     await signUpInBrowser(owner, { name: 'Fin Dings', email: uniqueEmail('findings-e2e'), password: PASSWORD });
     await owner.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Findings Co'));
     await owner.getByRole('button', { name: 'Create tenant' }).click();
-    await expect.poll(() => owner.url(), POLL).toMatch(/\/assets$/);
+    await expect.poll(() => owner.url(), POLL).toMatch(/\/home$/);
     await owner.goto('/findings');
     await owner.getByText('No open findings').waitFor();
 

@@ -35,7 +35,8 @@ describeBrowser('import results in the browser', () => {
     });
     await page.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Import Co'));
     await page.getByRole('button', { name: 'Create tenant' }).click();
-    await expect.poll(() => page.url()).toMatch(/\/assets$/);
+    await expect.poll(() => page.url()).toMatch(/\/home$/);
+    await page.goto('/assets');
     // The list must have loaded (its empty state is shown) before the page's buttons work.
     await page.getByText('No assets yet').waitFor();
     await page.getByRole('button', { name: 'Add asset', exact: true }).click();

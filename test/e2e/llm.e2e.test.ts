@@ -75,7 +75,8 @@ describeBrowser('language-model helpers in the browser', () => {
     // A unique name (and slug): a PostgreSQL test database keeps the tenants of earlier runs.
     await page.getByLabel('Tenant name', { exact: true }).fill(`Explain Co ${Math.random().toString(36).slice(2, 8)}`);
     await page.getByRole('button', { name: 'Create tenant' }).click();
-    await expect.poll(() => page.url()).toMatch(/\/assets$/);
+    await expect.poll(() => page.url()).toMatch(/\/home$/);
+    await page.goto('/assets');
     await page.getByText('No assets yet').waitFor();
 
     await page.getByRole('link', { name: 'Explain a result file', exact: true }).click();

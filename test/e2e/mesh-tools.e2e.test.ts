@@ -171,7 +171,7 @@ describeBrowser('staff mesh tools in the browser', () => {
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByLabel('Tenant name', { exact: true }).fill('Plain Co');
     await page.getByRole('button', { name: 'Create tenant' }).click();
-    await expect.poll(() => page.url()).toMatch(/\/assets$/);
+    await expect.poll(() => page.url()).toMatch(/\/home$/);
     for (const link of ['Mesh health', 'Mesh console', 'Ask operations'])
       expect(await page.getByRole('link', { name: link }).count()).toBe(0);
     for (const path of ['/settings/mesh-health', '/settings/mesh', '/settings/mesh-ask']) {

@@ -60,7 +60,7 @@ describeBrowser('scan templates in the browser', () => {
         .getByLabel('Tenant name', { exact: true })
         .fill(`Template Co ${Math.random().toString(36).slice(2, 8)}`);
       await page.getByRole('button', { name: 'Create tenant' }).click();
-      await expect.poll(() => page.url()).toMatch(/\/assets$/);
+      await expect.poll(() => page.url()).toMatch(/\/home$/);
 
       await page.getByRole('link', { name: 'Scan templates', exact: true }).click();
       await page.getByRole('heading', { level: 1, name: 'Scan templates' }).waitFor();

@@ -145,7 +145,7 @@ describeBrowser('staff mesh records in the browser', () => {
     });
     await page.getByLabel('Tenant name', { exact: true }).fill('Plain Co');
     await page.getByRole('button', { name: 'Create tenant' }).click();
-    await expect.poll(() => page.url()).toMatch(/\/assets$/);
+    await expect.poll(() => page.url()).toMatch(/\/home$/);
     expect(await page.getByRole('link', { name: 'Mesh records' }).count()).toBe(0);
     await page.goto('/settings/staff/mesh');
     await page.getByText('Staff only').first().waitFor();

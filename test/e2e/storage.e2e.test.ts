@@ -39,7 +39,7 @@ describeBrowser('storage settings in the browser', () => {
     });
     await page.getByLabel('Tenant name', { exact: true }).fill('Bucket Co');
     await page.getByRole('button', { name: 'Create tenant' }).click();
-    await expect.poll(() => page.url()).toMatch(/\/assets$/);
+    await expect.poll(() => page.url()).toMatch(/\/home$/);
     await page.getByRole('link', { name: 'Storage', exact: true }).click();
     await expect.poll(() => page.url()).toMatch(/\/settings\/storage$/);
     await page.getByText('Built-in', { exact: true }).waitFor();

@@ -31,7 +31,7 @@ describeBrowser('tenancy in the browser', () => {
     await signUpInBrowser(owner, { name: 'Olive Owner', email: ownerEmail, password: PASSWORD });
     await owner.getByLabel('Tenant name', { exact: true }).fill('Acme Defense');
     await owner.getByRole('button', { name: 'Create tenant' }).click();
-    await expect.poll(() => owner.url()).toMatch(/\/assets$/);
+    await expect.poll(() => owner.url()).toMatch(/\/home$/);
     await owner.getByRole('button', { name: /Switch tenant, current: Acme Defense/ }).waitFor();
   });
 

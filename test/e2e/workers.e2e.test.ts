@@ -36,7 +36,7 @@ describeBrowser('workers in the browser', () => {
     });
     await page.getByLabel('Tenant name', { exact: true }).fill('Worker Co');
     await page.getByRole('button', { name: 'Create tenant' }).click();
-    await expect.poll(() => page.url()).toMatch(/\/assets$/);
+    await expect.poll(() => page.url()).toMatch(/\/home$/);
     await page.getByRole('link', { name: 'Workers', exact: true }).click();
     await expect.poll(() => page.url()).toMatch(/\/workers$/);
     await page.getByText('No workers yet. Enroll one with a one-time code.').waitFor();

@@ -10,6 +10,7 @@ import {
   IconCmmc,
   IconCompliance,
   IconFindings,
+  IconHome,
   IconKey,
   IconLog,
   IconMail,
@@ -23,6 +24,7 @@ import { NavItem } from './links.tsx';
 import { IconCalendar, IconExplain, IconImport, IconTemplate } from './icons.tsx';
 
 const AREAS = [
+  { to: '/home', label: 'Home', icon: <IconHome /> },
   { to: '/assets', label: 'Assets', icon: <IconAssets /> },
   { to: '/scans', label: 'Scans', icon: <IconScans /> },
   { to: '/schedules', label: 'Schedules', icon: <IconCalendar /> },

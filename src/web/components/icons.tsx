@@ -29,6 +29,12 @@ export const IconShield = (p: IconProps) => (
     <path d="M12 3 4 6v6c0 4.6 3.4 8.4 8 9 4.6-.6 8-4.4 8-9V6l-8-3Z" />
   </Icon>
 );
+export const IconHome = (p: IconProps) => (
+  <Icon {...p}>
+    <path d="m3 11 9-7 9 7" />
+    <path d="M5 10v10h5v-6h4v6h5V10" />
+  </Icon>
+);
 export const IconAssets = (p: IconProps) => (
   <Icon {...p}>
     <rect x="3" y="4" width="18" height="6" rx="1.5" />

@@ -22,7 +22,7 @@ export function validateSlug(value: string): string | null {
 }
 
 /** Only same-site paths are accepted as post-login destinations (no open redirects). */
-export function safeRedirect(value: unknown, fallback = '/assets'): string {
+export function safeRedirect(value: unknown, fallback = '/home'): string {
   if (typeof value !== 'string' || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\'))
     return fallback;
   if (value.startsWith('/sign-in') || value.startsWith('/sign-up')) return fallback;

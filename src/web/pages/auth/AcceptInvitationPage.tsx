@@ -93,7 +93,7 @@ function SignedIn({ invitationId, me }: { invitationId: string; me: Me }) {
       queryClient.removeQueries({ predicate: (q) => q.queryKey[0] === 'tenant' });
       await refreshMe();
       notifySuccess(`You joined ${invitation.data?.organizationName ?? 'the tenant'}.`);
-      await navigate({ to: '/assets', replace: true });
+      await navigate({ to: '/home', replace: true });
     },
   });
   const decline = useMutation({

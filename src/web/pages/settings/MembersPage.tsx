@@ -62,7 +62,7 @@ function LeaveTenant() {
       setConfirming(false);
       notifySuccess(`You left ${tenant.name}.`);
       queryClient.removeQueries({ predicate: (q) => q.queryKey[0] === 'tenant' });
-      await navigate({ to: '/assets' });
+      await navigate({ to: '/home' });
       await refreshMe();
     },
     onError: (error) => {

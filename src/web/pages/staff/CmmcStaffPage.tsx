@@ -175,7 +175,7 @@ function CmmcStaff() {
             this filter and search, not only this page.
           </Text>
           <Paper withBorder radius="md">
-            <Table.ScrollContainer minWidth={900}>
+            <Table.ScrollContainer minWidth={900} type="native" tabIndex={0} role="region" aria-label="CMMC profiles">
               <Table striped>
                 <Table.Thead>
                   <Table.Tr>

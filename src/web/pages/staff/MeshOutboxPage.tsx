@@ -69,7 +69,7 @@ export function MeshOutboxPage() {
           ) : summary.data.peers.length === 0 ? (
             <Text c="dimmed">Nothing is waiting and nothing failed: every event was delivered.</Text>
           ) : (
-            <Table.ScrollContainer minWidth={560}>
+            <Table.ScrollContainer minWidth={560} type="native" tabIndex={0} role="region" aria-label="Outbox per peer">
               <Table aria-label="Outbox per peer">
                 <Table.Thead>
                   <Table.Tr>
@@ -131,7 +131,13 @@ export function MeshOutboxPage() {
                   The newest {FAILED_SHOWN} are shown; Mesh records → Outbox lists them all.
                 </Alert>
               )}
-              <Table.ScrollContainer minWidth={960}>
+              <Table.ScrollContainer
+                minWidth={960}
+                type="native"
+                tabIndex={0}
+                role="region"
+                aria-label="Failed deliveries"
+              >
                 <Table aria-label="Failed deliveries">
                   <Table.Thead>
                     <Table.Tr>

@@ -1,0 +1,2 @@
+export { createOverviewService, type OverviewService } from './overview-service.ts';
+export { registerOverviewRoutes } from './overview-routes.ts';
