@@ -180,6 +180,7 @@ describeBrowser('accessibility', () => {
       '/settings/staff/workers',
       '/settings/staff/language-model',
       '/settings/staff/mesh-outbox',
+      '/settings/staff/mailbox',
       '/settings/staff/mesh',
       '/settings/mesh-health',
       '/settings/mesh',

@@ -20,7 +20,10 @@ export function InviteMemberForm({ tenant }: { tenant: MeTenant }) {
             The invitation link is valid for 7 days. {MAILBOX_NOTICE}{' '}
             {me.superAdmin && (
               <>
-                <TextLink to="/settings/staff/mailbox">Open the mailbox</TextLink>.{' '}
+                <TextLink to="/settings/staff/mailbox" underline="always">
+                  Open the mailbox
+                </TextLink>
+                .{' '}
               </>
             )}
             Admins can invite and manage members and change tenant settings.
