@@ -28,6 +28,12 @@ import type {
 import { recordName, recordValue, type CheckResult, type DnsVerifier } from './dns-verifier.ts';
 
 type Row = Selectable<AssetsTable>;
+
+/**
+ * The host of web application `a`'s URL as its target stores it (lower case; an IPv6 address
+ * without brackets), to compare with a host asset's target.
+ */
+const URL_HOST = sql`lower(coalesce(substring(a.target from ${'^https?://[[]([^]]+)[]]'}), substring(a.target from ${'^https?://([^/:?#]+)'})))`;
 export const RECHECK_AFTER_MS = 24 * 60 * 60 * 1000;
 /** Before a scan is leased, a proof older than this is checked again (issue: "re-check before a scan is leased"). */
 export const LEASE_RECHECK_AFTER_MS = 60 * 60 * 1000;
@@ -153,28 +159,42 @@ export function createAssetsService(deps: {
     `${a.fileName}, ${a.size.toLocaleString('en-US')} bytes, sha256:${a.sha256}`;
 
   /**
-   * A domain verified by its own TXT record covers itself and everything under it: subdomains,
-   * host names and URLs under it, images on a registry under it. Re-derived after every change.
+   * Coverage, re-derived after every change. A domain verified by its own TXT record covers itself
+   * and everything under it: subdomains, host names and URLs under it, images on a registry under
+   * it. A host a super-admin bypassed covers the web applications on exactly that host (the URL's
+   * host equals the host's target, any port; never a subdomain), which stay "bypassed": a bypass
+   * is never reported as proof. A proven domain wins over a host's bypass.
    */
   async function refreshCoverage(tx: Tx, tenantId: string): Promise<void> {
     const now = clock.now();
+    const domainCovers = sql`d.kind = 'domain' and d.verification_status = 'verified' and d.verified_via = 'txt'
+      and d.archived_at is null and (a.dns_name = d.target or a.dns_name like '%.' || d.target)`;
+    const hostCovers = sql`a.kind = 'webapp' and d.kind = 'host' and d.verification_status = 'bypassed'
+      and d.verified_via = 'bypass' and d.archived_at is null and d.target = ${URL_HOST}`;
     // Coverage that no longer holds goes back to pending.
     await sql`
       update assets a set verification_status = 'pending', verified_via = null, covered_by = null, updated_at = ${now}
       where a.tenant_id = ${tenantId} and a.verified_via = 'covered'
-        and not exists (select 1 from assets d where d.id = a.covered_by and d.verification_status = 'verified' and d.verified_via = 'txt' and d.archived_at is null
-                        and (a.dns_name = d.target or a.dns_name like '%.' || d.target))`.execute(tx);
-    // Pending assets under a verified domain become covered by the closest one.
+        and not exists (select 1 from assets d where d.id = a.covered_by
+                        and ((a.verification_status = 'verified' and ${domainCovers})
+                             or (a.verification_status = 'bypassed' and ${hostCovers})))`.execute(tx);
+    // Pending assets (or ones a host's bypass covers) under a verified domain become covered by the closest one.
     await sql`
       update assets a set verification_status = 'verified', verified_via = 'covered', verified_at = ${now}, updated_at = ${now},
-        covered_by = (select d.id from assets d where d.tenant_id = a.tenant_id and d.id <> a.id and d.kind = 'domain' and d.verification_status = 'verified'
-                        and d.verified_via = 'txt' and d.archived_at is null and (a.dns_name = d.target or a.dns_name like '%.' || d.target)
+        covered_by = (select d.id from assets d where d.tenant_id = a.tenant_id and d.id <> a.id and ${domainCovers}
                       order by length(d.target) desc limit 1)
-      where a.tenant_id = ${tenantId} and a.verification_status = 'pending' and a.dns_name is not null
-        and exists (select 1 from assets d where d.tenant_id = a.tenant_id and d.id <> a.id and d.kind = 'domain' and d.verification_status = 'verified'
-                      and d.verified_via = 'txt' and d.archived_at is null and (a.dns_name = d.target or a.dns_name like '%.' || d.target))`.execute(
+      where a.tenant_id = ${tenantId} and a.dns_name is not null
+        and (a.verification_status = 'pending' or (a.verification_status = 'bypassed' and a.verified_via = 'covered'))
+        and exists (select 1 from assets d where d.tenant_id = a.tenant_id and d.id <> a.id and ${domainCovers})`.execute(
       tx,
     );
+    // Pending web applications on a bypassed host are covered by that host's bypass.
+    await sql`
+      update assets a set verification_status = 'bypassed', verified_via = 'covered', updated_at = ${now},
+        covered_by = (select d.id from assets d where d.tenant_id = a.tenant_id and ${hostCovers}
+                      order by d.created_at, d.id limit 1)
+      where a.tenant_id = ${tenantId} and a.verification_status = 'pending'
+        and exists (select 1 from assets d where d.tenant_id = a.tenant_id and ${hostCovers})`.execute(tx);
   }
 
   /** Applies one check's result; runs in the asset's tenant transaction or as the service role. */
@@ -431,13 +451,15 @@ export function createAssetsService(deps: {
             detail:
               after.verified_via === 'upload'
                 ? 'An uploaded image archive: the tenant supplied the image itself, so ownership holds by construction.'
-                : after.verified_via === 'covered'
-                  ? `Covered by the verified domain ${after.covered_target}.`
-                  : after.verification_status === 'bypassed'
-                    ? 'No proof is on record; scanning is allowed because a platform super-admin bypassed verification.'
-                    : after.dns_name
-                      ? `Register and verify a domain that ${after.dns_name} falls under to cover this asset.`
-                      : 'This asset has no DNS name to prove (an IP address or a public registry image); a platform super-admin can bypass verification.',
+                : after.verified_via === 'covered' && after.verification_status === 'bypassed'
+                  ? `Covered by the bypass of host ${after.covered_target}: no proof is on record; scanning is allowed because a platform super-admin bypassed verification of that host.`
+                  : after.verified_via === 'covered'
+                    ? `Covered by the verified domain ${after.covered_target}.`
+                    : after.verification_status === 'bypassed'
+                      ? 'No proof is on record; scanning is allowed because a platform super-admin bypassed verification.'
+                      : after.dns_name
+                        ? `Register and verify a domain that ${after.dns_name} falls under to cover this asset.`
+                        : 'This asset has no DNS name to prove (an IP address or a public registry image); a platform super-admin can bypass verification.',
           };
         }
         return { asset: toDto(after), result };
@@ -638,6 +660,12 @@ export function createAssetsService(deps: {
             'conflict',
             'An uploaded image archive is verified by its upload; there is nothing to bypass.',
           );
+        if (asset.verification_status === 'bypassed' && asset.verified_via === 'covered') {
+          throw appError(
+            'conflict',
+            `This web application is covered by the bypass of host ${asset.covered_target}; ${revoke ? 'revoke that bypass, or archive the asset, to stop its scans' : 'it needs no bypass of its own'}.`,
+          );
+        }
         if (revoke) {
           if (asset.verification_status !== 'bypassed') throw appError('conflict', 'This asset is not bypassed.');
           await tx
@@ -703,8 +731,13 @@ export function createAssetsService(deps: {
       );
       if (!asset || asset.archived_at)
         return { scannable: false, checked: false, status: asset?.verification_status ?? 'pending' };
+      // A host's bypass covering a web application stands on no record either.
       const proofId =
-        asset.verified_via === 'txt' ? asset.id : asset.verified_via === 'covered' ? asset.covered_by : null;
+        asset.verified_via === 'txt'
+          ? asset.id
+          : asset.verified_via === 'covered' && asset.verification_status === 'verified'
+            ? asset.covered_by
+            : null;
       let checked = false;
       if (proofId) {
         const proof = await withService(db, (tx) =>

@@ -258,4 +258,32 @@ describeBrowser('assets in the browser', () => {
     await badges.getByText('Pending', { exact: true }).waitFor();
     await history.getByText('Bypass revoked').waitFor();
   }, 60_000);
+
+  it("says a host's bypass covers the web apps on that host, and shows the coverage on the app's page", async () => {
+    const staff = await e2e.newPage({ bypassCSP: true });
+    await createAndSignIn(e2e.server, staff, { email: uniqueEmail('root-lab', STAFF_DOMAIN), role: 'super_admin' });
+    await staff.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Local Lab'));
+    await staff.getByRole('button', { name: 'Create tenant' }).click();
+    await expect.poll(() => staff.url()).toMatch(/\/assets$/);
+    await addAsset(staff, { kind: 'Host', target: '127.0.0.1' });
+    await staff.getByRole('heading', { level: 1, name: '127.0.0.1' }).waitFor();
+    await staff.getByRole('button', { name: 'Bypass verification' }).click();
+    const dialog = staff.getByRole('dialog', { name: 'Bypass verification' });
+    await dialog.getByText(/A bypass of a host also covers the web applications on that host/).waitFor();
+    await dialog.getByLabel('Reason', { exact: true }).fill('Local test machine of the installation');
+    await dialog.getByRole('button', { name: 'Bypass verification' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+
+    await staff.goto('/assets');
+    await addAsset(staff, { kind: 'Web app', target: 'http://127.0.0.1:8088/' });
+    await staff.getByRole('heading', { level: 1, name: 'http://127.0.0.1:8088/' }).waitFor();
+    const note = staff.getByRole('note').filter({ hasText: 'Covered by the bypass of host 127.0.0.1' });
+    await note.waitFor();
+    await note.getByRole('link', { name: '127.0.0.1' }).waitFor();
+    await staff.getByRole('group', { name: 'Status' }).getByText('Bypassed by admin').waitFor();
+    // The app has no bypass of its own to revoke: the host's is the one that counts.
+    expect(await staff.getByRole('button', { name: 'Revoke bypass' }).count()).toBe(0);
+    await staff.waitForLoadState('networkidle');
+    expect(await scanA11y(staff), 'web app covered by a host bypass').toEqual([]);
+  }, 60_000);
 });

@@ -302,3 +302,70 @@ describe('bypass and proof', () => {
     expect(proven.asset.verification).toMatchObject({ status: 'verified', via: 'txt', bypass: null });
   });
 });
+
+describe("a host's bypass covers the web applications on that host", () => {
+  it('covers URLs on exactly that host, any port, until the bypass ends; a proven domain wins', async () => {
+    const root = await bootstrapStaff(t, uniqueEmail('root3', STAFF_DOMAIN), 'super_admin');
+    const bypass = (id: string, revoke = false) =>
+      root.post(`/api/v1/staff/assets/${id}/bypass${revoke ? '/revoke' : ''}`, { reason: 'Lab machine of the pilot' });
+    const before = await add('webapp', 'http://192.0.2.44:8088/');
+    const ip = await add('host', '192.0.2.44');
+    const lab = await add('host', domain('lab'));
+    expect((await bypass(ip.id)).statusCode).toBe(200);
+    expect((await bypass(lab.id)).statusCode).toBe(200);
+    const after = await add('webapp', 'https://192.0.2.44/admin');
+    const named = await add('webapp', `http://${domain('lab')}:3000/`);
+    const otherHost = await add('webapp', 'http://192.0.2.45:8088/');
+    const subdomain = await add('webapp', `http://api.${domain('lab')}/`);
+
+    for (const [id, host] of [
+      [before.id, ip],
+      [after.id, ip],
+      [named.id, lab],
+    ] as const) {
+      expect((await detail(id)).asset.verification).toMatchObject({
+        status: 'bypassed',
+        via: 'covered',
+        coveredBy: { assetId: host.id, target: host.target },
+        bypass: null,
+      });
+      expect(await t.app.services.assets.recheckForLease(id)).toMatchObject({ scannable: true, checked: false });
+    }
+    for (const id of [otherHost.id, subdomain.id])
+      expect((await detail(id)).asset.verification).toMatchObject({ status: 'pending', coveredBy: null });
+    expect((await verify(before.id)).result.detail).toMatch(/^Covered by the bypass of host 192\.0\.2\.44/);
+    const listed = (await owner.get(`${base()}?q=192.0.2.44:8088`)).json() as {
+      assets: { verification: Record<string, unknown> }[];
+    };
+    expect(listed.assets[0]!.verification).toMatchObject({ status: 'bypassed', via: 'covered' });
+
+    // The covered app has no bypass of its own to add or revoke: the host's is the one that counts.
+    for (const revoke of [false, true]) {
+      const res = await bypass(before.id, revoke);
+      expect([res.statusCode, res.json().error]).toEqual([409, 'conflict']);
+      expect(res.json().message).toMatch(/covered by the bypass of host 192\.0\.2\.44/);
+    }
+
+    // Ending the host's bypass (revoked, or the host archived) ends the coverage.
+    expect((await bypass(ip.id, true)).statusCode).toBe(200);
+    for (const id of [before.id, after.id]) {
+      expect((await detail(id)).asset.verification).toMatchObject({ status: 'pending', via: null, coveredBy: null });
+      expect(await t.app.services.assets.recheckForLease(id)).toMatchObject({ scannable: false });
+    }
+    expect((await owner.post(`${base()}/${lab.id}/archive`)).statusCode).toBe(200);
+    expect((await detail(named.id)).asset.verification).toMatchObject({ status: 'pending' });
+    expect((await owner.post(`${base()}/${lab.id}/restore`)).statusCode).toBe(200);
+    expect((await detail(named.id)).asset.verification).toMatchObject({ status: 'bypassed', via: 'covered' });
+
+    // Proof outranks a bypass: once the domain is proven, the app is verified through it.
+    const d = await add('domain', domain('lab'));
+    const { instructions } = await detail(d.id);
+    dns.zone.set(instructions!.recordName, { txt: [instructions!.recordValue] });
+    expect((await verify(d.id)).asset.verification.status).toBe('verified');
+    expect((await detail(named.id)).asset.verification).toMatchObject({
+      status: 'verified',
+      via: 'covered',
+      coveredBy: { assetId: d.id },
+    });
+  });
+});

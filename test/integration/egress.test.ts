@@ -287,4 +287,23 @@ describe('the in-process hosted worker', () => {
     const policy = createEgressPolicy({ resolver: dnsServerResolver([dnsServer.address]) });
     await expect(policy.resolve(`intranet.${ZONE}`)).rejects.toBeInstanceOf(EgressRefusedError);
   });
+
+  it('crawls a web app on the bypassed literal 127.0.0.1 host: the bypass covers the apps on that host', async () => {
+    const listed = (await st.owner.get(`${st.base}/assets?q=127.0.0.1&kind=host`)).json() as {
+      assets: { id: string; target: string }[];
+    };
+    let hostId = listed.assets.find((a) => a.target === '127.0.0.1')?.id;
+    if (!hostId) {
+      hostId = await add('host', '127.0.0.1');
+      await setVerification(t, hostId, 'bypassed');
+    }
+    const assetId = await add('webapp', `http://127.0.0.1:${webPort}/`);
+    const d = (await st.owner.get(`${st.base}/assets/${assetId}`)).json();
+    expect(d.asset.verification).toMatchObject({ status: 'bypassed', via: 'covered', coveredBy: { assetId: hostId } });
+    const seen = webRequests;
+    const { scan } = await st.queue({ assetId, kind: 'webapp' });
+    const row = await finished(scan.id);
+    expect(row.status, JSON.stringify(row)).not.toBe('failed');
+    expect(webRequests).toBeGreaterThan(seen);
+  });
 });

@@ -204,13 +204,13 @@ function AssetsTable({ query, filtered, archived, onAdd }: AssetsTableProps) {
               </Table.Td>
               <Table.Td>
                 <VerificationBadge status={a.verification.status} />
-                {a.verification.status === 'verified' &&
-                  a.verification.via === 'covered' &&
-                  a.verification.coveredBy && (
-                    <Text size="xs" c="dimmed" style={{ wordBreak: 'break-word' }}>
-                      Covered by {a.verification.coveredBy.target}
-                    </Text>
-                  )}
+                {a.verification.via === 'covered' && a.verification.coveredBy && (
+                  <Text size="xs" c="dimmed" style={{ wordBreak: 'break-word' }}>
+                    {a.verification.status === 'bypassed'
+                      ? `Covered by the bypass of host ${a.verification.coveredBy.target}`
+                      : `Covered by ${a.verification.coveredBy.target}`}
+                  </Text>
+                )}
                 {a.verification.status === 'pending' && a.verification.lastResult === 'failed' && (
                   <Text size="xs" c="var(--mantine-color-error)">
                     Last check failed

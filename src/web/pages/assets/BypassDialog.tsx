@@ -13,6 +13,9 @@ import { fieldErrorsOf } from './asset-ui.tsx';
 import { useAssetUpdater } from './use-asset-updater.ts';
 
 export const REASON_MIN = 10;
+
+/** A host asset's target as a URL writes it (an IPv6 address in brackets). */
+const hostOf = (target: string) => (target.includes(':') ? `[${target}]` : target);
 export const REASON_MAX = 500;
 
 interface BypassDialogProps {
@@ -85,6 +88,18 @@ function BypassForm({
               proof of ownership. Only do this after confirming by other means that {tenantName} may scan it, for
               example an IP address in their own network.
             </Text>
+            {asset.kind === 'host' ? (
+              <Text size="sm">
+                A bypass of a host also covers the web applications on that host: web app assets whose URL names exactly{' '}
+                <strong className="mono-break">{hostOf(asset.target)}</strong>, on any port, now or added later. It does
+                not cover other hosts or subdomains, and ends for those apps when this bypass is revoked.
+              </Text>
+            ) : (
+              <Text size="sm">
+                To cover every web application on a machine at once, bypass the host asset of that machine instead: a
+                host&apos;s bypass covers the web apps whose URL names exactly that host, on any port.
+              </Text>
+            )}
             <Text size="sm">
               The tenant sees the asset as “Bypassed by admin”, in amber, never as proven. The bypass, your e-mail
               address and the reason are written to the platform audit log and to the asset's verification log.
@@ -92,9 +107,10 @@ function BypassForm({
           </>
         ) : (
           <Text size="sm">
-            Scans of <strong className="mono-break">{asset.target}</strong> stop being allowed until ownership is proven
-            or it is bypassed again. The revocation, your e-mail address and the reason are written to the platform
-            audit log and to the asset's verification log.
+            Scans of <strong className="mono-break">{asset.target}</strong>
+            {asset.kind === 'host' ? ' and of the web applications its bypass covers' : ''} stop being allowed until
+            ownership is proven or it is bypassed again. The revocation, your e-mail address and the reason are written
+            to the platform audit log and to the asset's verification log.
           </Text>
         )}
         <Textarea

@@ -49,7 +49,10 @@ export function OwnershipCard({ detail, tenantId, tenantName }: OwnershipCardPro
   const canCheck = !archived && v.status !== 'bypassed' && (asset.kind === 'domain' || dnsNameOf(asset) !== null);
 
   let body: ReactNode;
-  if (v.status === 'bypassed') body = <BypassedNote asset={asset} />;
+  // A web application on a bypassed host is covered by that host's bypass, not by one of its own.
+  const hostBypass = v.status === 'bypassed' && v.via === 'covered' && v.coveredBy ? v.coveredBy : null;
+  if (hostBypass) body = <HostBypassNote host={hostBypass} />;
+  else if (v.status === 'bypassed') body = <BypassedNote asset={asset} />;
   else if (v.status === 'verified' && v.via === 'covered' && v.coveredBy)
     body = <CoveredNote coveredBy={v.coveredBy} />;
   else if (v.status === 'verified' && v.via === 'upload')
@@ -110,7 +113,7 @@ export function OwnershipCard({ detail, tenantId, tenantName }: OwnershipCardPro
               Bypass verification
             </Button>
           )}
-          {me.superAdmin && !archived && v.status === 'bypassed' && (
+          {me.superAdmin && !archived && v.status === 'bypassed' && !hostBypass && (
             <Button variant="light" color="yellow" onClick={() => setBypassMode('revoke')}>
               Revoke bypass
             </Button>
@@ -272,6 +275,19 @@ function CoveredNote({ coveredBy }: { coveredBy: { assetId: string; target: stri
       </TextLink>
       , a domain whose ownership is verified, so it can be scanned without a proof of its own. If that domain loses its
       proof, this asset goes back to pending.
+    </Alert>
+  );
+}
+
+function HostBypassNote({ host }: { host: { assetId: string; target: string } }) {
+  return (
+    <Alert color="yellow" variant="light" title={`Covered by the bypass of host ${host.target}`} role="note">
+      This web application runs on{' '}
+      <TextLink to="/assets/$assetId" params={{ assetId: host.assetId }} size="sm">
+        {host.target}
+      </TextLink>
+      , a host a Rampart super-admin allowed scanning of without proof of ownership, so it can be scanned too. Ownership
+      has not been proven. If that bypass is revoked or the host archived, this asset goes back to pending.
     </Alert>
   );
 }
