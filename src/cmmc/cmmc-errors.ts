@@ -31,6 +31,17 @@ export const cmmcErrors = {
       `No device-check results from a computer named "${hostname.slice(0, 253)}" in this profile.`,
     ),
   deviceRetireConflict: (message: string): AppError => appError('cmmc_device_retire_conflict', message),
+  /** The reason goes into the audit log and the frozen SPRS snapshot: a computer never leaves scope without one. */
+  retireReasonRequired: (): AppError =>
+    appError(
+      'cmmc_retire_reason_required',
+      'Say why this computer leaves scope (replaced, sold, disposed of, no longer handles FCI); the reason is kept with it and in the SPRS snapshot.',
+    ),
+  attestationNotFound: (hostname: string): AppError =>
+    appError(
+      'cmmc_device_not_found',
+      `No attestation for a computer named "${hostname.slice(0, 253)}" in this profile.`,
+    ),
   forbidden: (): AppError =>
     appError(
       'tenant_forbidden',

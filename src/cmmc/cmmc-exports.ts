@@ -52,7 +52,8 @@ type ControlRow = Controls['dto']['requirements'][number];
  * has both empty: a policy not approved and in force as `policy:<kind>` (with
  * `:review_overdue_since_<date>` when past its review date) with the items, a computer
  * whose latest run is older than 30 days as `<hostname>:pending`, no current run at all as
- * `no_current_device_run`, next to the failing checks.
+ * `no_current_device_run`, fewer computers known than Scope declares as
+ * `computers_unaccounted:<n>_of_<declared>`, next to the failing checks.
  */
 export function reasonCells(r: ControlRow): [string, string] {
   const items = [...r.missingItems, ...r.noItems, ...r.unjustifiedNa];
@@ -65,6 +66,8 @@ export function reasonCells(r: ControlRow): [string, string] {
   const devices = r.failingChecks.map((f) => `${f.hostname}:${f.checkId}=${f.result}`);
   for (const h of r.pendingDevices) devices.push(`${h}:pending`);
   if (r.needsDeviceRun) devices.push('no_current_device_run');
+  if (r.coverage && r.coverage.unaccounted > 0)
+    devices.push(`computers_unaccounted:${r.coverage.unaccounted}_of_${r.coverage.declared}`);
   return [items.join(' '), devices.join(' ')];
 }
 
@@ -106,6 +109,7 @@ function controlsJson(p: ProfileRow, dto: Controls['dto']): ControlsJson {
       failingDeviceChecks: r.failingChecks,
       attestedDeviceChecks: r.attestedChecks,
       pendingDevices: r.pendingDevices,
+      deviceCoverage: r.coverage,
       missingPolicy: r.missingPolicy,
       policyReviewOverdueSince: r.policyReviewOverdueSince,
     })),
@@ -167,6 +171,7 @@ export function createCmmcExports(deps: ProgramDeps, state: ProgramState) {
             'confirmed_by_email',
             'confirmed_at',
             'assessment_snapshot_sha256',
+            'assessment_snapshot',
             'next_due',
             'sprs_proof_file_name',
             'sprs_proof_sha256',
@@ -184,8 +189,11 @@ export function createCmmcExports(deps: ProgramDeps, state: ProgramState) {
         answeredByEmail: a.answered_by_email,
         answeredAt: iso(a.answered_at),
       }));
-      const sprsConfirmations = confirmations.map(({ sprs_proof_storage_key: _key, ...h }) => ({
+      const sprsConfirmations = confirmations.map(({ sprs_proof_storage_key: _key, assessment_snapshot, ...h }) => ({
         ...h,
+        // Computers out of scope at the confirmation, with their reasons and dates (from the frozen snapshot).
+        retired_computers:
+          parseJson<{ retiredComputers?: unknown[] } | null>(assessment_snapshot, null)?.retiredComputers ?? [],
         status_date: dayOf(h.status_date),
         affirmed_in_sprs_on: dayOf(h.affirmed_in_sprs_on),
         next_due: dayOf(h.next_due),

@@ -33,8 +33,13 @@ export function regressionReasons(r: RequirementScore): string[] {
     );
   for (const f of r.failingChecks)
     out.push(`${f.hostname}: ${f.checkId} ${f.result}${f.reason ? ` (${f.reason})` : ''}`);
-  for (const h of r.pendingDevices) out.push(`${h}: no run in the last 30 days`);
+  for (const h of r.pendingDevices) out.push(`${h}: no run or attestation in the last 30 days`);
   if (r.needsDeviceRun) out.push('no computer sent a current run');
+  const cov = r.coverage;
+  if (cov && cov.unaccounted > 0)
+    out.push(
+      `${cov.covered} of ${cov.declared} computers covered: ${cov.unaccounted} in Scope sent no run and have no attestation`,
+    );
   return out;
 }
 

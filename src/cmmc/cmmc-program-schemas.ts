@@ -214,6 +214,18 @@ export const policiesResponseSchema = z.object({
 export const generatePoliciesResponseSchema = z.object({ generated: z.number() });
 export const approvePoliciesResponseSchema = z.object({ documents: z.array(policyDocSchema) });
 
+export const coverageSchema = z.object({
+  /** The Scope's number of in-scope computers; null when Scope does not declare it. */
+  declared: z.number().nullable(),
+  /** Computers with a current passing run, or a current attestation and no current run. */
+  covered: z.number(),
+  attested: z.number(),
+  /** Computers known at all: latest runs (not retired) and attestation-only computers. */
+  known: z.number(),
+  /** In-scope computers with neither a run nor an attestation. */
+  unaccounted: z.number(),
+});
+
 export const requirementScoreSchema = z.object({
   requirementId: z.string(),
   status: z.enum(['MET', 'NOT_MET', 'NA']),
@@ -235,6 +247,8 @@ export const requirementScoreSchema = z.object({
   ),
   pendingDevices: z.array(z.string()),
   needsDeviceRun: z.boolean(),
+  /** Requirements with device checks: covered computers of the Scope's number ("5 of 6 computers"). */
+  coverage: coverageSchema.nullable(),
   missingPolicy: policyKindSchema.nullable(),
   /** The missing policy is approved but past its review date (this date). */
   policyReviewOverdueSince: nullableString,
@@ -251,7 +265,13 @@ export const scoreResponseSchema = z.object({
   requirements: z.array(
     requirementScoreSchema.extend({ title: z.string(), aliases: z.array(z.string()), far: z.string() }),
   ),
-  devices: z.object({ count: z.number(), pending: z.number(), latestRunAt: nullableString }),
+  devices: z.object({
+    count: z.number(),
+    pending: z.number(),
+    latestRunAt: nullableString,
+    /** Over all required device checks (a computer is covered when it passes for every requirement). */
+    coverage: coverageSchema,
+  }),
   lastConfirmation: z
     .object({
       statusDate: z.string(),
@@ -313,6 +333,7 @@ export const controlsJsonSchema = z.object({
       failingDeviceChecks: requirementScoreSchema.shape.failingChecks,
       attestedDeviceChecks: requirementScoreSchema.shape.attestedChecks,
       pendingDevices: z.array(z.string()),
+      deviceCoverage: coverageSchema.nullable(),
       missingPolicy: policyKindSchema.nullable(),
       policyReviewOverdueSince: nullableString,
     }),

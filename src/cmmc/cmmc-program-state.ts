@@ -14,9 +14,9 @@ import type { Outbox } from '../mesh/mesh-outbox.ts';
 import type { StorageService } from '../storage/index.ts';
 import { REQUIREMENTS } from './cmmc-catalogue.ts';
 import { createCmmcAccess } from './cmmc-access.ts';
-import { c, cmmcRepo, parseJson, type ProfileRow } from './cmmc-repo.ts';
+import { c, cmmcRepo, parseJson, type DeviceAttestation, type ProfileRow } from './cmmc-repo.ts';
 import type { ScoreResponse } from './cmmc-program-schemas.ts';
-import { DEVICE_STALE_DAYS } from './cmmc-schemas.ts';
+import { attestationCurrent, DEVICE_STALE_DAYS } from './cmmc-schemas.ts';
 import { scoreAll, type Answer, type PolicyKind, type ScoringDevice } from './cmmc-scoring.ts';
 
 /** The signed-in user (the one tenant-wide Caller type). */
@@ -120,11 +120,23 @@ export function createProgramState(deps: ProgramDeps) {
 
   /**
    * Everything scoring needs, read in the caller's transaction (tenant or service role). Retired
-   * computers are left out.
+   * computers are left out of the score and listed apart (`retired`).
    */
   async function loadState(tx: Tx, p: ProfileRow) {
     const now = clock.now();
-    const runs = await cmmcRepo.latestRunsPerHost(tx, p.id);
+    const all = await cmmcRepo.latestRunsPerHost(tx, p.id, { includeRetired: true });
+    const runs = all.filter((r) => r.retired_at === null);
+    /** Computers out of scope, with why and when (the SPRS snapshot keeps them). */
+    const retired = all
+      .filter((r) => r.retired_at !== null)
+      .map((r) => ({
+        hostname: r.hostname,
+        os: r.os,
+        lastRunAt: iso(r.received_at),
+        retiredAt: iso(r.retired_at!),
+        retiredByEmail: r.retired_by_email,
+        reason: r.retired_note,
+      }));
     const devices: (ScoringDevice & { receivedAt: string })[] = runs.map((r) => ({
       hostname: r.hostname,
       os: r.os,
@@ -132,6 +144,10 @@ export function createProgramState(deps: ProgramDeps) {
       reasons: parseJson<Record<string, string>>(r.reasons, {}),
       pending: now.getTime() - new Date(r.received_at).getTime() > DEVICE_STALE_DAYS * DAY_MS,
       receivedAt: iso(r.received_at),
+    }));
+    const attestations = parseJson<DeviceAttestation[]>(p.device_attestations, []).map((a) => ({
+      ...a,
+      current: attestationCurrent(a, now),
     }));
     const answerRows = await c(tx)
       .selectFrom('compliance_control_attestations')
@@ -189,8 +205,15 @@ export function createProgramState(deps: ProgramDeps) {
       .where('deleted_at', 'is', null)
       .orderBy('created_at', 'desc')
       .execute();
-    const score = scoreAll({ devices, answers, approvedPolicies, overduePolicies });
-    return { devices, answerRows, answers, docs, evidence, score };
+    const score = scoreAll({
+      devices,
+      attestations,
+      declaredDevices: p.declared_device_count,
+      answers,
+      approvedPolicies,
+      overduePolicies,
+    });
+    return { devices, retired, attestations, answerRows, answers, docs, evidence, score };
   }
 
   const latestDevice = (devices: { receivedAt: string }[]) =>
@@ -216,6 +239,7 @@ export function createProgramState(deps: ProgramDeps) {
         count: st.devices.length,
         pending: st.devices.filter((d) => d.pending).length,
         latestRunAt: latestDevice(st.devices),
+        coverage: st.score.coverage,
       },
       lastConfirmation: handoff
         ? {

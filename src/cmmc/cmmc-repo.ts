@@ -37,6 +37,15 @@ export interface DeviceScriptInfo {
   version: string;
 }
 
+/** An owner or admin vouches for a computer that cannot send a device-check run. */
+export interface DeviceAttestation {
+  hostname: string;
+  statement: string;
+  at: string;
+  by: string;
+  byEmail: string;
+}
+
 /** Why a confirmed profile became not_compliant: its NOT MET requirements at that moment. */
 export interface StatusReason {
   at: string;
@@ -68,6 +77,10 @@ export interface ComplianceProfilesTable {
   device_token_issued_at: NullableTimestamp;
   device_token_issued_by: string | null;
   device_scripts: NullableJson<DeviceScriptInfo[]>;
+  /** The Scope's number of in-scope computers (migration 0036); null when not declared. */
+  declared_device_count: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Owner or admin attestations of computers that send no run (migration 0036). */
+  device_attestations: ColumnType<DeviceAttestation[], string | undefined, string>;
   created_by: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -270,6 +283,7 @@ export const cmmcRepo = {
       | 'device_token_issued_at'
       | 'device_token_issued_by'
       | 'device_scripts'
+      | 'device_attestations'
       | 'created_at'
       | 'updated_at'
       | 'created_by'
@@ -302,6 +316,15 @@ export const cmmcRepo = {
         device_scripts: JSON.stringify(v.scripts),
         updated_at: v.issuedAt,
       })
+      .where('id', '=', profileId)
+      .execute();
+  },
+
+  /** Replaces the profile's computer attestations (the caller holds the row lock). */
+  setDeviceAttestations(q: Q, profileId: string, list: DeviceAttestation[], now: Date) {
+    return c(q)
+      .updateTable('compliance_profiles')
+      .set({ device_attestations: JSON.stringify(list), updated_at: now })
       .where('id', '=', profileId)
       .execute();
   },

@@ -1,11 +1,15 @@
 // CMMC routes: the tenant's profile (Scope), device-check tokens and scripts, the device list, and
 // the two public routes: the script results receiver and the signing key.
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { SessionGuards } from '../server/plugins/session.ts';
 import {
+  attestDeviceBodySchema,
+  deviceAttestationSchema,
   deviceListSchema,
   deviceSchema,
+  withdrawAttestationBodySchema,
   retireBodySchema,
   unretireBodySchema,
   issuedTokenSchema,
@@ -113,8 +117,38 @@ export function registerCmmcRoutes(app: FastifyInstance, deps: { guards: Session
         caller(await guards.requireSession(req)),
         req.body.hostname,
         true,
-        req.body.note,
+        req.body.reason ?? req.body.note,
       ),
+  );
+
+  r.post(
+    `${base}/devices/attest`,
+    {
+      schema: {
+        tags,
+        summary:
+          'Attest a computer that cannot send a device-check run: it counts as covered for 30 days unless a current run decides; owner or admin, audited',
+        params: tenantParamsSchema,
+        body: attestDeviceBodySchema,
+        response: { 200: deviceAttestationSchema },
+      },
+    },
+    async (req) => cmmc.attestDevice(req.params.tenantId, caller(await guards.requireSession(req)), req.body),
+  );
+
+  r.post(
+    `${base}/devices/attest/withdraw`,
+    {
+      schema: {
+        tags,
+        summary: "Withdraw a computer's attestation; owner or admin, audited",
+        params: tenantParamsSchema,
+        body: withdrawAttestationBodySchema,
+        response: { 200: z.object({ withdrawn: z.literal(true) }) },
+      },
+    },
+    async (req) =>
+      cmmc.withdrawDeviceAttestation(req.params.tenantId, caller(await guards.requireSession(req)), req.body.hostname),
   );
 
   r.post(

@@ -7,6 +7,9 @@ import { checkIdsFor, reasonCodesOf, reasonInfo, UNKNOWN_REASONS, type DeviceOs 
 export const VERIFY_RUNS_PER_HOUR = 30;
 /** A device's latest run older than this counts as pending. */
 export const DEVICE_STALE_DAYS = 30;
+/** A computer attestation counts as long as a run does: recorded in the last DEVICE_STALE_DAYS days. */
+export const attestationCurrent = (a: { at: string }, now: Date): boolean =>
+  now.getTime() - Date.parse(a.at) <= DEVICE_STALE_DAYS * 86_400_000;
 export const VERIFY_BODY_LIMIT = 64 * 1024;
 
 export const cageCodeSchema = z
@@ -71,6 +74,12 @@ export const profileBodySchema = z
       .nullish()
       .transform((v) => (v ? v : null)),
     scopeDescription: optionalText(4000),
+    /** Computers that handle FCI: the denominator of device coverage. Omitted keeps the saved number. */
+    deviceCount: z
+      .int('A whole number of computers.')
+      .min(1, 'At least 1 computer.')
+      .max(10000, 'At most 10000 computers.')
+      .nullish(),
     biddingUsers: z
       .array(biddingUserSchema)
       .min(1, 'Name at least one person who bids or handles FCI.')
@@ -98,6 +107,8 @@ export const profileSchema = z.object({
   companyWebsite: z.string().nullable(),
   uei: z.string().nullable(),
   scopeDescription: z.string().nullable(),
+  /** The number of in-scope computers Scope declares; null when not declared yet. */
+  deviceCount: z.number().nullable(),
   biddingUsers: z.array(z.object({ name: z.string(), email: z.string(), role: z.string().nullable() })),
   mailPlatform: mailPlatformSchema,
   affirmingOfficial: z.object({ name: z.string(), title: z.string(), email: z.string() }),
@@ -257,8 +268,22 @@ export const deviceSchema = z.object({
 });
 export type DeviceDto = z.infer<typeof deviceSchema>;
 
+export const deviceAttestationSchema = z.object({
+  hostname: z.string(),
+  statement: z.string(),
+  at: z.string(),
+  byEmail: z.string(),
+  /** Recorded in the last DEVICE_STALE_DAYS days: it counts. */
+  current: z.boolean(),
+});
+export type DeviceAttestationDto = z.infer<typeof deviceAttestationSchema>;
+
 export const deviceListSchema = z.object({
   devices: z.array(deviceSchema),
+  /** Computers an owner or admin attested (no run, or a run gone stale), latest per computer. */
+  attestations: z.array(deviceAttestationSchema),
+  /** The Scope's number of in-scope computers (null: not declared). */
+  declaredDevices: z.number().nullable(),
   checks: z.array(
     z.object({
       id: z.string(),
@@ -274,18 +299,40 @@ export type DeviceListDto = z.infer<typeof deviceListSchema>;
 
 export const tenantParamsSchema = z.object({ tenantId: z.uuid() });
 
-/** POST .../cmmc/devices/retire and .../unretire: the computer by its hostname (case-insensitive). */
-export const retireBodySchema = z
+const hostnameField = z.string().trim().min(1, 'Required.').max(253, 'At most 253 characters.');
+const reasonField = z
+  .string()
+  .trim()
+  .max(500, 'At most 500 characters.')
+  .nullish()
+  .transform((v) => (v ? v : null));
+
+/**
+ * POST .../cmmc/devices/retire: the computer by its hostname (case-insensitive) and why it leaves
+ * scope. `note` is the reason's older name; a missing or blank reason is 400
+ * cmmc_retire_reason_required (the service says so, not the schema, so the code is stable).
+ */
+export const retireBodySchema = z.object({ hostname: hostnameField, reason: reasonField, note: reasonField }).strict();
+
+/** POST .../cmmc/devices/attest: an owner or admin vouches for a computer that sends no run. */
+export const attestDeviceBodySchema = z
   .object({
-    hostname: z.string().trim().min(1, 'Required.').max(253, 'At most 253 characters.'),
-    note: z
+    hostname: z
       .string()
       .trim()
-      .max(500, 'At most 500 characters.')
-      .nullish()
-      .transform((v) => (v ? v : null)),
+      .min(1, 'Required.')
+      .max(253, 'At most 253 characters.')
+      .regex(HOSTNAME_RE, HOSTNAME_MESSAGE),
+    statement: z
+      .string()
+      .trim()
+      .min(20, 'Say what was checked on this computer, how and by whom (at least 20 characters).')
+      .max(2000, 'At most 2000 characters.'),
   })
   .strict();
+export type AttestDeviceBody = z.infer<typeof attestDeviceBodySchema>;
+export const withdrawAttestationBodySchema = z.object({ hostname: hostnameField }).strict();
+
 export const unretireBodySchema = z
   .object({ hostname: z.string().trim().min(1, 'Required.').max(253, 'At most 253 characters.') })
   .strict();

@@ -372,4 +372,49 @@ describe('CMMC Level 1 scoring (no partial credit)', () => {
         for (const id of requiredChecks(r, os)) expect(id.startsWith(os === 'windows' ? 'win.' : 'mac.')).toBe(true);
     expect(requiredChecks(req('MP.L1-b.1.vii'), 'windows')).toEqual([]);
   });
+
+  describe('device coverage against the Scope', () => {
+    const deviceReqs = () =>
+      REQUIREMENTS.filter((r) => requiredChecks(r, 'windows').length + requiredChecks(r, 'macos').length > 0);
+    it('counts the Scope as the denominator: 2 of 3 is NOT MET with 1 unaccounted, 3 of 3 is MET', () => {
+      const short = scoreAll(full({ declaredDevices: 3 }));
+      expect(short.met).toBe(15 - deviceReqs().length);
+      for (const r of deviceReqs())
+        expect(scoreRequirement(r, full({ declaredDevices: 3 })).coverage).toEqual({
+          declared: 3,
+          covered: 2,
+          attested: 0,
+          known: 2,
+          unaccounted: 1,
+        });
+      expect(scoreAll(full({ declaredDevices: 3, devices: [win(), mac(), win({ hostname: 'PC-3' })] })).met).toBe(15);
+      // Not declared: one covered computer is enough, as before.
+      expect(scoreAll(full({ declaredDevices: null, devices: [win()] })).met).toBe(15);
+    });
+    it('an attestation covers a computer without a current run, never a failing one; a stale one is pending', () => {
+      expect(scoreAll(full({ declaredDevices: 3, attestations: [{ hostname: 'Shop PC', current: true }] })).met).toBe(
+        15,
+      );
+      const failing = win({ results: { ...allPass('windows'), 'win.firewall_enabled': 'fail' } });
+      const s = scoreAll(
+        full({ declaredDevices: 2, devices: [failing, mac()], attestations: [{ hostname: 'pc-1', current: true }] }),
+      );
+      expect(s.requirements.find((r) => r.requirementId === 'SC.L1-b.1.x')!.status).toBe('NOT_MET');
+      // A stale run with a current attestation: covered.
+      expect(
+        scoreAll(
+          full({
+            declaredDevices: 2,
+            devices: [win({ pending: true }), mac()],
+            attestations: [{ hostname: 'PC-1', current: true }],
+          }),
+        ).coverage,
+      ).toMatchObject({ covered: 2, attested: 1, unaccounted: 0 });
+      const stale = scoreRequirement(
+        req('SC.L1-b.1.x'),
+        full({ declaredDevices: 3, attestations: [{ hostname: 'Shop PC', current: false }] }),
+      );
+      expect(stale).toMatchObject({ status: 'NOT_MET', pendingDevices: ['Shop PC'] });
+    });
+  });
 });

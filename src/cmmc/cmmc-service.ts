@@ -6,7 +6,7 @@ import { sha256Hex } from '../lib/crypto.ts';
 import type { Kysely } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { DB } from '../db/schema.ts';
-import { type Caller, withService } from '../db/tenant.ts';
+import { type Caller, type Tx, withService } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError } from '../lib/errors.ts';
 import { randomToken } from '../lib/ids.ts';
@@ -14,10 +14,20 @@ import { DEVICE_CHECKS, reasonInfo, type DeviceCheckId, type DeviceOs } from './
 import { CMMC_ADMIN_ROLES, createCmmcAccess } from './cmmc-access.ts';
 import { cmmcErrors } from './cmmc-errors.ts';
 import { asOf, dayOf } from './cmmc-program-state.ts';
-import { cmmcRepo, parseJson, type DeviceScriptInfo, type ProfileRow, type RunRow } from './cmmc-repo.ts';
 import {
+  c,
+  cmmcRepo,
+  parseJson,
+  type DeviceAttestation,
+  type DeviceScriptInfo,
+  type ProfileRow,
+  type RunRow,
+} from './cmmc-repo.ts';
+import {
+  attestationCurrent,
   DEVICE_STALE_DAYS,
   VERIFY_RUNS_PER_HOUR,
+  type AttestDeviceBody,
   type DeviceDto,
   type DeviceListDto,
   type IssuedTokenDto,
@@ -41,6 +51,7 @@ import type { ScriptSigner } from './cmmc-signing.ts';
 export type { Caller };
 
 const HOUR_MS = 3_600_000;
+const MAX_ATTESTED_COMPUTERS = 1000;
 const TOKEN_PREFIX = 'rcd_';
 const TOKEN_RE = /^rcd_[A-Za-z0-9_-]{43}$/;
 const iso = (d: Date | string) => new Date(d).toISOString();
@@ -60,6 +71,7 @@ function toProfileDto(r: ProfileRow): ProfileDto {
     companyWebsite: r.company_website,
     uei: r.uei,
     scopeDescription: r.scope_description,
+    deviceCount: r.declared_device_count,
     biddingUsers: parseJson(r.bidding_users, []),
     mailPlatform: r.mail_platform,
     affirmingOfficial: {
@@ -148,6 +160,29 @@ export function createCmmcService(deps: {
     };
   }
 
+  const storedAttestations = (p: ProfileRow) => parseJson<DeviceAttestation[]>(p.device_attestations, []);
+  function deviceAttestations(p: ProfileRow, now: Date): DeviceListDto['attestations'] {
+    return storedAttestations(p)
+      .map((a) => ({
+        hostname: a.hostname,
+        statement: a.statement,
+        at: a.at,
+        byEmail: a.byEmail,
+        current: attestationCurrent(a, now),
+      }))
+      .sort((a, b) => a.hostname.localeCompare(b.hostname));
+  }
+  /** The profile row locked for a read-modify-write of its attestations. */
+  async function lockedProfile(tx: Tx, tenantId: string): Promise<ProfileRow> {
+    await requireProfile(tx, tenantId);
+    return c(tx)
+      .selectFrom('compliance_profiles')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+  }
+
   return {
     signingKey(): SigningKeyDto {
       return deps.signer().keyInfo();
@@ -182,6 +217,7 @@ export function createCmmcService(deps: {
               company_website: body.companyWebsite,
               uei: body.uei,
               scope_description: body.scopeDescription,
+              declared_device_count: body.deviceCount,
               bidding_users: JSON.stringify(
                 body.biddingUsers.map((u) => ({ name: u.name, email: u.email, role: u.role ?? null })),
               ),
@@ -206,6 +242,7 @@ export function createCmmcService(deps: {
                 cageCode: body.cageCode,
                 mailPlatform: body.mailPlatform,
                 biddingUsers: body.biddingUsers.length,
+                ...(body.deviceCount !== undefined ? { deviceCount: body.deviceCount } : {}),
               },
             },
             tx,
@@ -280,6 +317,8 @@ export function createCmmcService(deps: {
         const runs = await cmmcRepo.latestRunsPerHost(tx, p.id, { includeRetired: true });
         return {
           devices: runs.map((r) => toDevice(r, now)),
+          attestations: deviceAttestations(p, now),
+          declaredDevices: p.declared_device_count,
           checks: Object.values(DEVICE_CHECKS).map((c) => ({
             id: c.id,
             os: c.os,
@@ -293,8 +332,95 @@ export function createCmmcService(deps: {
     },
 
     /**
-     * Retires a computer (owner or admin): its latest run is marked, and scoring, exports and the
-     * staff dashboard leave it out. A later run from the same hostname counts again (it is a new,
+     * Records (or renews) an owner's or admin's attestation of a computer that cannot send a run:
+     * it covers that computer for DEVICE_STALE_DAYS days unless a current run decides (see
+     * cmmc-scoring.ts). One per computer, case-insensitive; the profile row is locked. Audited.
+     */
+    attestDevice(
+      tenantId: string,
+      caller: Caller,
+      body: AttestDeviceBody,
+    ): Promise<DeviceListDto['attestations'][number]> {
+      const now = clock.now();
+      return changed(
+        tenantId,
+        asMember(tenantId, caller, true, async (tx) => {
+          const p = await lockedProfile(tx, tenantId);
+          const entry: DeviceAttestation = {
+            hostname: body.hostname,
+            statement: body.statement,
+            at: now.toISOString(),
+            by: caller.userId,
+            byEmail: caller.email,
+          };
+          const key = body.hostname.toLowerCase();
+          const prior = storedAttestations(p).filter((a) => a.hostname.toLowerCase() !== key);
+          // The list lives on the profile row: bounded like the Scope's number of computers.
+          if (prior.length >= MAX_ATTESTED_COMPUTERS)
+            throw new AppError('validation_failed', 'Too many attested computers.', {
+              details: [
+                {
+                  path: 'body.hostname',
+                  message: `At most ${MAX_ATTESTED_COMPUTERS} computers can be attested; withdraw those no longer in scope.`,
+                },
+              ],
+            });
+          await cmmcRepo.setDeviceAttestations(tx, p.id, [...prior, entry], now);
+          await audit.record(
+            {
+              tenantId,
+              actorUserId: caller.userId,
+              actorEmail: caller.email,
+              action: 'cmmc.device_attested',
+              targetType: 'compliance_profile',
+              targetId: p.id,
+              details: { hostname: body.hostname, statement: body.statement },
+            },
+            tx,
+          );
+          return {
+            hostname: entry.hostname,
+            statement: entry.statement,
+            at: entry.at,
+            byEmail: entry.byEmail,
+            current: true,
+          };
+        }),
+      );
+    },
+
+    /** Withdraws a computer's attestation (owner or admin; 404 when there is none). Audited. */
+    withdrawDeviceAttestation(tenantId: string, caller: Caller, hostname: string): Promise<{ withdrawn: true }> {
+      const now = clock.now();
+      return changed(
+        tenantId,
+        asMember(tenantId, caller, true, async (tx) => {
+          const p = await lockedProfile(tx, tenantId);
+          const all = storedAttestations(p);
+          const rest = all.filter((a) => a.hostname.toLowerCase() !== hostname.toLowerCase());
+          if (rest.length === all.length) throw cmmcErrors.attestationNotFound(hostname);
+          await cmmcRepo.setDeviceAttestations(tx, p.id, rest, now);
+          await audit.record(
+            {
+              tenantId,
+              actorUserId: caller.userId,
+              actorEmail: caller.email,
+              action: 'cmmc.device_attestation_withdrawn',
+              targetType: 'compliance_profile',
+              targetId: p.id,
+              details: { hostname },
+            },
+            tx,
+          );
+          return { withdrawn: true as const };
+        }),
+      );
+    },
+
+    /**
+     * Retires a computer (owner or admin) for a stated reason (400 cmmc_retire_reason_required
+     * without one): its latest run is marked, and scoring, exports and the staff dashboard leave it
+     * out; the SPRS snapshot lists it with the reason. A later run from the same hostname counts again (it is a new,
      * unmarked row); unretire clears the mark. Audited.
      */
     setDeviceRetired(
@@ -308,6 +434,7 @@ export function createCmmcService(deps: {
       return changed(
         tenantId,
         asMember(tenantId, caller, true, async (tx) => {
+          if (retire && !note?.trim()) throw cmmcErrors.retireReasonRequired();
           const p = await requireProfile(tx, tenantId);
           const latest = (await cmmcRepo.latestRunsPerHost(tx, p.id, { includeRetired: true })).find(
             (r) => r.hostname.toLowerCase() === hostname.toLowerCase(),
@@ -332,7 +459,7 @@ export function createCmmcService(deps: {
                 hostname: latest.hostname,
                 os: latest.os,
                 lastRunAt: iso(latest.received_at),
-                ...(retire && note ? { note } : {}),
+                ...(retire ? { reason: note } : {}),
               },
             },
             tx,

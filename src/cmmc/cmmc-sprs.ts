@@ -142,6 +142,16 @@ export function createCmmcSprs(deps: ProgramDeps, state: ProgramState, events: C
           farClause: FAR_CLAUSE,
           requirements: st.score.requirements,
           devices: st.devices,
+          // The denominator and how it was met, and every computer taken out of scope with why and when.
+          deviceCoverage: st.score.coverage,
+          computerAttestations: st.attestations.map(({ hostname, statement, at, byEmail, current }) => ({
+            hostname,
+            statement,
+            at,
+            byEmail,
+            current,
+          })),
+          retiredComputers: st.retired,
           attestations: st.answerRows.map((a) => ({
             itemId: a.item_id,
             answer: a.answer,

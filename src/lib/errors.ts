@@ -144,6 +144,7 @@ export const ERROR_STATUS = {
   cmmc_handoff_expired: 410,
   cmmc_device_not_found: 404,
   cmmc_device_retire_conflict: 409,
+  cmmc_retire_reason_required: 400,
   cmmc_not_affirming_official: 403,
   cmmc_cage_code_invalid: 409,
   cmmc_policy_not_approved: 409,

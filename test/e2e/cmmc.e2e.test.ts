@@ -86,6 +86,7 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await page.getByLabel("Official's title").fill('President');
     await page.getByLabel("Official's e-mail").fill(ALICE);
     await page.getByLabel('Assessment scope').fill('Office network, 2 laptops, Microsoft 365 tenant');
+    await page.getByLabel('Computers that handle FCI').fill('2');
     await page.getByRole('button', { name: 'Save scope' }).click();
     // The message names the code and its likely correction (I and O are never used).
     await page
@@ -235,9 +236,18 @@ describeBrowser('CMMC Level 1 in the browser', () => {
         if (attempt === 3) throw new Error('the Retire dialog did not open after three clicks');
       }
     };
+    // Coverage against the 2 computers Scope declares: the stale one is named as what is missing.
+    const coverage = page.getByTestId('device-coverage');
+    await coverage.getByText('1 of 2 computers covered').waitFor();
+    await coverage.getByText('Old Laptop (2)', { exact: false }).waitFor();
     await openRetire();
-    await dialog.getByLabel('Why (optional)').fill('Replaced by FRONT-DESK-01');
-    await dialog.getByRole('button', { name: 'Retire', exact: true }).click();
+    // A computer leaves scope only with a reason: Retire stays disabled until one is given.
+    const confirmRetire = dialog.getByRole('button', { name: 'Retire', exact: true });
+    expect(await confirmRetire.isDisabled()).toBe(true);
+    await dialog.getByLabel('Reason').fill('   ');
+    expect(await confirmRetire.isDisabled()).toBe(true);
+    await dialog.getByLabel('Reason').fill('Replaced by FRONT-DESK-01');
+    await confirmRetire.click();
     await dialog.waitFor({ state: 'hidden' });
     await old.getByText('Retired', { exact: true }).waitFor();
     await old.getByText('Replaced by FRONT-DESK-01', { exact: false }).waitFor();
@@ -245,9 +255,21 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     await old.getByRole('button', { name: 'Un-retire Old Laptop (2)' }).click();
     await old.getByText('Pending: last run over 30 days ago').waitFor();
     await openRetire();
+    await dialog.getByLabel('Reason').fill('Sold, disk wiped');
     await dialog.getByRole('button', { name: 'Retire', exact: true }).click();
     await dialog.waitFor({ state: 'hidden' });
     await old.getByText('Retired', { exact: true }).waitFor();
+    // Retired and not replaced: Scope's second computer is missing until it is covered; the
+    // warehouse laptop cannot run the script, so the owner attests it.
+    await coverage.getByText('1 computer in Scope sent no results and has no attestation', { exact: false }).waitFor();
+    const attestForm = page.getByRole('form', { name: 'Attest a computer' });
+    await attestForm.getByLabel('Computer name').fill('Warehouse laptop');
+    await attestForm
+      .getByLabel('What was checked, how and by whom')
+      .fill('Alice checked Defender, firewall and updates by hand on this laptop today.');
+    await attestForm.getByRole('button', { name: 'Attest this computer' }).click();
+    await page.getByTestId('attestation-Warehouse laptop').waitFor();
+    await coverage.getByText('2 of 2 computers covered').waitFor();
     // The language-model explainer (docs/llm.md) sits under the results.
     await page.getByRole('form', { name: 'Explain device-check results' }).waitFor();
     // And the evidence review has its own tab.
@@ -515,6 +537,7 @@ describeBrowser('CMMC Level 1 in the browser', () => {
     // (The alert is labelled by its title, so the field is found by its role.)
     await buyer.getByRole('textbox', { name: /^CAGE code/ }).fill('7HX70');
     await buyer.getByLabel('Further CAGE codes in scope').fill('9ZZ19');
+    await buyer.getByLabel('Computers that handle FCI').fill('3');
     await buyer.getByRole('button', { name: 'Save scope' }).click();
     await buyer.getByText('Scope saved.').waitFor();
     await invalid.waitFor({ state: 'detached' });

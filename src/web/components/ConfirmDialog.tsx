@@ -9,6 +9,8 @@ interface ConfirmDialogProps {
   cancelLabel?: string;
   danger?: boolean;
   loading?: boolean;
+  /** The confirm button stays disabled until the dialog's form is complete (e.g. a required reason). */
+  confirmDisabled?: boolean;
   onConfirm: () => void;
   onClose: () => void;
 }
@@ -22,6 +24,7 @@ export function ConfirmDialog({
   cancelLabel = 'Cancel',
   danger,
   loading,
+  confirmDisabled,
   onConfirm,
   onClose,
 }: ConfirmDialogProps) {
@@ -35,7 +38,7 @@ export function ConfirmDialog({
           <Button variant="default" onClick={onClose} data-autofocus>
             {cancelLabel}
           </Button>
-          <Button color={danger ? 'red' : undefined} loading={loading} onClick={onConfirm}>
+          <Button color={danger ? 'red' : undefined} loading={loading} disabled={confirmDisabled} onClick={onConfirm}>
             {confirmLabel}
           </Button>
         </Group>

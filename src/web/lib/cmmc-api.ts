@@ -3,6 +3,7 @@
 // Types come from the server's zod schemas (type-only imports: nothing of zod enters the bundle).
 import { queryOptions } from '@tanstack/react-query';
 import type {
+  DeviceAttestationDto,
   DeviceDto,
   DeviceListDto,
   IssuedTokenDto,
@@ -16,7 +17,16 @@ import { ed25519Verify } from './ed25519.ts';
 import { ME_KEY, queryClient } from './query-client.ts';
 import type { Me } from './types.ts';
 
-export type { DeviceDto, DeviceListDto, IssuedTokenDto, ProfileBody, ProfileDto, ProfileResponse, SigningKeyDto };
+export type {
+  DeviceAttestationDto,
+  DeviceDto,
+  DeviceListDto,
+  IssuedTokenDto,
+  ProfileBody,
+  ProfileDto,
+  ProfileResponse,
+  SigningKeyDto,
+};
 export type IssuedScript = IssuedTokenDto['scripts'][number];
 
 export const cmmcKeys = {
@@ -54,9 +64,19 @@ export function issueDeviceToken(tenantId: string) {
   return api<IssuedTokenDto>(`${base(tenantId)}/device-token`, { method: 'POST' });
 }
 
-/** Retires a computer (replaced or gone): scoring leaves it out until it sends a new run. */
-export function retireDevice(tenantId: string, hostname: string, note: string | null) {
-  return api<DeviceDto>(`${base(tenantId)}/devices/retire`, { method: 'POST', body: { hostname, note } });
+/** Retires a computer (replaced or gone) for a stated reason: scoring leaves it out until it sends a new run. */
+export function retireDevice(tenantId: string, hostname: string, reason: string) {
+  return api<DeviceDto>(`${base(tenantId)}/devices/retire`, { method: 'POST', body: { hostname, reason } });
+}
+/** Attests a computer that cannot send a run (owner or admin): it counts as covered for 30 days. */
+export function attestDevice(tenantId: string, hostname: string, statement: string) {
+  return api<DeviceAttestationDto>(`${base(tenantId)}/devices/attest`, {
+    method: 'POST',
+    body: { hostname, statement },
+  });
+}
+export function withdrawDeviceAttestation(tenantId: string, hostname: string) {
+  return api<{ withdrawn: true }>(`${base(tenantId)}/devices/attest/withdraw`, { method: 'POST', body: { hostname } });
 }
 /** Un-retires a computer: its latest run counts again. */
 export function unretireDevice(tenantId: string, hostname: string) {

@@ -44,6 +44,8 @@ interface Values {
   companyWebsite: string;
   uei: string;
   scopeDescription: string;
+  /** Computers that handle FCI (the denominator of device coverage); '' when not declared. */
+  deviceCount: string;
   mailPlatform: 'm365' | 'google' | '';
   officialName: string;
   officialTitle: string;
@@ -64,6 +66,7 @@ function initial(data: ProfileResponse, tenantId: string): Values {
     companyWebsite: p?.companyWebsite ?? '',
     uei: p?.uei ?? '',
     scopeDescription: p?.scopeDescription ?? '',
+    deviceCount: p?.deviceCount ? String(p.deviceCount) : '',
     mailPlatform: p?.mailPlatform ?? '',
     officialName: p?.affirmingOfficial.name ?? '',
     officialTitle: p?.affirmingOfficial.title ?? '',
@@ -96,6 +99,8 @@ function validate(v: Values): Record<string, string> {
       .join(' ');
   if (!v.companyName.trim()) e['body.companyName'] = 'Required.';
   if (!v.mailPlatform) e['body.mailPlatform'] = 'Choose the mail platform.';
+  if (!/^\d{1,5}$/.test(v.deviceCount.trim()) || Number(v.deviceCount) < 1 || Number(v.deviceCount) > 10000)
+    e['body.deviceCount'] = 'How many computers handle FCI: a whole number from 1 to 10000.';
   if (!v.officialName.trim()) e['body.affirmingOfficial.name'] = 'Required.';
   if (!v.officialTitle.trim()) e['body.affirmingOfficial.title'] = 'Required.';
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.officialEmail.trim()))
@@ -119,6 +124,7 @@ function toBody(v: Values): ProfileBody {
     companyWebsite: v.companyWebsite.trim() || null,
     uei: v.uei.trim().toUpperCase() || null,
     scopeDescription: v.scopeDescription.trim() || null,
+    deviceCount: Number(v.deviceCount.trim()),
     mailPlatform: v.mailPlatform as 'm365' | 'google',
     affirmingOfficial: { name: v.officialName.trim(), title: v.officialTitle.trim(), email: v.officialEmail.trim() },
     biddingUsers: v.biddingUsers.map((u) => ({
@@ -335,6 +341,17 @@ export function ScopeTab({
               value={values.scopeDescription}
               onChange={(e) => set('scopeDescription', e.currentTarget.value)}
               error={err('body.scopeDescription')}
+            />
+            <TextInput
+              mt="sm"
+              label="Computers that handle FCI"
+              description="Every desktop and laptop in scope. Device requirements are met only when each of them sends a passing device check (or, if it cannot run the script, an owner or admin attests it)."
+              inputMode="numeric"
+              required
+              w={{ base: '100%', sm: 320 }}
+              value={values.deviceCount}
+              onChange={(e) => set('deviceCount', e.currentTarget.value)}
+              error={err('body.deviceCount')}
             />
           </Fieldset>
 

@@ -72,6 +72,10 @@ function Reasons({ r }: { r: ScoreDto['requirements'][number] }) {
         : `${f.hostname}: ${f.checkId} is ${f.result}${f.reason && UNSETTLED_REASON[f.reason] ? ` (${UNSETTLED_REASON[f.reason]}; see the Device check tab)` : ''}`,
     );
   if (r.pendingDevices.length) items.push(`Device check older than 30 days (pending): ${r.pendingDevices.join(', ')}`);
+  if (r.coverage && r.coverage.unaccounted > 0)
+    items.push(
+      `${r.coverage.covered} of ${r.coverage.declared} computers covered: ${r.coverage.unaccounted} in Scope sent no device check and have no attestation.`,
+    );
   if (r.missingPolicy)
     items.push(
       r.policyReviewOverdueSince
