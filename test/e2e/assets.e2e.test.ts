@@ -264,7 +264,8 @@ describeBrowser('assets in the browser', () => {
     await createAndSignIn(e2e.server, staff, { email: uniqueEmail('root-lab', STAFF_DOMAIN), role: 'super_admin' });
     await staff.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Local Lab'));
     await staff.getByRole('button', { name: 'Create tenant' }).click();
-    await expect.poll(() => staff.url()).toMatch(/\/assets$/);
+    await expect.poll(() => staff.url()).toMatch(/\/home$/);
+    await staff.goto('/assets');
     await addAsset(staff, { kind: 'Host', target: '127.0.0.1' });
     await staff.getByRole('heading', { level: 1, name: '127.0.0.1' }).waitFor();
     await staff.getByRole('button', { name: 'Bypass verification' }).click();
