@@ -56,7 +56,8 @@ describeBrowser('assets in the browser', () => {
     await owner.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Asset Co'));
     await owner.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => owner.url()).toMatch(/\/home$/);
-    await owner.goto('/assets');
+    // The nav shows once the new tenant is the active one (the URL may read /home before).
+    await owner.getByRole('link', { name: 'Assets', exact: true }).first().click();
     await owner.getByText('No assets yet').waitFor();
     await owner.getByLabel('Search assets', { exact: true }).waitFor();
   });
@@ -217,7 +218,8 @@ describeBrowser('assets in the browser', () => {
     await staff.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Staff Lab'));
     await staff.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => staff.url()).toMatch(/\/home$/);
-    await staff.goto('/assets');
+    // The nav shows once the new tenant is the active one (the URL may read /home before).
+    await staff.getByRole('link', { name: 'Assets', exact: true }).first().click();
     await addAsset(staff, { kind: 'Host', target: '198.51.100.7' });
     await staff.getByRole('heading', { level: 1, name: '198.51.100.7' }).waitFor();
 

@@ -71,7 +71,7 @@ describeBrowser('findings in the browser', () => {
     await owner.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Findings Co'));
     await owner.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => owner.url(), POLL).toMatch(/\/home$/);
-    await owner.goto('/findings');
+    await owner.getByRole('link', { name: 'Findings', exact: true }).first().click();
     await owner.getByText('No open findings').waitFor();
 
     // A scan of a registered asset reports five findings (the scans API is another module's).

@@ -36,7 +36,8 @@ describeBrowser('import results in the browser', () => {
     await page.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Import Co'));
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.url()).toMatch(/\/home$/);
-    await page.goto('/assets');
+    // The nav shows once the new tenant is the active one (the URL may read /home before).
+    await page.getByRole('link', { name: 'Assets', exact: true }).first().click();
     // The list must have loaded (its empty state is shown) before the page's buttons work.
     await page.getByText('No assets yet').waitFor();
     await page.getByRole('button', { name: 'Add asset', exact: true }).click();

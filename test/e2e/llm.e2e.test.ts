@@ -76,7 +76,8 @@ describeBrowser('language-model helpers in the browser', () => {
     await page.getByLabel('Tenant name', { exact: true }).fill(`Explain Co ${Math.random().toString(36).slice(2, 8)}`);
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => page.url()).toMatch(/\/home$/);
-    await page.goto('/assets');
+    // The nav shows once the new tenant is the active one (the URL may read /home before).
+    await page.getByRole('link', { name: 'Assets', exact: true }).first().click();
     await page.getByText('No assets yet').waitFor();
 
     await page.getByRole('link', { name: 'Explain a result file', exact: true }).click();
