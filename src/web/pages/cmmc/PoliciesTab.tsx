@@ -251,7 +251,9 @@ export function PoliciesTab({ tenantId }: { tenantId: string }) {
     <Stack gap="md">
       <Paper withBorder p="lg" radius="md">
         <Stack gap="sm">
-          <Title order={3}>Level 1 policy set</Title>
+          <Title order={2} size="h3">
+            Level 1 policy set
+          </Title>
           <Text size="sm">
             Rampart writes the policies from your Scope answers (company, CAGE codes, people, mail platform, Affirming
             Official). Read them, change your practice where they do not match, then approve them with their effective

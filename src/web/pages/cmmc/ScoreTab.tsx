@@ -130,7 +130,9 @@ function SprsForm({ tenantId, profile, score }: { tenantId: string; profile: Pro
   return (
     <Paper withBorder p="lg" radius="md" data-testid="sprs-form">
       <Stack gap="sm">
-        <Title order={3}>Confirm your SPRS entry</Title>
+        <Title order={2} size="h3">
+          Confirm your SPRS entry
+        </Title>
         <Text size="sm">
           Rampart does not file for you. You, the Affirming Official ({profile.affirmingOfficial.name},{' '}
           {profile.affirmingOfficial.title}), enter the Level 1 self-assessment in SPRS (PIEE, &ldquo;SPRS Cyber Vendor
