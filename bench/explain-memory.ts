@@ -13,7 +13,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EXPLAIN_MAX_BYTES } from '../src/llm/llm-service.ts';
 import { sarifOfSize } from '../test/fixtures/large-reports.ts';
-import { createBenchDatabase, freePort, median, msUntilHealthy, round, serverNodeFlags, spawnServer } from './lib.ts';
+import {
+  createBenchDatabase,
+  createTenantOverHttp,
+  freePort,
+  median,
+  msUntilHealthy,
+  round,
+  serverNodeFlags,
+  signUpOverHttp,
+  spawnServer,
+} from './lib.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const DB = process.env.BENCH_DB ?? 'pglite';
@@ -43,28 +53,13 @@ async function main(): Promise<void> {
   const pid = server.child.pid!;
   try {
     await msUntilHealthy(port, performance.now(), 120_000);
-    const up = await fetch(`${base}/api/auth/sign-up/email`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', origin: base },
-      body: JSON.stringify({
-        email: `bench-${Date.now()}@example.test`,
-        name: 'Bench',
-        password: 'bench password 123',
-      }),
+    const session = await signUpOverHttp(base, {
+      email: `bench-${Date.now()}@example.test`,
+      name: 'Bench',
+      password: 'bench password 123',
     });
-    if (up.status !== 200) throw new Error(`sign-up: ${up.status}`);
-    const cookie = up.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const me = (await (await fetch(`${base}/api/v1/me`, { headers: { cookie } })).json()) as { csrfToken: string };
-    const headers = { origin: base, cookie, 'x-csrf-token': me.csrfToken };
-    const org = await fetch(`${base}/api/auth/organization/create`, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Bench Co', slug: `bench-co-${Date.now()}` }),
-    });
-    const tenantId = ((await org.json()) as { id: string }).id;
+    const { headers } = session;
+    const tenantId = await createTenantOverHttp(base, session, 'Bench Co');
     const data = sarifOfSize(EXPLAIN_MAX_BYTES - 1024);
     const file = new Blob([data]);
     const explain = async () => {

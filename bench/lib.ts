@@ -156,3 +156,41 @@ export function cpuPerCall(
   }
   return byName;
 }
+
+/** A browser-like session over HTTP: the cookie and the headers a state-changing call needs. */
+export interface HttpSession {
+  cookie: string;
+  /** origin, cookie and x-csrf-token */
+  headers: Record<string, string>;
+  me: { csrfToken: string; user: { emailVerified: boolean } };
+}
+
+/** Signs a new user up through the auth API, as the web app does. */
+export async function signUpOverHttp(
+  base: string,
+  user: { email: string; name: string; password: string },
+): Promise<HttpSession> {
+  const up = await fetch(`${base}/api/auth/sign-up/email`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: base },
+    body: JSON.stringify(user),
+  });
+  if (up.status !== 200) throw new Error(`sign-up: ${up.status} ${await up.text()}`);
+  const cookie = up.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const me = (await (await fetch(`${base}/api/v1/me`, { headers: { cookie } })).json()) as HttpSession['me'];
+  return { cookie, me, headers: { origin: base, cookie, 'x-csrf-token': me.csrfToken } };
+}
+
+/** Creates a tenant (organization) for the session's user; returns its id. */
+export async function createTenantOverHttp(base: string, s: HttpSession, name: string): Promise<string> {
+  const res = await fetch(`${base}/api/auth/organization/create`, {
+    method: 'POST',
+    headers: { ...s.headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, slug: `${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${Date.now()}` }),
+  });
+  if (!res.ok) throw new Error(`create tenant: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { id: string }).id;
+}

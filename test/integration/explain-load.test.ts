@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createTenantOverHttp, signUpOverHttp } from '../../bench/lib.ts';
 import { EXPLAIN_MAX_BYTES } from '../../src/llm/llm-service.ts';
 import { sarifOfSize } from '../fixtures/large-reports.ts';
 
@@ -72,29 +73,14 @@ describe('explainer under file load (server process, npm start flags)', () => {
     for (let i = 0; i < 600 && !(await healthy(base)); i++) await new Promise((r) => setTimeout(r, 100));
     expect(await healthy(base), stderr).toBe(true);
 
-    const email = `new-${Date.now()}@example.test`;
-    const up = await fetch(`${base}/api/auth/sign-up/email`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', origin: base },
-      body: JSON.stringify({ email, name: 'New', password: 'new user password 123' }),
+    const session = await signUpOverHttp(base, {
+      email: `new-${Date.now()}@example.test`,
+      name: 'New',
+      password: 'new user password 123',
     });
-    expect(up.status).toBe(200);
-    const cookie = up.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const me = (await (await fetch(`${base}/api/v1/me`, { headers: { cookie } })).json()) as {
-      csrfToken: string;
-      user: { emailVerified: boolean };
-    };
-    expect(me.user.emailVerified).toBe(false);
-    const headers = { origin: base, cookie, 'x-csrf-token': me.csrfToken };
-    const org = await fetch(`${base}/api/auth/organization/create`, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'New Co', slug: `new-co-${Date.now()}` }),
-    });
-    const tenantId = ((await org.json()) as { id: string }).id;
+    expect(session.me.user.emailVerified).toBe(false);
+    const { headers } = session;
+    const tenantId = await createTenantOverHttp(base, session, 'New Co');
 
     // Six files just under the limit, every result a rule of its own.
     const file = new Blob([sarifOfSize(EXPLAIN_MAX_BYTES - 1024)]);

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createTenantOverHttp, signUpOverHttp } from '../../bench/lib.ts';
 import { loadConfig } from '../../src/lib/config.ts';
 import { writeSarifFile } from '../fixtures/large-reports.ts';
 
@@ -121,25 +122,13 @@ describe('import under file load (server process, npm start flags)', () => {
     for (let i = 0; i < 600 && !(await answers(`${base}/healthz`)); i++) await new Promise((r) => setTimeout(r, 100));
     expect(await answers(`${base}/healthz`), stderr).toBe(true);
 
-    const email = `importer-${Date.now()}@example.test`;
-    const up = await fetch(`${base}/api/auth/sign-up/email`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', origin: base },
-      body: JSON.stringify({ email, name: 'Importer', password: 'importer password 123' }),
+    const session = await signUpOverHttp(base, {
+      email: `importer-${Date.now()}@example.test`,
+      name: 'Importer',
+      password: 'importer password 123',
     });
-    expect(up.status).toBe(200);
-    const cookie = up.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const me = (await (await fetch(`${base}/api/v1/me`, { headers: { cookie } })).json()) as { csrfToken: string };
-    const headers = { origin: base, cookie, 'x-csrf-token': me.csrfToken };
-    const org = await fetch(`${base}/api/auth/organization/create`, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Import Co', slug: `import-co-${Date.now()}` }),
-    });
-    const tenantId = ((await org.json()) as { id: string }).id;
+    const { cookie, headers } = session;
+    const tenantId = await createTenantOverHttp(base, session, 'Import Co');
     const tenant = `${base}/api/v1/tenants/${tenantId}`;
     const created = await fetch(`${tenant}/assets`, {
       method: 'POST',
