@@ -56,13 +56,13 @@ export function createMailbox(deps: { db: Kysely<DB>; clock: Clock; keep?: numbe
   const base = (tx: Kysely<DB>) =>
     tx
       .selectFrom('dev_mailbox as m')
-      .leftJoin('organization as o', 'o.id', 'm.tenant_id')
+      .leftJoin('organization as o', 'o.id', 'm.about_tenant_id')
       .select([
         'm.id',
         'm.created_at',
         'm.to_address',
         'm.subject',
-        'm.tenant_id',
+        'm.about_tenant_id',
         'o.name as tenant_name',
         sql<boolean>`m.link is not null`.as('has_link'),
       ]);
@@ -71,7 +71,7 @@ export function createMailbox(deps: { db: Kysely<DB>; clock: Clock; keep?: numbe
     created_at: Date;
     to_address: string;
     subject: string;
-    tenant_id: string | null;
+    about_tenant_id: string | null;
     tenant_name: string | null;
     has_link: boolean;
   };
@@ -80,7 +80,7 @@ export function createMailbox(deps: { db: Kysely<DB>; clock: Clock; keep?: numbe
     createdAt: new Date(r.created_at).toISOString(),
     to: r.to_address,
     subject: r.subject,
-    tenantId: r.tenant_id,
+    tenantId: r.about_tenant_id,
     tenantName: r.tenant_name,
     hasLink: r.has_link,
   });
@@ -98,7 +98,7 @@ export function createMailbox(deps: { db: Kysely<DB>; clock: Clock; keep?: numbe
             text_body: cut(m.text, 100_000),
             html_body: m.html === undefined ? null : cut(m.html, 200_000),
             link: m.link === undefined || m.link.length > 4000 ? null : m.link,
-            tenant_id: m.tenantId ?? null,
+            about_tenant_id: m.tenantId ?? null,
           })
           .execute();
         await sql`delete from dev_mailbox

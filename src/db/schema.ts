@@ -636,7 +636,8 @@ export interface DevMailboxTable {
   text_body: string;
   html_body: string | null;
   link: string | null;
-  tenant_id: string | null;
+  /** The tenant a mail was about (not tenancy: installation data, service role only). */
+  about_tenant_id: string | null;
 }
 
 export interface DB {
