@@ -243,8 +243,13 @@ describe('the tick hook', () => {
 
     now = new Date('2031-02-01T00:15:30Z');
     const [a, b] = await Promise.all([tick(), tick({ 'x-cron-secret': CRON_SECRET })]);
-    const results = [...(a.json() as Tick).results, ...(b.json() as Tick).results];
-    expect((a.json() as Tick).dispatched + (b.json() as Tick).dispatched).toBe(6);
+    // On PostgreSQL the test files share one database: other files' schedules may be due at this
+    // clock too, so only this tenant's are counted.
+    const mine = new Set([...schedules.map((x) => x.id), notDue.id]);
+    const results = [...(a.json() as Tick).results, ...(b.json() as Tick).results].filter((r) =>
+      mine.has(r.scheduleId),
+    );
+    expect(results).toHaveLength(6);
     expect(results.map((r) => r.scheduleId).sort()).toEqual(schedules.map((x) => x.id).sort());
     expect(results.every((r) => r.scanId && !r.error)).toBe(true);
     // Once, in the database too; chunked definitions are queued chunked.
