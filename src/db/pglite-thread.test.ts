@@ -4,6 +4,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Kysely, PGliteDialect, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ThreadedPGlite } from './pglite-thread.ts';
 
@@ -117,5 +118,18 @@ describe('embedded database thread', () => {
     }
     expect(db.closed).toBe(true);
     await expect(db.query('select 1')).rejects.toThrow(/closed/);
+    // A transaction asked for after close (a shutdown during start-up) fails like a query: its
+    // callback still runs, every query refused, so Kysely's driver neither waits forever nor
+    // leaves a rejection unhandled.
+    let ran = false;
+    await expect(
+      db.transaction(async (tx) => {
+        ran = true;
+        await tx.query('select 1');
+      }),
+    ).rejects.toThrow(/closed/);
+    expect(ran).toBe(true);
+    const kysely = new Kysely<Record<string, never>>({ dialect: new PGliteDialect({ pglite: db as never }) });
+    await expect(kysely.transaction().execute((trx) => sql`select 1`.execute(trx))).rejects.toThrow(/closed/);
   });
 });

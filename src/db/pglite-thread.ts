@@ -183,7 +183,15 @@ export class ThreadedPGlite implements Queryable {
 
   /** Kysely's driver runs a transaction through this: BEGIN, the callback's queries, COMMIT or ROLLBACK. */
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    await this.query('begin');
+    try {
+      await this.query('begin');
+    } catch (e) {
+      // Kysely's driver learns that the transaction began only inside `fn`, and handles this
+      // promise's rejection only at its commit or rollback: a failed BEGIN (the database closed by
+      // a shutdown, say) must still run `fn`, every query failing with the same error, or the
+      // caller waits forever and the process dies of an unhandled rejection.
+      return fn({ query: () => Promise.reject(e) });
+    }
     let out: T;
     try {
       out = await fn({ query: (sql, params) => this.query(sql, params) });
