@@ -137,37 +137,39 @@ function noisePng(bytes: number, seed: number): Buffer {
   return encodeGreyscalePng(width, height, rows, 1);
 }
 
+/** The vocabulary of the generated policy text (CMMC words and fillers). */
+const POLICY_WORDS = [
+  'access',
+  'control',
+  'policy',
+  'authorized',
+  'users',
+  'password',
+  'multi-factor',
+  'firewall',
+  'boundary',
+  'visitor',
+  'escort',
+  'media',
+  'sanitize',
+  'patch',
+  'malware',
+  'scan',
+  'the',
+  'and',
+  'every',
+  'within',
+  'days',
+  'review',
+];
+
 /**
  * A policy PDF of about `bytes`: 60 full pages of text (60 lines of ~90 characters, ~320 000
  * characters in all, under the 400 000 read per file) and a figure making up the rest of the size.
  */
 async function policyPdf(n: number, bytes: number): Promise<Buffer> {
-  const words = [
-    'access',
-    'control',
-    'policy',
-    'authorized',
-    'users',
-    'password',
-    'multi-factor',
-    'firewall',
-    'boundary',
-    'visitor',
-    'escort',
-    'media',
-    'sanitize',
-    'patch',
-    'malware',
-    'scan',
-    'the',
-    'and',
-    'every',
-    'within',
-    'days',
-    'review',
-  ];
   const line = (p: number, l: number) =>
-    Array.from({ length: 13 }, (_, k) => words[(n * 7 + p * 13 + l * 5 + k) % words.length]).join(' ');
+    Array.from({ length: 13 }, (_, k) => POLICY_WORDS[(n * 7 + p * 13 + l * 5 + k) % POLICY_WORDS.length]).join(' ');
   const build = async (imageBytes: number) => {
     const doc = await PDFDocument.create();
     const font = await doc.embedFont(StandardFonts.Helvetica);
@@ -232,30 +234,6 @@ async function extraction() {
  * `charsPerPage` characters, so that the file holds just under charsPerFile characters.
  */
 async function cappedPdf(n: number, pages: number, charsPerPage: number): Promise<Buffer> {
-  const words = [
-    'access',
-    'control',
-    'policy',
-    'authorized',
-    'users',
-    'password',
-    'multi-factor',
-    'firewall',
-    'boundary',
-    'visitor',
-    'escort',
-    'media',
-    'sanitize',
-    'patch',
-    'malware',
-    'scan',
-    'the',
-    'and',
-    'every',
-    'within',
-    'days',
-    'review',
-  ];
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.Helvetica);
   const lineChars = 95;
@@ -264,7 +242,8 @@ async function cappedPdf(n: number, pages: number, charsPerPage: number): Promis
     const page = doc.addPage([612, 792]);
     for (let l = 0; l < lines; l++) {
       let text = '';
-      for (let k = 0; text.length < lineChars; k++) text += `${words[(n * 7 + p * 13 + l * 5 + k) % words.length]} `;
+      for (let k = 0; text.length < lineChars; k++)
+        text += `${POLICY_WORDS[(n * 7 + p * 13 + l * 5 + k) % POLICY_WORDS.length]} `;
       page.drawText(text.slice(0, lineChars), { x: 24, y: 770 - l * 13.5, size: 8, font });
     }
   }
