@@ -41,8 +41,12 @@ if (values.serve) {
     targets.push({ port: (server.address() as AddressInfo).port, mode });
   }
   process.stdout.write(`${JSON.stringify(targets)}\n`);
+  // Each line on stdin asks for this process's CPU time so far (microseconds, user + system).
+  createInterface({ input: process.stdin }).on('line', () => {
+    const { user, system } = process.cpuUsage();
+    process.stdout.write(`${user + system}\n`);
+  });
   process.stdin.on('end', () => process.exit(0));
-  process.stdin.resume();
 } else {
   await main();
 }
@@ -57,12 +61,23 @@ async function main(): Promise<void> {
   const child = spawn(process.execPath, [import.meta.filename, '--serve', String(targetCount)], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
-  const line = await new Promise<string>((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
-    rl.once('line', resolve);
-    child.once('exit', (c) => reject(new Error(`target process exited with ${c}`)));
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  child.once('exit', (c) => {
+    if (c) console.error(`target process exited with ${c}`);
   });
-  const targets = JSON.parse(line) as { port: number; mode: TargetMode }[];
+  const nextLine = async (): Promise<string> => {
+    const r = await lines.next();
+    if (r.done) throw new Error('the target process ended');
+    return r.value as string;
+  };
+  const targets = JSON.parse(await nextLine()) as { port: number; mode: TargetMode }[];
+  /** CPU microseconds used so far by this process (the scanner) and by the targets' process. */
+  const cpuNow = async (): Promise<{ scanner: number; targets: number }> => {
+    child.stdin!.write('\n');
+    const targetsCpu = Number(await nextLine());
+    const { user, system } = process.cpuUsage();
+    return { scanner: user + system, targets: targetsCpu };
+  };
 
   // What a correct scan finds: every selected template on a vulnerable target, nothing on a clean one.
   const expectedVulnerable = new Set(ids);
@@ -142,13 +157,19 @@ async function main(): Promise<void> {
   let failed = false;
   for (const [name, fn] of configs) {
     const results: Run[] = [];
+    const cpuBefore = await cpuNow();
     for (let i = 0; i < runs; i++) results.push(await fn());
+    const cpuAfter = await cpuNow();
+    const sent = results.reduce((s, r) => s + r.requests, 0);
+    // CPU time per request on each side: what bounds the rate when each side has a core to itself,
+    // and a figure that a busy machine disturbs far less than the wall-clock rate.
+    const perRequest = (k: 'scanner' | 'targets') => round((cpuAfter[k] - cpuBefore[k]) / sent, 0);
     const rps = results.map((r) => r.requests / r.seconds);
     const errors = results.reduce((s, r) => s + r.errors, 0);
     const wrong = results.reduce((s, r) => s + r.wrong, 0);
     if (errors || wrong) failed = true;
     console.log(
-      `${name.padEnd(38)} ${String(round(median(rps), 1)).padStart(7)} req/s  (${results[0]!.requests} requests, median ${round(median(results.map((r) => r.seconds)), 2)} s, runs ${rps.map((x) => round(x, 0)).join('/')}; errors ${errors}, wrong results ${wrong})`,
+      `${name.padEnd(38)} ${String(round(median(rps), 1)).padStart(7)} req/s  (${results[0]!.requests} requests, median ${round(median(results.map((r) => r.seconds)), 2)} s, runs ${rps.map((x) => round(x, 0)).join('/')}; errors ${errors}, wrong results ${wrong}; CPU per request: scanner ${perRequest('scanner')} µs, targets ${perRequest('targets')} µs)`,
     );
   }
   child.stdin!.end();

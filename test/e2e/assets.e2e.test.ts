@@ -255,8 +255,17 @@ describeBrowser('assets in the browser', () => {
     await staff.getByRole('button', { name: 'Revoke bypass' }).click();
     const revoke = staff.getByRole('dialog', { name: 'Revoke bypass' });
     await revoke.getByLabel('Reason', { exact: true }).fill('Ticket OPS-42 was withdrawn');
+    // The server's answer is checked first, so that a failure says whether the request was sent,
+    // what the server answered, and what the dialog showed.
+    const answer = staff.waitForResponse((r) => r.url().endsWith('/bypass/revoke') && r.request().method() === 'POST', {
+      timeout: 20_000,
+    });
     await revoke.getByRole('button', { name: 'Revoke bypass' }).click();
-    await revoke.waitFor({ state: 'hidden' });
+    const revoked = await answer;
+    expect(revoked.status(), await revoked.text()).toBe(200);
+    await revoke.waitFor({ state: 'hidden' }).catch(async (e: unknown) => {
+      throw new Error(`The dialog stayed open showing: ${await revoke.innerText()}`, { cause: e });
+    });
     await badges.getByText('Pending', { exact: true }).waitFor();
     await history.getByText('Bypass revoked').waitFor();
   }, 60_000);

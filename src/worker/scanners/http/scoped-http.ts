@@ -174,6 +174,13 @@ export function createScopedHttp(opts: ScopedHttpOptions) {
     ? guardedAgents(opts.egress, agentOptions)
     : { http: new http.Agent(agentOptions.http), https: new https.Agent(agentOptions.https) };
   let sent = 0;
+  // Requests under way, ended together when the scan is cancelled.
+  const inFlight = new Set<http.ClientRequest>();
+  const onAbort = () => {
+    const reason = opts.signal.reason ?? new DOMException('The scan was cancelled', 'AbortError');
+    for (const req of inFlight) req.destroy(reason instanceof Error ? reason : new Error(String(reason)));
+  };
+  opts.signal.addEventListener('abort', onAbort, { once: true });
 
   type Once = { target?: string | undefined; keepPartial?: boolean | undefined };
   function once(
@@ -200,15 +207,20 @@ export function createScopedHttp(opts: ScopedHttpOptions) {
       .map(([k, v]) => `${k}: ${v}`)
       .join('\r\n')}\r\n\r\n${body ? body.subarray(0, 2048).toString('utf8') : ''}`;
     return new Promise((resolve, reject) => {
-      const req = (isHttps ? https : http).request(url, {
+      // Plain options rather than the URL (no conversion per request), and one deadline for the
+      // whole exchange rather than a socket idle timer as well: an idle spell as long as the
+      // deadline can only end after it. Cancellation goes through one listener for the client.
+      const req = (isHttps ? https : http).request({
+        protocol: url.protocol,
+        hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+        port: url.port || (isHttps ? 443 : 80),
         method,
         path,
         headers: reqHeaders,
         agent: isHttps ? agents.https : agents.http,
-        signal: opts.signal,
-        timeout: timeoutMs,
         ...(isHttps ? { servername: /^[\d.]+$|:/.test(url.hostname) ? undefined : url.hostname } : {}),
       });
+      inFlight.add(req);
       const deadline = setTimeout(
         () =>
           req.destroy(
@@ -216,9 +228,7 @@ export function createScopedHttp(opts: ScopedHttpOptions) {
           ),
         timeoutMs,
       );
-      req.on('timeout', () =>
-        req.destroy(new HttpTransportError(`${url.origin} stopped answering for ${timeoutMs} ms`, 'timeout')),
-      );
+      req.once('close', () => inFlight.delete(req));
       req.on('error', (e) => {
         clearTimeout(deadline);
         if (e instanceof HttpTransportError || opts.signal.aborted)
@@ -388,6 +398,7 @@ export function createScopedHttp(opts: ScopedHttpOptions) {
       }
     },
     close(): void {
+      opts.signal.removeEventListener('abort', onAbort);
       agents.http.destroy();
       agents.https.destroy();
     },
