@@ -13,7 +13,7 @@ import {
   createContainerScanner,
   importOsvDump,
   type ContainerScanDetails,
-} from '../src/worker/scanners/container/index.ts';
+} from '../src/agent/scanners/container/index.ts';
 import {
   DEBIAN_OS_RELEASE,
   writeDockerArchive,
@@ -145,7 +145,7 @@ if (process.env.BENCH_CONTAINER_SCAN) {
     rmSync(join(dir, 'parts'), { recursive: true, force: true });
     const buildMs = performance.now() - t0;
     const db = join(dir, 'osv.db');
-    await importOsvDump(join(import.meta.dirname, '../src/worker/scanners/container/sample-osv'), db);
+    await importOsvDump(join(import.meta.dirname, '../src/agent/scanners/container/sample-osv'), db);
     const child = spawnSync(process.execPath, [import.meta.filename], {
       env: { ...process.env, BENCH_CONTAINER_SCAN: JSON.stringify([archive, db]) },
       encoding: 'utf8',

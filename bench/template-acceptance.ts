@@ -11,7 +11,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { parse } from 'yaml';
 import { parseArgs } from 'node:util';
 import { TEMPLATE_PAYLOAD_FILES, TEMPLATE_PAYLOAD_FILES_MAX_BYTES } from '../src/templates/templates-schemas.ts';
-import { validateTemplate } from '../src/worker/scanners/template/index.ts';
+import { validateTemplate } from '../src/agent/scanners/template/index.ts';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,

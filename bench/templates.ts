@@ -10,13 +10,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { createScopedHttp, sameOrigin } from '../src/worker/scanners/http/scoped-http.ts';
+import { createScopedHttp, sameOrigin } from '../src/agent/scanners/http/scoped-http.ts';
 import {
   builtinTemplates,
   createTemplateScanner,
   runTemplates,
   type Template,
-} from '../src/worker/scanners/template/index.ts';
+} from '../src/agent/scanners/template/index.ts';
 import { targetHandler, type TargetMode } from '../test/fixtures/template-target.ts';
 import { median, round } from './lib.ts';
 

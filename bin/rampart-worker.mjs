@@ -25,5 +25,5 @@ if (bundled) {
   if (enableCompileCache(COMPILE_CACHE_DIR).status === constants.compileCacheStatus.FAILED) enableCompileCache();
   createRequire(import.meta.url)(CLI_BUNDLE);
 } else {
-  await import('../src/worker/main.ts');
+  await import('../src/agent/main.ts');
 }

@@ -1,6 +1,6 @@
 // `npm run build:worker [-- --targets linux-x64,win-x64] [--out DIR] [--cache DIR]`: single-file
 // executables of rampart-worker (Node's single executable applications).
-//   1. rolldown bundles src/worker/main.ts into one CommonJS file (a SEA's main script may only
+//   1. rolldown bundles src/agent/main.ts into one CommonJS file (a SEA's main script may only
 //      require built-in modules, so everything else is inlined; commands and scanners stay lazy);
 //   2. `node --experimental-sea-config` turns it into a blob: with V8's code cache for targets of
 //      this host's platform (the cache is platform-specific), without it for the others;
@@ -191,7 +191,7 @@ function lazyBuiltins(): Plugin {
 /** Bundles the worker into `outFile`; returns the source files it was built from (relative paths). */
 export async function bundle(outFile: string): Promise<string[]> {
   const out = await build({
-    input: join(ROOT, 'src/worker/main.ts'),
+    input: join(ROOT, 'src/agent/main.ts'),
     platform: 'node',
     plugins: [lazyBuiltins()],
     // The worker imports schemas and helpers through module index files that also export server

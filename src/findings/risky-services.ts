@@ -1,5 +1,5 @@
 // Services that should rarely face a network, with why and what to do: one table for the port
-// scanner (src/worker/scanners/port) and the nmap importer, so a service seen by either has the
+// scanner (src/agent/scanners/port) and the nmap importer, so a service seen by either has the
 // same rule id (`service.exposed.<key>`), severity and advice.
 import type { Severity } from './findings-schemas.ts';
 

@@ -2,7 +2,7 @@
 // (type-only imports there). Options are validated per scanner kind.
 import { z } from 'zod';
 import { reportCoverageSchema } from '../findings/findings-schemas.ts';
-import { TEMPLATE_VARIABLES } from '../worker/scanners/template/variables.ts';
+import { TEMPLATE_VARIABLES } from '../agent/scanners/template/variables.ts';
 
 export const scanKindSchema = z.enum(['port', 'template', 'webapp', 'container', 'edge']);
 export type ScanKind = z.infer<typeof scanKindSchema>;

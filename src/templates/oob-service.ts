@@ -8,8 +8,8 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { asService, withService, type Tx } from '../db/tenant.ts';
 import { appError } from '../lib/errors.ts';
-import type { OobSupport } from '../worker/scanners/template/build-http.ts';
-import type { OobLeaseOptions } from '../worker/scanners/template/oob.ts';
+import type { OobSupport } from '../agent/scanners/template/build-http.ts';
+import type { OobLeaseOptions } from '../agent/scanners/template/oob.ts';
 
 export const MAX_PER_SCAN = 500;
 const MAX_REQUEST = 16_384;

@@ -11,13 +11,13 @@ import type { DB, ScanTemplatesTable } from '../db/schema.ts';
 import { type AccessNeed, ADMIN_ACCESS, type Caller, isTenantAdmin, type Tx, withTenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError } from '../lib/errors.ts';
-import type { OobSupport } from '../worker/scanners/template/build-http.ts';
+import type { OobSupport } from '../agent/scanners/template/build-http.ts';
 import {
   builtinTemplates,
   validateTemplate,
   type Template,
   type TemplateError,
-} from '../worker/scanners/template/index.ts';
+} from '../agent/scanners/template/index.ts';
 import {
   TEMPLATE_MAX_BYTES,
   TENANT_TEMPLATE_LIMIT,

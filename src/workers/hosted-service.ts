@@ -25,7 +25,7 @@ import {
   type Agent,
   type Lease,
   type PortScannerSettings,
-} from '../worker/index.ts';
+} from '../agent/index.ts';
 import type { EnrollmentService } from './enrollment-service.ts';
 import type { HostedWorkerDto, HostedWorkerListDto } from './hosted-schemas.ts';
 

@@ -23,7 +23,7 @@ import net from 'node:net';
 import pg from 'pg';
 import { freePort, msUntilHealthy, round, spawnServer, type Server } from '../../bench/lib.ts';
 import { DISPATCH_PATH, formatTimestamp, signDispatch } from '../../src/mesh/mesh-signing.ts';
-import { createHostedAgent, type Agent } from '../../src/worker/agent.ts';
+import { createHostedAgent, type Agent } from '../../src/agent/agent.ts';
 import { startS3Server } from './s3-server.ts';
 
 export interface MixedLoadOptions {

@@ -3,8 +3,8 @@
 // HTTP target whose teardown never waits for a connection a test left open.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createScopedHttp, sameOrigin } from '../../src/worker/scanners/http/scoped-http.ts';
-import { runTemplates, validateTemplate, type Template } from '../../src/worker/scanners/template/index.ts';
+import { createScopedHttp, sameOrigin } from '../../src/agent/scanners/http/scoped-http.ts';
+import { runTemplates, validateTemplate, type Template } from '../../src/agent/scanners/template/index.ts';
 
 export function validTemplate(yaml: string): Template {
   const v = validateTemplate(yaml);

@@ -89,7 +89,7 @@ describe('Dockerfile', () => {
   });
 
   it('needs no dev dependency at run time: every package the server and the worker import is a dependency', () => {
-    for (const entry of ['src/server/main.ts', 'src/db/migrate-cli.ts', 'src/worker/main.ts']) {
+    for (const entry of ['src/server/main.ts', 'src/db/migrate-cli.ts', 'src/agent/main.ts']) {
       const dev = [...packagesImportedFrom(entry)].filter(([name]) => !pkg.dependencies[name]);
       expect(dev, entry).toEqual([]);
     }

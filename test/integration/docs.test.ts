@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../../src/lib/errors.ts';
 import { OPERATIONS_DOC_VERSION } from '../../src/ops/version.ts';
-import { EDGE_RULES } from '../../src/worker/scanners/edge/findings.ts';
-import { builtinTemplates } from '../../src/worker/scanners/template/index.ts';
-import { RULES as WEBAPP_RULES } from '../../src/worker/scanners/webapp/rules.ts';
+import { EDGE_RULES } from '../../src/agent/scanners/edge/findings.ts';
+import { builtinTemplates } from '../../src/agent/scanners/template/index.ts';
+import { RULES as WEBAPP_RULES } from '../../src/agent/scanners/webapp/rules.ts';
 
 const root = join(import.meta.dirname, '../..');
 const read = (p: string) => readFileSync(join(root, p), 'utf8');

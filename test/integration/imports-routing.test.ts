@@ -70,7 +70,7 @@ const nmap = (hosts: { addr: string; names?: string[]; ports: number[] }[], serv
 describe('imports routed by host', () => {
   it('an nmap report naming localhost lands on the finding Rampart’s port scan made', async () => {
     const local = await asset('host', '127.0.0.1');
-    // What Rampart's port scanner reports for this asset (src/worker/scanners/port/findings.ts).
+    // What Rampart's port scanner reports for this asset (src/agent/scanners/port/findings.ts).
     const native = `${JSON.stringify({ type: 'report', version: 1, scanner: 'port' })}\n${JSON.stringify({ type: 'finding', ruleId: 'port.open.tcp.3306', title: 'Open port 3306/tcp (mysql)', severity: 'info', location: { host: '127.0.0.1', port: 3306, protocol: 'tcp' } })}\n`;
     await imported(local, 'port', native, 'native');
     const before = await findingsOf(local);

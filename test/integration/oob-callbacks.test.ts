@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withService } from '../../src/db/tenant.ts';
-import { createTemplateScanner } from '../../src/worker/scanners/template/index.ts';
+import { createTemplateScanner } from '../../src/agent/scanners/template/index.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { enrollWorker, signingSecret, type TestWorker } from '../helpers/workers.ts';
 import { scanTenant, type ScanTenant } from './scans-fixtures.ts';

@@ -21,7 +21,7 @@ import {
   createTemplateScanner,
   MAX_CUSTOM_TEMPLATES,
   TEMPLATE_LIMITS,
-} from '../../src/worker/scanners/template/index.ts';
+} from '../../src/agent/scanners/template/index.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import type { Client } from '../helpers/client.ts';
 import { tenantCast, type TenantCast } from '../helpers/tenants.ts';

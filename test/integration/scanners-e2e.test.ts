@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withService } from '../../src/db/tenant.ts';
-import { createHostedAgent, type Agent } from '../../src/worker/agent.ts';
-import { enrollWorker } from '../../src/worker/client.ts';
+import { createHostedAgent, type Agent } from '../../src/agent/agent.ts';
+import { enrollWorker } from '../../src/agent/client.ts';
 import { debianImage, writeDockerArchive, writeOciLayout } from '../fixtures/image-archives.ts';
 import { pushLayout, startRegistry } from '../helpers/registry.ts';
 import { createTestPki, type TestPki } from '../fixtures/tls-servers.ts';
@@ -22,7 +22,7 @@ import { startVulnerableWeb, type VulnerableWeb } from '../fixtures/vulnerable-w
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { scanRow, scanTenant, setVerification, type ScanTenant } from './scans-fixtures.ts';
 
-const SAMPLE_OSV = join(import.meta.dirname, '../../src/worker/scanners/container/sample-osv');
+const SAMPLE_OSV = join(import.meta.dirname, '../../src/agent/scanners/container/sample-osv');
 
 let t: TestApp;
 let st: ScanTenant;

@@ -5,8 +5,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withService } from '../../src/db/tenant.ts';
-import { createHostedAgent, type Agent } from '../../src/worker/agent.ts';
-import { enrollWorker } from '../../src/worker/client.ts';
+import { createHostedAgent, type Agent } from '../../src/agent/agent.ts';
+import { enrollWorker } from '../../src/agent/client.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { listenTcp, type TcpServer } from '../helpers/tcp-server.ts';
 import { scanRow, scanTenant, setVerification, type ScanTenant } from './scans-fixtures.ts';

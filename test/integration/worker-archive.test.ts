@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkerClient } from '../../src/worker/client.ts';
-import { WorkerApiError } from '../../src/worker/errors.ts';
+import { createWorkerClient } from '../../src/agent/client.ts';
+import { WorkerApiError } from '../../src/agent/errors.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { tenantCast } from '../helpers/tenants.ts';
 import { enrollWorker, signingSecret, type TestWorker } from '../helpers/workers.ts';

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
-import { scanPorts } from '../../src/worker/scanners/port/index.ts';
+import { scanPorts } from '../../src/agent/scanners/port/index.ts';
 
 const run = promisify(execFile);
 const repo = join(import.meta.dirname, '../..');
@@ -63,7 +63,7 @@ describe('rampart-worker launcher in a checkout', () => {
 
   it('keeps the bundle when a source is touched but unchanged, and rebuilds when one changes', async () => {
     const built = statSync(bundle).mtimeMs;
-    const version = join(clone, 'src/worker/version.ts');
+    const version = join(clone, 'src/agent/version.ts');
     const later = new Date(Date.now() + 5_000);
     utimesSync(version, later, later);
     expect((await worker('--version')).stdout).toBe(`${pkg.version}\n`);

@@ -47,7 +47,7 @@ afterAll(async () => {
 
 describe('built-in templates', () => {
   it('are compiled into builtin-templates.ts from the current YAML files', () => {
-    expect(readFileSync(GENERATED_FILE, 'utf8'), 'run: npx node src/worker/scanners/template/build-templates.ts').toBe(
+    expect(readFileSync(GENERATED_FILE, 'utf8'), 'run: npx node src/agent/scanners/template/build-templates.ts').toBe(
       renderBuiltinTemplates(),
     );
   });

@@ -1,6 +1,6 @@
 // `rampart-worker scan <kind> --target T`: a one-off local scan, no server involved. The command
 // owns --target, --format and --help; each kind brings its own flags and output lines
-// (src/worker/scanners/<kind>/cli.ts).
+// (src/agent/scanners/<kind>/cli.ts).
 import { parseArgs } from 'node:util';
 import { OUTPUT_FORMATS, progressLine, type OutputFormat } from '../output-text.ts';
 import { LOCAL_SCAN_KINDS, loadScanCli, loadScanClis } from '../scanners/index.ts';

@@ -77,7 +77,7 @@ export type CliFlagValue = string | boolean | string[] | boolean[] | undefined;
 /**
  * How `rampart-worker scan <kind>` drives one scanner kind: its own flags (beyond --target,
  * --format and --help, which the command owns), help text, and the kind's share of the output.
- * Each kind exports one from src/worker/scanners/<kind>/cli.ts.
+ * Each kind exports one from src/agent/scanners/<kind>/cli.ts.
  */
 export interface LocalScanCli {
   kind: ScanKind;
@@ -87,7 +87,7 @@ export interface LocalScanCli {
   options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
   /**
    * The scanner and the task options for these flags and target. Throws UsageError (from
-   * src/worker/commands/common.ts) for a bad flag value or a target this kind cannot scan.
+   * src/agent/commands/common.ts) for a bad flag value or a target this kind cannot scan.
    */
   prepare(values: Record<string, CliFlagValue>, target: string): { scanner: Scanner; options: Record<string, unknown> };
   /** Lines printed above the findings table in table output (a summary, a results table). */
