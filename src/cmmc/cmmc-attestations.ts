@@ -15,7 +15,6 @@ import type {
   EvidenceFileDto,
   EvidenceUploadResponse,
 } from './cmmc-program-schemas.ts';
-import { c } from './cmmc-repo.ts';
 import type { Answer } from './cmmc-scoring.ts';
 import { putChecked, type EvidenceUpload } from './cmmc-uploads.ts';
 
@@ -68,7 +67,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
       answered_by_email: caller.email,
       answered_at: now,
     };
-    const row = await c(tx)
+    const row = await tx
       .insertInto('compliance_control_attestations')
       .values({
         tenant_id: tenantId,
@@ -80,7 +79,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
       .onConflict((oc) => oc.columns(['profile_id', 'item_id']).doUpdateSet(answered))
       .returning(['id'])
       .executeTakeFirstOrThrow();
-    await c(tx)
+    await tx
       .updateTable('compliance_attestation_evidence')
       .set({ attestation_id: row.id })
       .where('profile_id', '=', profileId)
@@ -177,7 +176,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
         );
       return asMember(tenantId, caller, true, async (tx) => {
         const p = await requireProfile(tx, tenantId);
-        const current = await c(tx)
+        const current = await tx
           .selectFrom('compliance_control_attestations')
           .select(['item_id', 'answer', 'note', 'answered_by_email', 'answered_at'])
           .where('profile_id', '=', p.id)
@@ -225,13 +224,13 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
       const put = await putChecked(store, key, file, fileName, kind, deps.evidenceMaxBytes);
       try {
         return await asMember(tenantId, caller, true, async (tx) => {
-          const att = await c(tx)
+          const att = await tx
             .selectFrom('compliance_control_attestations')
             .select('id')
             .where('profile_id', '=', profileId)
             .where('item_id', '=', item.id)
             .executeTakeFirst();
-          const row = await c(tx)
+          const row = await tx
             .insertInto('compliance_attestation_evidence')
             .values({
               id,
@@ -268,7 +267,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
 
     async openEvidence(tenantId: string, caller: Caller, evidenceId: string) {
       const row = await asMember(tenantId, caller, false, (tx) =>
-        c(tx)
+        tx
           .selectFrom('compliance_attestation_evidence')
           .select(['file_name', 'content_type', 'sha256', 'storage_key'])
           .where('id', '=', evidenceId)
@@ -295,7 +294,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
 
     async deleteEvidence(tenantId: string, caller: Caller, evidenceId: string) {
       const key = await asMember(tenantId, caller, true, async (tx) => {
-        const row = await c(tx)
+        const row = await tx
           .selectFrom('compliance_attestation_evidence')
           .select(['id', 'item_id', 'file_name', 'sha256', 'storage_key'])
           .where('id', '=', evidenceId)
@@ -303,7 +302,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
           .forUpdate()
           .executeTakeFirst();
         if (!row) throw appError('cmmc_evidence_not_found', 'No such CMMC evidence file in this tenant.');
-        await c(tx)
+        await tx
           .updateTable('compliance_attestation_evidence')
           .set({ deleted_at: clock.now(), deleted_by: caller.userId })
           .where('id', '=', row.id)

@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import { renderPolicyPdf } from './cmmc-policies.ts';
 import { dayOf, iso, sprsStatus, type Caller, type ProgramDeps, type ProgramState } from './cmmc-program-state.ts';
 import type { ControlsJson } from './cmmc-program-schemas.ts';
-import { c, parseJson, type ProfileRow } from './cmmc-repo.ts';
+import { parseJson, type ProfileRow } from './cmmc-repo.ts';
 import { buildZip, type ZipEntry } from './zip-writer.ts';
 
 /** `cmmc-controls-<YYYYMMDD>-<HHMMSS>.csv` (UTC). */
@@ -147,14 +147,14 @@ export function createCmmcExports(deps: ProgramDeps, state: ProgramState) {
       const { p, st, dto } = await state.controlsRows(tenantId, caller);
       const now = clock.now();
       const { docs, confirmations } = await state.asMember(tenantId, caller, false, async (tx) => ({
-        docs: await c(tx)
+        docs: await tx
           .selectFrom('cmmc_policy_documents')
           .select(['kind', 'version', 'title', 'status', 'body_markdown', 'effective_date'])
           .where('profile_id', '=', p.id)
           .orderBy('kind')
           .orderBy('version')
           .execute(),
-        confirmations: await c(tx)
+        confirmations: await tx
           .selectFrom('compliance_handoffs')
           .select([
             'status_date',

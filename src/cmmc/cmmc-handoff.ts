@@ -20,7 +20,7 @@ import {
   type ProgramState,
 } from './cmmc-program-state.ts';
 import type { HandoffClaimResponse, HandoffPreviewResponse } from './cmmc-program-schemas.ts';
-import { c, cmmcRepo, parseJson } from './cmmc-repo.ts';
+import { cmmcRepo, parseJson } from './cmmc-repo.ts';
 
 /** cmmc_status lists at most this many profiles when a CAGE code matches several. */
 export const STATUS_MAX_MATCHES = 10;
@@ -49,7 +49,7 @@ export function createCmmcHandoff(deps: ProgramDeps, state: ProgramState) {
     ) {
       const token = randomToken(32);
       const expiresAt = new Date(ctx.now.getTime() + HANDOFF_TTL_MS);
-      await c(tx)
+      await tx
         .insertInto('cmmc_handoff_links')
         .values({
           token_hash: sha256Hex(token),
@@ -76,7 +76,7 @@ export function createCmmcHandoff(deps: ProgramDeps, state: ProgramState) {
      */
     async statusFlow(cageCode: string) {
       return withService(db, async (tx) => {
-        const rows = await c(tx)
+        const rows = await tx
           .selectFrom('compliance_profiles')
           .select(['id', 'cage_code', 'company_name', 'status', 'status_date', 'created_at'])
           .where((eb) =>
@@ -121,7 +121,7 @@ export function createCmmcHandoff(deps: ProgramDeps, state: ProgramState) {
     /** Shows what a handoff link holds without consuming it (a GET, or a link previewer, must not use it up). */
     async handoffPreview(token: string): Promise<HandoffPreviewResponse> {
       const row = await withService(db, (tx) =>
-        c(tx)
+        tx
           .selectFrom('cmmc_handoff_links')
           .select(['payload', 'expires_at', 'consumed_at'])
           .where('token_hash', '=', sha256Hex(token))
@@ -148,7 +148,7 @@ export function createCmmcHandoff(deps: ProgramDeps, state: ProgramState) {
       );
       const now = clock.now();
       return withService(db, async (tx) => {
-        const row = await c(tx)
+        const row = await tx
           .selectFrom('cmmc_handoff_links')
           .selectAll()
           .where('token_hash', '=', sha256Hex(token))
@@ -157,7 +157,7 @@ export function createCmmcHandoff(deps: ProgramDeps, state: ProgramState) {
         if (!row) throw linkInvalid();
         if (row.consumed_at) throw linkUsed();
         if (new Date(row.expires_at).getTime() <= now.getTime()) throw linkExpired();
-        await c(tx)
+        await tx
           .updateTable('cmmc_handoff_links')
           .set({ consumed_at: now, consumed_by: caller.userId, tenant_id: tenantId })
           .where('id', '=', row.id)

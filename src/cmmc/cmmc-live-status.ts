@@ -16,7 +16,7 @@ import {
   type ProgramDeps,
   type ProgramState,
 } from './cmmc-program-state.ts';
-import { c, type StatusReason } from './cmmc-repo.ts';
+import type { StatusReason } from '../db/schema.ts';
 import type { RequirementScore } from './cmmc-scoring.ts';
 
 /** What makes a requirement NOT MET, in words the Affirming Official reads in the mail and on the page. */
@@ -56,7 +56,7 @@ export function createCmmcLiveStatus(deps: ProgramDeps, state: ProgramState, eve
   ): Promise<'regressed' | 'restored' | null> {
     const t = state.today();
     const out = await withService(db, async (tx) => {
-      let q = c(tx).selectFrom('compliance_profiles').selectAll();
+      let q = tx.selectFrom('compliance_profiles').selectAll();
       q = 'tenantId' in match ? q.where('tenant_id', '=', match.tenantId) : q.where('id', '=', match.profileId);
       const p = await q.forUpdate().executeTakeFirst();
       if (!p || !p.status_date) return null;
@@ -67,7 +67,7 @@ export function createCmmcLiveStatus(deps: ProgramDeps, state: ProgramState, eve
       const renewalDueAt = addDays(statusDate, EXPIRY_DAY);
       const at = clock.now();
       if (now === 'not_compliant' && st.score.allMet) {
-        await c(tx)
+        await tx
           .updateTable('compliance_profiles')
           .set({ status: 'compliant', status_reason: null, status_changed_at: at, updated_at: at })
           .where('id', '=', p.id)
@@ -98,7 +98,7 @@ export function createCmmcLiveStatus(deps: ProgramDeps, state: ProgramState, eve
             reasons: regressionReasons(r),
           })),
       };
-      await c(tx)
+      await tx
         .updateTable('compliance_profiles')
         .set({ status: 'not_compliant', status_reason: JSON.stringify(reason), status_changed_at: at, updated_at: at })
         .where('id', '=', p.id)
@@ -164,7 +164,7 @@ export function createCmmcLiveStatus(deps: ProgramDeps, state: ProgramState, eve
     /** The daily sweep's pass over every confirmed profile: runs going stale, policies lapsing. */
     async recheckAll(): Promise<{ regressed: number; restored: number }> {
       const ids = await withService(db, (tx) =>
-        c(tx)
+        tx
           .selectFrom('compliance_profiles')
           .select('id')
           .where('status', 'in', ['compliant', 'renewal_due', 'not_compliant'])

@@ -17,7 +17,7 @@ import {
   type ProgramState,
 } from './cmmc-program-state.ts';
 import type { PoliciesResponse, PolicyDocDto, PolicyDocWithBody } from './cmmc-program-schemas.ts';
-import { c, parseJson, type ProfileRow } from './cmmc-repo.ts';
+import { parseJson, type ProfileRow } from './cmmc-repo.ts';
 
 /** The latest review date that may be set: three years ahead (the annual affirmation asks for less). */
 const MAX_REVIEW_YEARS = 3;
@@ -109,7 +109,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
     reviewDate: string,
   ): Promise<PolicyDocDto> {
     const now = clock.now();
-    const row = await c(tx)
+    const row = await tx
       .updateTable('cmmc_policy_documents')
       .set({
         status: 'approved',
@@ -135,7 +135,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
 
   function getPolicy(tenantId: string, caller: Caller, docId: string): Promise<PolicyDocWithBody> {
     return asMember(tenantId, caller, false, async (tx) => {
-      const d = await c(tx).selectFrom('cmmc_policy_documents').selectAll().where('id', '=', docId).executeTakeFirst();
+      const d = await tx.selectFrom('cmmc_policy_documents').selectAll().where('id', '=', docId).executeTakeFirst();
       if (!d) throw appError('cmmc_policy_not_found', 'No such policy document in this tenant.');
       return { ...policyDto(d), body: d.body_markdown };
     });
@@ -179,7 +179,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
         const generated: string[] = [];
         for (const kind of kinds ?? POLICY_KINDS) {
           const body = generatePolicy(kind, company);
-          const latest = await c(tx)
+          const latest = await tx
             .selectFrom('cmmc_policy_documents')
             .select(['id', 'version', 'status'])
             .where('profile_id', '=', p.id)
@@ -188,14 +188,14 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
             .limit(1)
             .executeTakeFirst();
           if (latest?.status === 'draft') {
-            await c(tx)
+            await tx
               .updateTable('cmmc_policy_documents')
               .set({ body_markdown: body, updated_at: now })
               .where('id', '=', latest.id)
               .execute();
             generated.push(latest.id);
           } else {
-            const row = await c(tx)
+            const row = await tx
               .insertInto('cmmc_policy_documents')
               .values({
                 tenant_id: tenantId,
@@ -243,7 +243,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
       reviewDate?: string | null,
     ): Promise<PolicyDocDto> {
       return asMember(tenantId, caller, true, async (tx) => {
-        const d = await c(tx)
+        const d = await tx
           .selectFrom('cmmc_policy_documents')
           .selectAll()
           .where('id', '=', docId)
@@ -278,7 +278,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
         const review = body.reviewDate ?? oneYearAfter(today());
         checkReviewDate(review, body.effectiveDate, 'body.reviewDate');
         const ids = [...new Set(body.documentIds)];
-        const rows = await c(tx)
+        const rows = await tx
           .selectFrom('cmmc_policy_documents')
           .selectAll()
           .where('id', 'in', ids)
@@ -327,7 +327,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
     setReviewDate(tenantId: string, caller: Caller, docId: string, reviewDate: string): Promise<PolicyDocDto> {
       const now = clock.now();
       return asMember(tenantId, caller, true, async (tx) => {
-        const d = await c(tx)
+        const d = await tx
           .selectFrom('cmmc_policy_documents')
           .selectAll()
           .where('id', '=', docId)
@@ -339,7 +339,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
         const profile = await requireProfile(tx, tenantId);
         state.requireAffirmingOfficial(profile, caller, 'review policies');
         checkReviewDate(reviewDate, dayOf(d.effective_date)!, 'body.reviewDate');
-        const row = await c(tx)
+        const row = await tx
           .updateTable('cmmc_policy_documents')
           .set({ next_review_date: reviewDate, updated_at: now })
           .where('id', '=', d.id)

@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { Mailer } from '../auth/mailer.ts';
-import type { DB } from '../db/schema.ts';
+import type { DB, DeviceAttestation } from '../db/schema.ts';
 import type { Caller, Tx } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { appError } from '../lib/errors.ts';
@@ -14,7 +14,7 @@ import type { Outbox } from '../mesh/mesh-outbox.ts';
 import type { StorageService } from '../storage/index.ts';
 import { REQUIREMENTS } from './cmmc-catalogue.ts';
 import { createCmmcAccess } from './cmmc-access.ts';
-import { c, cmmcRepo, parseJson, type DeviceAttestation, type ProfileRow } from './cmmc-repo.ts';
+import { cmmcRepo, parseJson, type ProfileRow } from './cmmc-repo.ts';
 import type { ScoreResponse } from './cmmc-program-schemas.ts';
 import { attestationCurrent, DEVICE_STALE_DAYS } from './cmmc-schemas.ts';
 import { scoreAll, type Answer, type PolicyKind, type ScoringDevice } from './cmmc-scoring.ts';
@@ -149,13 +149,13 @@ export function createProgramState(deps: ProgramDeps) {
       ...a,
       current: attestationCurrent(a, now),
     }));
-    const answerRows = await c(tx)
+    const answerRows = await tx
       .selectFrom('compliance_control_attestations')
       .selectAll()
       .where('profile_id', '=', p.id)
       .execute();
     const answers = new Map(answerRows.map((a) => [a.item_id, { answer: a.answer as Answer, note: a.note }]));
-    const docs = await c(tx)
+    const docs = await tx
       .selectFrom('cmmc_policy_documents')
       .select([
         'id',
@@ -187,7 +187,7 @@ export function createProgramState(deps: ProgramDeps) {
       if (review) overduePolicies.set(kind, review);
       else approvedPolicies.add(kind);
     }
-    const evidence = await c(tx)
+    const evidence = await tx
       .selectFrom('compliance_attestation_evidence')
       .select([
         'id',
@@ -257,7 +257,7 @@ export function createProgramState(deps: ProgramDeps) {
   }
 
   const latestHandoff = (tx: Tx, profileId: string): Promise<LatestConfirmation | undefined> =>
-    c(tx)
+    tx
       .selectFrom('compliance_handoffs')
       .select(['status_date', 'next_due', 'confirmed_at', 'affirmed_in_sprs_on', 'sprs_proof_file_name'])
       .where('profile_id', '=', profileId)

@@ -19,8 +19,7 @@ import {
   type ProgramState,
 } from './cmmc-program-state.ts';
 import type { RenewalSweepResponse } from './cmmc-program-schemas.ts';
-import type { PolicyReviewNoticesTable } from './cmmc-repo.ts';
-import { c } from './cmmc-repo.ts';
+import type { PolicyReviewNoticesTable } from '../db/schema.ts';
 
 /** Days before the review date of the first policy review reminder. */
 export const POLICY_REVIEW_REMINDER_DAYS = 30;
@@ -45,7 +44,7 @@ export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, event
   async function claimPolicyReviewReminders(t: string): Promise<ReviewMail[]> {
     const soon = addDays(t, POLICY_REVIEW_REMINDER_DAYS);
     return withService(db, async (tx) => {
-      const rows = await c(tx)
+      const rows = await tx
         .selectFrom('cmmc_policy_documents as d')
         .innerJoin('compliance_profiles as p', 'p.id', 'd.profile_id')
         .select([
@@ -82,7 +81,7 @@ export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, event
       for (const r of rows) {
         const reviewDate = dayOf(r.next_review_date!);
         const threshold: Threshold = reviewDate <= t ? 'due' : 'due_in_30_days';
-        const claim = await c(tx)
+        const claim = await tx
           .insertInto('cmmc_policy_review_notices')
           .values({
             tenant_id: r.tenant_id,
@@ -156,7 +155,7 @@ export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, event
     const claimed = await withService(db, async (tx) => {
       if (claimJob) {
         // Inserted first: a replica looking at the same time waits on this row, then finds it.
-        const claim = await c(tx)
+        const claim = await tx
           .insertInto('daily_job_runs')
           .values({ job: claimJob, day: t, ran_at: clock.now() })
           .onConflict((oc) => oc.doNothing())
@@ -164,7 +163,7 @@ export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, event
           .executeTakeFirst();
         if (!claim) return false;
       }
-      const rows = await c(tx)
+      const rows = await tx
         .selectFrom('compliance_profiles')
         .selectAll()
         .where('status', 'in', ['compliant', 'renewal_due', 'not_compliant'])
@@ -178,7 +177,7 @@ export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, event
           day >= EXPIRY_DAY ? 'expired' : p.status === 'compliant' && day >= RENEWAL_DUE_DAY ? 'renewal_due' : null;
         if (!kind) continue;
         const planned = events.planRequestIds();
-        const claim = await c(tx)
+        const claim = await tx
           .insertInto('cmmc_renewal_notices')
           .values({ tenant_id: p.tenant_id, profile_id: p.id, kind, day: t, event_id: planned[0] ?? null })
           .onConflict((oc) => oc.doNothing())
@@ -186,7 +185,7 @@ export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, event
           .executeTakeFirst();
         if (!claim) continue;
         const due = addDays(dayOf(p.status_date!), EXPIRY_DAY);
-        await c(tx)
+        await tx
           .updateTable('compliance_profiles')
           .set({ status: kind, status_changed_at: clock.now(), updated_at: clock.now() })
           .where('id', '=', p.id)
@@ -208,7 +207,7 @@ export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, event
         );
         if (kind === 'renewal_due') {
           renewalDue += 1;
-          await c(tx)
+          await tx
             .insertInto('cmmc_renewal_notices')
             .values({ tenant_id: p.tenant_id, profile_id: p.id, kind: 'reminder', day: t })
             .onConflict((oc) => oc.doNothing())
@@ -231,9 +230,7 @@ export function createCmmcRenewals(deps: ProgramDeps, state: ProgramState, event
     if (sent.length) outbox.nudge();
     // Handoff links are kept a day past their expiry (for support questions), then removed.
     const linkCutoff = new Date(clock.now().getTime() - DAY_MS);
-    await withService(db, (tx) =>
-      c(tx).deleteFrom('cmmc_handoff_links').where('expires_at', '<', linkCutoff).execute(),
-    );
+    await withService(db, (tx) => tx.deleteFrom('cmmc_handoff_links').where('expires_at', '<', linkCutoff).execute());
     // After the commit: a failed mail is logged, the status change stands.
     for (const r of reminders) {
       await deps.mailer

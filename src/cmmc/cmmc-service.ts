@@ -5,7 +5,7 @@
 import { sha256Hex } from '../lib/crypto.ts';
 import type { Kysely } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
-import type { DB } from '../db/schema.ts';
+import type { DB, DeviceAttestation, DeviceScriptInfo } from '../db/schema.ts';
 import { type Caller, type Tx, withService } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError } from '../lib/errors.ts';
@@ -14,15 +14,7 @@ import { DEVICE_CHECKS, reasonInfo, type DeviceCheckId, type DeviceOs } from './
 import { CMMC_ADMIN_ROLES, createCmmcAccess } from './cmmc-access.ts';
 import { cmmcErrors } from './cmmc-errors.ts';
 import { asOf, dayOf } from './cmmc-program-state.ts';
-import {
-  c,
-  cmmcRepo,
-  parseJson,
-  type DeviceAttestation,
-  type DeviceScriptInfo,
-  type ProfileRow,
-  type RunRow,
-} from './cmmc-repo.ts';
+import { cmmcRepo, parseJson, type ProfileRow, type RunRow } from './cmmc-repo.ts';
 import {
   attestationCurrent,
   DEVICE_STALE_DAYS,
@@ -175,7 +167,7 @@ export function createCmmcService(deps: {
   /** The profile row locked for a read-modify-write of its attestations. */
   async function lockedProfile(tx: Tx, tenantId: string): Promise<ProfileRow> {
     await requireProfile(tx, tenantId);
-    return c(tx)
+    return tx
       .selectFrom('compliance_profiles')
       .selectAll()
       .where('tenant_id', '=', tenantId)

@@ -24,7 +24,6 @@ import {
   type ProgramState,
 } from './cmmc-program-state.ts';
 import type { ScoreResponse, SprsConfirmationResponse, SprsProofResponse } from './cmmc-program-schemas.ts';
-import { c } from './cmmc-repo.ts';
 import { cageCodeProblem } from './cage-code.ts';
 import { putChecked, type EvidenceUpload } from './cmmc-uploads.ts';
 
@@ -101,7 +100,7 @@ export function createCmmcSprs(deps: ProgramDeps, state: ProgramState, events: C
       if (body.affirmationTextVersion !== AFFIRMATION_TEXT_VERSION)
         throw appError('conflict', 'The affirmation text changed; reload the page and read it again.');
       return withService(db, async (tx) => {
-        const p = await c(tx)
+        const p = await tx
           .selectFrom('compliance_profiles')
           .selectAll()
           .where('tenant_id', '=', tenantId)
@@ -168,7 +167,7 @@ export function createCmmcSprs(deps: ProgramDeps, state: ProgramState, events: C
         const nextDue = addDays(body.statusDate, EXPIRY_DAY);
         const reminderAt = addDays(body.statusDate, RENEWAL_DUE_DAY);
         const now = clock.now();
-        const row = await c(tx)
+        const row = await tx
           .insertInto('compliance_handoffs')
           .values({
             tenant_id: tenantId,
@@ -196,7 +195,7 @@ export function createCmmcSprs(deps: ProgramDeps, state: ProgramState, events: C
           })
           .returning('id')
           .executeTakeFirstOrThrow();
-        await c(tx)
+        await tx
           .updateTable('compliance_profiles')
           .set({
             status: 'compliant',
@@ -212,7 +211,7 @@ export function createCmmcSprs(deps: ProgramDeps, state: ProgramState, events: C
           statusDate: body.statusDate,
           renewalDueAt: nextDue,
         });
-        await c(tx)
+        await tx
           .insertInto('cmmc_renewal_notices')
           .values({ tenant_id: tenantId, profile_id: p.id, kind: 'compliant', day: t, event_id: sent[0] ?? null })
           .onConflict((oc) => oc.doNothing())
@@ -250,7 +249,7 @@ export function createCmmcSprs(deps: ProgramDeps, state: ProgramState, events: C
       }
       const handoff = await asMember(tenantId, caller, true, async (tx) => {
         const p = await requireProfile(tx, tenantId);
-        return c(tx)
+        return tx
           .selectFrom('compliance_handoffs')
           .select(['id', 'sprs_proof_storage_key'])
           .where('profile_id', '=', p.id)
@@ -266,7 +265,7 @@ export function createCmmcSprs(deps: ProgramDeps, state: ProgramState, events: C
       const store = await storage.forTenant(tenantId);
       const put = await putChecked(store, key, file, fileName, kind, deps.evidenceMaxBytes);
       await withService(db, async (tx) => {
-        await c(tx)
+        await tx
           .updateTable('compliance_handoffs')
           .set({
             sprs_proof_storage_kind: store.kind,
@@ -289,7 +288,7 @@ export function createCmmcSprs(deps: ProgramDeps, state: ProgramState, events: C
 
     async openSprsProof(tenantId: string, caller: Caller) {
       const row = await asMember(tenantId, caller, false, (tx) =>
-        c(tx)
+        tx
           .selectFrom('compliance_handoffs')
           .select(['sprs_proof_storage_key', 'sprs_proof_file_name', 'sprs_proof_sha256'])
           .where('tenant_id', '=', tenantId)

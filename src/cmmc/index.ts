@@ -43,7 +43,7 @@ export {
   SCRIPT_FILE_NAMES,
   SCRIPT_VERSION,
 } from './cmmc-scripts.ts';
-export { cmmcRepo, type CmmcDB, type CmmcTables, type ProfileRow, type RunRow } from './cmmc-repo.ts';
+export { cmmcRepo, type ProfileRow, type RunRow } from './cmmc-repo.ts';
 export * from './cmmc-schemas.ts';
 export {
   createCmmcProgram,
