@@ -6,67 +6,33 @@
 // 4xx answers are final.
 // Over 500 lines on purpose: the whole worker protocol client (signing, retries, every route of docs/worker-
 // protocol.md) in one place, route by route as the document lists them.
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, openAsBlob } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import {
+  signBody,
+  WORKER_API_PREFIX,
+  type EnrollResult,
+  type FailResult,
+  type FinalizeResult,
+  type HeartbeatResult,
+  type HeldLease,
+  type InitUploadResult,
+  type InteractionsResult,
+  type Lease,
+  type OkResult,
+  type ProgressResult,
+  type ScanKindForLease,
+  type WorkerReportFormat,
+} from '../lib/worker-wire.ts';
 import { WorkerApiError, WorkerNetworkError } from './errors.ts';
 
-export const WORKER_API_PREFIX = '/api/public/worker/v1';
-
-export type ScanKind = 'port' | 'template' | 'webapp' | 'container' | 'edge';
-export type ReportFormat = 'native' | 'nmap' | 'nuclei' | 'zap' | 'trivy' | 'sarif';
-
-export interface Lease {
-  scanId: string;
-  leaseToken: string;
-  leaseExpiresAt: string;
-  leaseSeconds: number;
-  heartbeatSeconds: number;
-  attempt: number;
-  maxAttempts: number;
-  kind: ScanKind;
-  options: Record<string, unknown>;
-  chunk: { index: number; count: number; spec: Record<string, unknown> } | null;
-  asset: { id: string; kind: string; target: string; name: string };
-}
-
-export interface HeldLease {
-  scanId: string;
-  leaseToken: string;
-}
-
-export type LeaseState = 'active' | 'cancelled' | 'lost';
-
-export interface HeartbeatResult {
-  ok: true;
-  workerId: string;
-  serverTime: string;
-  leases?: { scanId: string; state: LeaseState; leaseExpiresAt: string | null }[];
-}
-
-export interface EnrollResult {
-  workerId: string;
-  tenantId: string;
-  token: string;
-}
-
-export interface InitUploadResult {
-  uploadId: string;
-  method: 'PUT';
-  url: string;
-  headers: Record<string, string>;
-  expiresAt: string;
-  storage: 'builtin' | 's3';
-}
-
-export interface FinalizeResult {
-  uploadId: string;
-  scanId: string;
-  status: 'finalized';
-  ingestionId: string;
-}
+// The wire types are the server's response schemas (src/lib/worker-wire.ts), under the worker's names.
+export type { HeldLease, Lease, LeaseState } from '../lib/worker-wire.ts';
+export type ScanKind = ScanKindForLease;
+export type ReportFormat = WorkerReportFormat;
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -95,10 +61,6 @@ export interface WorkerClientConfig {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   random?: () => number;
 }
-
-/** Same as signBody() in src/workers/worker-auth.ts; repeated here so the worker binary carries no server code. */
-export const signBody = (secret: string, body: string | Uint8Array): string =>
-  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 /** 16 random bytes as base64url: 22 URL-safe characters. */
 export const newNonce = (): string => randomBytes(16).toString('base64url');
@@ -365,7 +327,7 @@ export function createWorkerClient(cfg: WorkerClientConfig) {
       percent: number,
       message?: string,
       opts: { signal?: AbortSignal } = {},
-    ): Promise<{ ok: true; leaseExpiresAt: string }> {
+    ): Promise<ProgressResult> {
       const p = Math.min(100, Math.max(0, Math.round(percent * 10) / 10));
       return signed(
         `scans/${encodeURIComponent(scanId)}/progress`,
@@ -380,9 +342,7 @@ export function createWorkerClient(cfg: WorkerClientConfig) {
       leaseToken: string,
       after: string,
       opts: { signal?: AbortSignal } = {},
-    ): Promise<{
-      interactions: { id: string; token: string; protocol: 'http' | 'dns'; request: string; remoteAddress: string }[];
-    }> {
+    ): Promise<InteractionsResult> {
       return signed(
         `scans/${encodeURIComponent(scanId)}/interactions`,
         { leaseToken, after },
@@ -390,7 +350,7 @@ export function createWorkerClient(cfg: WorkerClientConfig) {
       );
     },
 
-    release(scanId: string, leaseToken: string, reason?: string): Promise<{ ok: true }> {
+    release(scanId: string, leaseToken: string, reason?: string): Promise<OkResult> {
       return signed(
         `scans/${encodeURIComponent(scanId)}/release`,
         { leaseToken, ...(reason ? { reason: reason.slice(0, 500) } : {}) },
@@ -398,12 +358,7 @@ export function createWorkerClient(cfg: WorkerClientConfig) {
       );
     },
 
-    fail(
-      scanId: string,
-      leaseToken: string,
-      error: string,
-      retryable: boolean,
-    ): Promise<{ ok: true; status: 'queued' | 'failed' }> {
+    fail(scanId: string, leaseToken: string, error: string, retryable: boolean): Promise<FailResult> {
       return signed(`scans/${encodeURIComponent(scanId)}/fail`, {
         leaseToken,
         error: error.trim().slice(0, 2_000) || 'The scanner failed',

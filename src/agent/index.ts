@@ -10,14 +10,8 @@ export {
   type AgentStats,
   type HostedAgentOptions,
 } from './agent.ts';
-export {
-  createWorkerClient,
-  enrollWorker,
-  signBody,
-  type Lease,
-  type WorkerClient,
-  type WorkerClientConfig,
-} from './client.ts';
+export { createWorkerClient, enrollWorker, type Lease, type WorkerClient, type WorkerClientConfig } from './client.ts';
+export { signBody } from '../lib/worker-wire.ts';
 export { WorkerApiError, WorkerNetworkError, isLeaseGone } from './errors.ts';
 export { writeNativeReport, type WrittenReport } from './report.ts';
 export { createPortScanner, scanPorts, type PortScannerSettings } from './scanners/port/index.ts';

@@ -4,34 +4,17 @@
 // requests (the point of many such checks) still count; the answer is always the same.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-import { registerWorkerRoutes, WORKER_BASE, workerOf, type WorkerAuth } from '../workers/worker-auth.ts';
-import { scanIdParamsSchema, signedEnvelopeSchema } from '../workers/workers-schemas.ts';
+import {
+  interactionsBodySchema,
+  interactionsResponseSchema,
+  scanIdParamsSchema,
+  WORKER_API_PREFIX,
+} from '../lib/worker-wire.ts';
+import { registerWorkerRoutes, workerOf, type WorkerAuth } from '../workers/worker-auth.ts';
 import { oobDnsToken } from './oob-dns.ts';
 import type { OobService } from './oob-service.ts';
 
 const MAX_BODY = 16_384;
-
-const interactionsBodySchema = signedEnvelopeSchema.extend({
-  leaseToken: z.string().min(1).max(200),
-  /** The id of the last interaction read ("0" at first). */
-  after: z
-    .string()
-    .regex(/^\d{1,19}$/)
-    .default('0'),
-});
-const interactionsResponseSchema = z.object({
-  interactions: z.array(
-    z.object({
-      id: z.string(),
-      token: z.string(),
-      protocol: z.enum(['http', 'dns']),
-      remoteAddress: z.string(),
-      request: z.string(),
-      receivedAt: z.string(),
-    }),
-  ),
-});
 
 /** Records an HTTP callback (request line, headers and the start of the body) and answers "ok". */
 async function recordHttp(oob: OobService, token: string | null, req: FastifyRequest, reply: FastifyReply) {
@@ -72,7 +55,7 @@ export function registerOobRoutes(app: FastifyInstance, deps: { oob: OobService;
 
   registerWorkerRoutes(app, deps.workerAuth, (scope) => {
     scope.withTypeProvider<ZodTypeProvider>().post(
-      `${WORKER_BASE}/scans/:scanId/interactions`,
+      `${WORKER_API_PREFIX}/scans/:scanId/interactions`,
       {
         schema: {
           tags: ['worker'],

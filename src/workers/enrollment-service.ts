@@ -21,12 +21,12 @@ import type { Clock } from '../lib/clock.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { appError } from '../lib/errors.ts';
 import { newId, randomToken } from '../lib/ids.ts';
+import type { enrollBodySchema } from '../lib/worker-wire.ts';
 import {
   CODE_ALPHABET,
   CODE_LENGTH,
   ENROLL_FAILURES_PER_MINUTE,
   ENROLLMENT_TTL_MS,
-  type enrollBodySchema,
   type EnrollmentCreatedDto,
   type WorkerDto,
   type WorkerListDto,

@@ -18,12 +18,12 @@ import type { Clock } from '../lib/clock.ts';
 import type { SecretBox } from '../lib/crypto.ts';
 import { createEgressPolicy, literalAddressOf, type EgressPolicy } from '../lib/egress.ts';
 import { appError } from '../lib/errors.ts';
+import type { Lease } from '../lib/worker-wire.ts';
 import {
   createHostedAgent,
   pinoAgentLogger,
   WORKER_VERSION,
   type Agent,
-  type Lease,
   type PortScannerSettings,
 } from '../agent/index.ts';
 import type { EnrollmentService } from './enrollment-service.ts';

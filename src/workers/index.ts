@@ -11,20 +11,12 @@ export {
   createWorkerAuth,
   registerWorkerRoutes,
   workerOf,
-  signBody,
-  WORKER_BASE,
   SIGNATURE_HEADER,
   type WorkerAuth,
   type WorkerContext,
 } from './worker-auth.ts';
 export { registerWorkersRoutes } from './workers-routes.ts';
-export {
-  createLeaseService,
-  LEASE_SECONDS,
-  HEARTBEAT_SECONDS,
-  type LeaseService,
-  type LeaseDto,
-} from './lease-service.ts';
+export { createLeaseService, LEASE_SECONDS, HEARTBEAT_SECONDS, type LeaseService } from './lease-service.ts';
 export { createUploadService, type UploadService } from './upload-service.ts';
 export { createArchiveService, type ArchiveService } from './archive-service.ts';
 export { registerLeaseRoutes } from './lease-routes.ts';

@@ -8,7 +8,7 @@ import type { ArchiveService } from './archive-service.ts';
 import type { EnrollmentService } from './enrollment-service.ts';
 import type { LeaseService } from './lease-service.ts';
 import type { UploadService } from './upload-service.ts';
-import { registerWorkerRoutes, WORKER_BASE, workerOf, type WorkerAuth } from './worker-auth.ts';
+import { registerWorkerRoutes, workerOf, type WorkerAuth } from './worker-auth.ts';
 import {
   archiveBodySchema,
   failBodySchema,
@@ -30,7 +30,8 @@ import {
   uploadParamsSchema,
   uploadPutResponseSchema,
   uploadQuerySchema,
-} from './workers-schemas.ts';
+  WORKER_API_PREFIX,
+} from '../lib/worker-wire.ts';
 
 export interface LeaseRoutesDeps {
   workerAuth: WorkerAuth;
@@ -55,7 +56,7 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
     const r = scope.withTypeProvider<ZodTypeProvider>();
 
     r.post(
-      `${WORKER_BASE}/lease`,
+      `${WORKER_API_PREFIX}/lease`,
       {
         schema: {
           tags,
@@ -84,7 +85,7 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
     );
 
     r.post(
-      `${WORKER_BASE}/heartbeat`,
+      `${WORKER_API_PREFIX}/heartbeat`,
       {
         schema: {
           tags,
@@ -103,7 +104,7 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
     );
 
     r.post(
-      `${WORKER_BASE}/scans/:scanId/progress`,
+      `${WORKER_API_PREFIX}/scans/:scanId/progress`,
       {
         schema: {
           tags,
@@ -117,7 +118,7 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
     );
 
     r.post(
-      `${WORKER_BASE}/scans/:scanId/archive`,
+      `${WORKER_API_PREFIX}/scans/:scanId/archive`,
       {
         schema: {
           tags,
@@ -139,7 +140,7 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
     );
 
     r.post(
-      `${WORKER_BASE}/scans/:scanId/release`,
+      `${WORKER_API_PREFIX}/scans/:scanId/release`,
       {
         schema: {
           tags,
@@ -156,7 +157,7 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
     );
 
     r.post(
-      `${WORKER_BASE}/scans/:scanId/fail`,
+      `${WORKER_API_PREFIX}/scans/:scanId/fail`,
       {
         schema: {
           tags,
@@ -170,7 +171,7 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
     );
 
     r.post(
-      `${WORKER_BASE}/report/init`,
+      `${WORKER_API_PREFIX}/report/init`,
       {
         schema: {
           tags,
@@ -183,7 +184,7 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
     );
 
     r.post(
-      `${WORKER_BASE}/report/finalize`,
+      `${WORKER_API_PREFIX}/report/finalize`,
       {
         schema: {
           tags,
@@ -202,7 +203,7 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
     deps.workerAuth,
     (scope) => {
       scope.withTypeProvider<ZodTypeProvider>().post(
-        `${WORKER_BASE}/report`,
+        `${WORKER_API_PREFIX}/report`,
         {
           schema: {
             tags,
@@ -239,7 +240,7 @@ export function registerLeaseRoutes(app: FastifyInstance, deps: LeaseRoutesDeps)
       }
     };
     scope.withTypeProvider<ZodTypeProvider>().put(
-      `${WORKER_BASE}/uploads/:uploadId`,
+      `${WORKER_API_PREFIX}/uploads/:uploadId`,
       {
         schema: {
           tags,

@@ -20,6 +20,7 @@ import type { DB } from '../db/schema.ts';
 import { asService, withService, type Tx } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { appError } from '../lib/errors.ts';
+import type { Lease, LeaseState } from '../lib/worker-wire.ts';
 import {
   DEFAULT_DAILY_SCAN_QUOTA,
   DEFAULT_PER_ASSET_CONCURRENT_SCANS,
@@ -47,22 +48,6 @@ export interface LeaseWorker {
   workerId: string;
   tenantId: string;
 }
-
-export interface LeaseDto {
-  scanId: string;
-  leaseToken: string;
-  leaseExpiresAt: string;
-  leaseSeconds: number;
-  heartbeatSeconds: number;
-  attempt: number;
-  maxAttempts: number;
-  kind: ScanKind;
-  options: Record<string, unknown>;
-  chunk: { index: number; count: number; spec: Record<string, unknown> } | null;
-  asset: { id: string; kind: string; target: string; name: string };
-}
-
-export type LeaseState = 'active' | 'cancelled' | 'lost';
 
 export interface LeaseServiceDeps {
   db: Kysely<DB>;
@@ -146,7 +131,7 @@ export function createLeaseService(deps: LeaseServiceDeps) {
   async function tryLease(
     w: LeaseWorker,
     kinds: readonly ScanKind[],
-  ): Promise<{ lease: LeaseDto | null; stale: string[] }> {
+  ): Promise<{ lease: Lease | null; stale: string[] }> {
     const now = clock.now();
     const day = utcDay(now);
     const token = randomUUID();
@@ -228,7 +213,7 @@ export function createLeaseService(deps: LeaseServiceDeps) {
       w: LeaseWorker,
       input: { kinds: readonly ScanKind[]; waitSeconds: number },
       signal?: AbortSignal,
-    ): Promise<LeaseDto | null> {
+    ): Promise<Lease | null> {
       const deadline = Date.now() + Math.min(input.waitSeconds, MAX_WAIT_SECONDS) * 1000;
       const rechecked = new Set<string>();
       for (;;) {

@@ -24,7 +24,7 @@ import type { ObjectStore, StorageService } from '../storage/index.ts';
 import type { ReportFormat } from './importers/index.ts';
 import type { IngestionQueue } from './ingestion-types.ts';
 import type { LeaseService, LeaseWorker } from './lease-service.ts';
-import { WORKER_BASE } from './worker-auth.ts';
+import { WORKER_API_PREFIX, type FinalizeResult, type InitUploadResult } from '../lib/worker-wire.ts';
 
 export const UPLOAD_URL_SECONDS = 15 * 60;
 /** A pending upload is reaped this long after its URL expired. */
@@ -38,22 +38,6 @@ export interface InitInput {
   contentType?: string | undefined;
   format?: ReportFormat | undefined;
   fileName?: string | undefined;
-}
-
-export interface InitResult {
-  uploadId: string;
-  method: 'PUT';
-  url: string;
-  headers: Record<string, string>;
-  expiresAt: string;
-  storage: 'builtin' | 's3';
-}
-
-export interface FinalizeResult {
-  uploadId: string;
-  scanId: string;
-  status: 'finalized';
-  ingestionId: string;
 }
 
 export interface UploadServiceDeps {
@@ -181,7 +165,7 @@ export function createUploadService(deps: UploadServiceDeps) {
   }
 
   return {
-    async init(w: LeaseWorker, input: InitInput): Promise<InitResult> {
+    async init(w: LeaseWorker, input: InitInput): Promise<InitUploadResult> {
       checkSize(input.size);
       const now = clock.now();
       await withService(db, (tx) => leases.assertHolds(tx, w, input.scanId, input.leaseToken));
@@ -200,7 +184,7 @@ export function createUploadService(deps: UploadServiceDeps) {
         target = { url: p.url, headers: p.headers, storage: 's3' };
       } else {
         const expires = Math.floor(expiresAt.getTime() / 1000);
-        const url = new URL(`${WORKER_BASE}/uploads/${uploadId}`, deps.publicBaseUrl);
+        const url = new URL(`${WORKER_API_PREFIX}/uploads/${uploadId}`, deps.publicBaseUrl);
         url.searchParams.set('expires', String(expires));
         url.searchParams.set('signature', urlSignature(uploadId, expires));
         target = {

@@ -9,7 +9,6 @@
 // opened secrets, then the nonce): this runs before every worker call.
 // Routes get the raw bytes from a scope-local parser; registerWorkerRoutes() gives later worker
 // routes (lease, progress, report) the same treatment.
-import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
@@ -18,6 +17,7 @@ import type { Clock } from '../lib/clock.ts';
 import { safeEqual, type SecretBox } from '../lib/crypto.ts';
 import { assertCleanInput } from '../lib/input-hygiene.ts';
 import { appError } from '../lib/errors.ts';
+import { signBody } from '../lib/worker-wire.ts';
 import { hashWorkerToken } from './enrollment-service.ts';
 import { NONCE_TTL_MS, SENT_AT_WINDOW_MS } from './workers-schemas.ts';
 
@@ -30,14 +30,9 @@ export interface WorkerContext {
   body: Record<string, unknown>;
 }
 
-export const WORKER_BASE = '/api/public/worker/v1';
 /** The workers list shows last seen to this precision; fewer writes on the hot path. */
 const LAST_SEEN_EVERY_MS = 5_000;
 export const SIGNATURE_HEADER = 'x-rampart-signature';
-
-/** What a worker sends: `sha256=` + lowercase hex HMAC-SHA256 of the body bytes. */
-export const signBody = (secret: string, body: string | Uint8Array): string =>
-  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 /** How long a replica reuses a worker's row and its tenant's opened secrets (see authenticate). */
 export const WORKER_CACHE_MS = 5_000;

@@ -5,11 +5,10 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { SessionGuards } from '../server/plugins/session.ts';
 import type { EnrollmentService } from './enrollment-service.ts';
 import type { WebhookService } from './webhook-service.ts';
-import { WORKER_BASE, type WorkerAuth } from './worker-auth.ts';
+import { enrollBodySchema, enrollResponseSchema, WORKER_API_PREFIX } from '../lib/worker-wire.ts';
+import type { WorkerAuth } from './worker-auth.ts';
 import {
-  enrollBodySchema,
   enrollmentCreatedSchema,
-  enrollResponseSchema,
   rotateSecretBodySchema,
   staffEnrollmentBodySchema,
   tenantParamsSchema,
@@ -129,7 +128,7 @@ export function registerWorkersRoutes(
 
   // Public: no session, hence no CSRF; the code is the credential and failures are throttled.
   r.post(
-    `${WORKER_BASE}/enroll`,
+    `${WORKER_API_PREFIX}/enroll`,
     {
       schema: {
         tags: ['worker'],

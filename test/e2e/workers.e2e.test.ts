@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { signBody } from '../../src/workers/index.ts';
+import { signBody } from '../../src/lib/worker-wire.ts';
 import { uniqueEmail } from '../helpers/app.ts';
 import { describeBrowser, openE2e, scanA11y, signUpInBrowser, type E2e } from './harness.ts';
 

@@ -3,7 +3,7 @@
 // fresh sentAt and nonce) sent through inject.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import { signBody } from '../../src/workers/index.ts';
+import { signBody } from '../../src/lib/worker-wire.ts';
 import type { Response as InjectResponse } from 'light-my-request';
 import type { TestApp } from './app.ts';
 import { Client } from './client.ts';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TENANT_NAME_MAX, TENANT_SLUG_MAX, USER_NAME_MAX } from '../../src/auth/auth-schemas.ts';
 import { withService } from '../../src/db/tenant.ts';
-import { signBody } from '../../src/workers/index.ts';
+import { signBody } from '../../src/lib/worker-wire.ts';
 import { createTestApp, STAFF_DOMAIN, uniqueEmail, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
 import { multipart } from '../helpers/llm-http.ts';

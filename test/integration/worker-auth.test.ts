@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withService } from '../../src/db/tenant.ts';
-import { signBody } from '../../src/workers/index.ts';
+import { signBody } from '../../src/lib/worker-wire.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { Client } from '../helpers/client.ts';
 import { tenantCast } from '../helpers/tenants.ts';
