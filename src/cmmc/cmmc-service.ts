@@ -2,6 +2,10 @@
 // and the public verify route that receives script results. Members read; owners and admins
 // write. The verify route has no user session: it runs as the service role and finds the profile
 // by the SHA-256 of the bearer token.
+// Over 500 lines on purpose: the profile, the device token and its scripts, and the device-check
+// runs (listed, attested, retired, received) are one factory because they share the profile row,
+// its lock for read-modify-writes (lockedProfile) and the device list's shape; the program's other
+// parts (attestations, policies, SPRS, exports, renewals, hand-off) have their own modules beside it.
 import { sha256Hex } from '../lib/crypto.ts';
 import type { Kysely } from 'kysely';
 import type { AuditService } from '../audit/index.ts';

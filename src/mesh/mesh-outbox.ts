@@ -68,7 +68,7 @@ export interface FailedDelivery {
 /**
  * Whether an answer is final for this request id. Final: answers that say the message itself is
  * wrong (400, 404, 413, 422 …), a route that is not deployed, and 409 idempotency_key_reuse (the
- * peer holds another payload under this id; the spec says to use a new id, which only staff's
+ * peer holds another payload under this id; docs/mesh.md says to use a new id, which only staff's
  * "send again" does, so one event is never delivered twice). Not final: 401/403 (a secret being
  * rotated, clocks drifting, an allowlist being fixed), 408, 409 request_in_progress, 425, 429.
  */

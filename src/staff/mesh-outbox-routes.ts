@@ -7,7 +7,7 @@
 // "Send again" puts a failed entry back to pending, due now, with the same request id, so a peer
 // that did execute it answers from its idempotency record instead of running it twice. The one
 // exception is an entry given up on 409 idempotency_key_reuse: the peer holds another payload
-// under that id and the spec says to use a new one, so it gets a new id (the old one is kept).
+// under that id and docs/mesh.md says to use a new one, so it gets a new id (the old one is kept).
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { sql, type Kysely } from 'kysely';

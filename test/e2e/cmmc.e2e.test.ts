@@ -426,7 +426,7 @@ describeBrowser('CMMC Level 1 in the browser', () => {
   });
 
   it('opens a bid-portal handoff link without using it up, and claims it into a prefilled Scope', async () => {
-    // A link as the cmmc_handoff flow stores it (the flow itself is tested in test/integration/cmmc-program.test.ts).
+    // A link as the cmmc_handoff flow stores it (the flow itself is tested in test/integration/cmmc-handoff.test.ts).
     const token = randomBytes(32).toString('base64url');
     await withService(e2e.server.database.db, (tx) =>
       tx
