@@ -4,7 +4,7 @@
 // and an RSS sampler.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -203,3 +203,100 @@ export function sampleMemory(everyMs: number): { baseline: number; stop(): { pea
 }
 
 export const mb = (b: number): number => Math.round((b / 1024 / 1024) * 10) / 10;
+
+/** User + system CPU seconds of one thread or process from its /proc stat line (Linux only). */
+function cpuOfStat(path: string): number | null {
+  try {
+    const stat = readFileSync(path, 'utf8');
+    // Fields after the parenthesised name: state is field 3, utime 14, stime 15 (clock ticks).
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+const CLOCK_TICKS = 100;
+
+/** Which part of the process a thread is, by the name the kernel shows for it. */
+function threadGroup(comm: string): string {
+  if (comm === 'MainThread') return 'main';
+  if (comm === 'pglite') return 'pglite';
+  if (comm === 'report-parse') return 'parse';
+  if (comm === 'V8Worker' || comm.startsWith('DelayedTask')) return 'v8';
+  return 'other';
+}
+
+/**
+ * CPU seconds spent during a window, per part of this process (main thread, embedded database
+ * thread, parse thread, V8's helper threads for garbage collection and compilation, the rest)
+ * and in `extraPids` (the PostgreSQL backends serving the run). On a machine shared with other
+ * work, wall time says how busy the machine was; CPU seconds say what the ingest itself cost.
+ * Threads are sampled every `everyMs`, so one that ends within the window is counted up to its
+ * last sample. Empty on systems without /proc.
+ */
+export function sampleCpu(everyMs: number): {
+  stop(extraPids?: { start: Map<number, number>; pids: number[] }): Record<string, number>;
+} {
+  const first = new Map<string, { group: string; cpu: number }>();
+  const last = new Map<string, number>();
+  const read = (initial: boolean) => {
+    let tids: string[];
+    try {
+      tids = readdirSync('/proc/self/task');
+    } catch {
+      return;
+    }
+    for (const tid of tids) {
+      const cpu = cpuOfStat(`/proc/self/task/${tid}/stat`);
+      if (cpu === null) continue;
+      // The name is read every time: a new thread is named by itself shortly after it starts,
+      // and until then shows its parent's name.
+      let comm: string;
+      try {
+        comm = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+      } catch {
+        continue;
+      }
+      const known = first.get(tid);
+      if (known) known.group = threadGroup(comm);
+      else first.set(tid, { group: threadGroup(comm), cpu: initial ? cpu : 0 });
+      last.set(tid, cpu);
+    }
+  };
+  read(true);
+  const timer = setInterval(() => read(false), everyMs);
+  return {
+    stop(extra) {
+      clearInterval(timer);
+      read(false);
+      const out: Record<string, number> = {};
+      for (const [tid, { group, cpu }] of first) out[group] = (out[group] ?? 0) + (last.get(tid)! - cpu);
+      if (extra)
+        for (const pid of extra.pids) {
+          const cpu = cpuOfStat(`/proc/${pid}/stat`);
+          if (cpu !== null) out.postgres = (out.postgres ?? 0) + cpu - (extra.start.get(pid) ?? 0);
+        }
+      const total = Object.values(out).reduce((a, b) => a + b, 0);
+      for (const k of Object.keys(out)) out[k] = Math.round(out[k]! * 100) / 100;
+      return { ...out, total: Math.round(total * 100) / 100 };
+    },
+  };
+}
+
+/** CPU seconds so far of each PostgreSQL backend connected to the current database (same machine). */
+export async function postgresBackendCpu(
+  db: import('kysely').Kysely<import('../src/db/schema.ts').DB>,
+): Promise<{ start: Map<number, number>; pids: number[] }> {
+  const { sql } = await import('kysely');
+  const { rows } = await sql<{
+    pid: number;
+  }>`select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`.execute(
+    db,
+  );
+  const start = new Map<number, number>();
+  for (const { pid } of rows) {
+    const cpu = cpuOfStat(`/proc/${pid}/stat`);
+    if (cpu !== null) start.set(pid, cpu);
+  }
+  return { start, pids: rows.map((r) => r.pid) };
+}

@@ -9,11 +9,24 @@
 // Prints JSON: per database wall time (ingest only), the report's size, findings, the rate, peak
 // RSS (sampled every 20 ms while ingesting; baselineRssMB is the process before the ingest, which
 // on PGlite is mostly the embedded database itself, ~280 MB; ingestRssMB the difference) and the
-// time to parse the same file without a database (the parser's share).
+// time to parse the same file without a database (the parser's share). cpuSeconds: CPU time
+// spent during the ingest by each part of the process (main thread, pglite: the embedded
+// database's thread, parse: the report's parse thread, v8: garbage collection and compiler
+// threads) and by the PostgreSQL backends serving it (Linux /proc); on a shared machine wall
+// time mostly says how busy the machine was, CPU seconds what the ingest cost.
 // BENCH_FINDINGS (100000), BENCH_DBS (pglite,postgres), BENCH_BATCH (the runner's default),
 // BENCH_WRITERS (concurrent batch writers; as the server: 2 on PostgreSQL, 1 on PGlite).
 import { Readable } from 'node:stream';
-import { childKind, mb, openIngestBench, runBenchChild, sampleMemory, type BenchDb } from './ingest-setup.ts';
+import {
+  childKind,
+  mb,
+  openIngestBench,
+  postgresBackendCpu,
+  runBenchChild,
+  sampleCpu,
+  sampleMemory,
+  type BenchDb,
+} from './ingest-setup.ts';
 
 const FINDINGS = Number(process.env.BENCH_FINDINGS ?? 100_000);
 const DBS = (process.env.BENCH_DBS ?? 'pglite,postgres')
@@ -104,11 +117,17 @@ async function child(kind: BenchDb): Promise<void> {
     const key = `reports/${scanId}/bench`;
     const { ingestionId, size } = await bench.enqueue(key, reportStream(FINDINGS), 'bench.jsonl', 4 * 1024 ** 3);
 
+    const backendsBefore = kind === 'postgres' ? await postgresBackendCpu(db) : null;
     const memory = sampleMemory(20);
+    const cpu = sampleCpu(20);
     const started = performance.now();
     await bench.drain();
     const wallMs = performance.now() - started;
     const { peakRss: peak } = memory.stop();
+    const backendsAfter = backendsBefore ? await postgresBackendCpu(db) : null;
+    const cpuSeconds = cpu.stop(
+      backendsBefore && backendsAfter ? { start: backendsBefore.start, pids: backendsAfter.pids } : undefined,
+    );
     const baseline = memory.baseline;
 
     // Afterwards, the parser alone over the same file (no database), for the parser's share of the time.
@@ -143,6 +162,7 @@ async function child(kind: BenchDb): Promise<void> {
         baselineRssMB: mb(baseline),
         ingestRssMB: mb(peak - baseline),
         maxRssLifetimeMB: mb(process.resourceUsage().maxRSS * 1024),
+        cpuSeconds,
         parseOnlySeconds: Math.round(parseMs / 10) / 100,
         parsed,
         summary: job.summary,

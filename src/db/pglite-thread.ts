@@ -92,6 +92,8 @@ async function startThread(init: ThreadInit): Promise<Worker> {
   // A small young generation: the thread's garbage is query parameters and results passing
   // through, and a large nursery only lets it pile up (resident memory, not speed).
   const worker = new Worker(new URL('./pglite-thread-worker.ts', import.meta.url), {
+    // Named: the thread shows as `pglite` in profiles and in the kernel's per-thread accounting.
+    name: 'pglite',
     workerData: init,
     resourceLimits: { maxYoungGenerationSizeMb: 12 },
   });

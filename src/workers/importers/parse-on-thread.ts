@@ -59,6 +59,7 @@ export function parseOnThread(
   const stallMs = opts.stallMs ?? 120_000;
   async function* run(): AsyncGenerator<{ findings: ImportedFinding[]; skipped: number }> {
     const worker = new Worker(new URL('./parse-thread.ts', import.meta.url), {
+      name: 'report-parse',
       workerData: { format, batchSize: opts.batchSize ?? 1_000 },
       resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 16 },
       stdout: false,
