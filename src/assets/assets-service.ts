@@ -104,8 +104,14 @@ export function createAssetsService(deps: {
       .selectAll('a')
       .select('c.target as covered_target');
 
-  async function load(tx: Tx, assetId: string) {
-    const row = await selectAsset(tx).where('a.id', '=', assetId).executeTakeFirst();
+  /**
+   * The asset, filtered by its tenant in the query as well as by row-level security. Only the
+   * super-admin bypass, which runs as the service and starts from an asset id alone, passes null.
+   */
+  async function load(tx: Tx, tenantId: string | null, assetId: string) {
+    let q = selectAsset(tx).where('a.id', '=', assetId);
+    if (tenantId !== null) q = q.where('a.tenant_id', '=', tenantId);
+    const row = await q.executeTakeFirst();
     if (!row) throw appError('asset_not_found', 'No such asset in this tenant.');
     return row;
   }
@@ -353,16 +359,17 @@ export function createAssetsService(deps: {
           tx,
         );
         await refreshCoverage(tx, tenantId);
-        return { asset: toDto(await load(tx, row.id)) };
+        return { asset: toDto(await load(tx, tenantId, row.id)) };
       });
     },
 
     async get(tenantId: string, caller: Caller, assetId: string) {
       return asMember(tenantId, caller, false, async (tx) => {
-        const asset = await load(tx, assetId);
+        const asset = await load(tx, tenantId, assetId);
         const entries = await tx
           .selectFrom('asset_verification_log')
           .select(['id', 'at', 'event', 'detail', 'actor_email'])
+          .where('tenant_id', '=', tenantId)
           .where('asset_id', '=', assetId)
           .orderBy('id', 'desc')
           .limit(50)
@@ -390,7 +397,7 @@ export function createAssetsService(deps: {
 
     async update(tenantId: string, caller: Caller, assetId: string, body: z.output<typeof updateAssetBodySchema>) {
       return asMember(tenantId, caller, false, async (tx) => {
-        await load(tx, assetId);
+        await load(tx, tenantId, assetId);
         await tx
           .updateTable('assets')
           .set({
@@ -402,13 +409,13 @@ export function createAssetsService(deps: {
           })
           .where('id', '=', assetId)
           .execute();
-        return { asset: toDto(await load(tx, assetId)) };
+        return { asset: toDto(await load(tx, tenantId, assetId)) };
       });
     },
 
     async setArchived(tenantId: string, caller: Caller, assetId: string, archived: boolean) {
       return asMember(tenantId, caller, true, async (tx) => {
-        const asset = await load(tx, assetId);
+        const asset = await load(tx, tenantId, assetId);
         await tx
           .updateTable('assets')
           .set({ archived_at: archived ? clock.now() : null, updated_at: clock.now() })
@@ -427,21 +434,21 @@ export function createAssetsService(deps: {
           tx,
         );
         await refreshCoverage(tx, tenantId);
-        return { asset: toDto(await load(tx, assetId)) };
+        return { asset: toDto(await load(tx, tenantId, assetId)) };
       });
     },
 
     /** Checks the proof now. The DNS query runs outside any transaction. */
     async verifyNow(tenantId: string, caller: Caller, assetId: string) {
-      const asset = await asMember(tenantId, caller, false, (tx) => load(tx, assetId));
+      const asset = await asMember(tenantId, caller, false, (tx) => load(tx, tenantId, assetId));
       let result: CheckResult;
       if (asset.kind === 'domain') result = await verifier.check(asset.target, asset.verification_token);
       else result = { outcome: 'pending', detail: '' };
       return asMember(tenantId, caller, false, async (tx) => {
-        const fresh = await load(tx, assetId);
+        const fresh = await load(tx, tenantId, assetId);
         if (fresh.kind === 'domain') await applyCheck(tx, fresh, result, caller);
         else await refreshCoverage(tx, tenantId);
-        const after = await load(tx, assetId);
+        const after = await load(tx, tenantId, assetId);
         if (after.kind !== 'domain') {
           // Only coverage by a proven domain is "verified"; a bypass is never reported as proof.
           const outcome: CheckOutcome =
@@ -547,7 +554,7 @@ export function createAssetsService(deps: {
             },
             tx,
           );
-          return { asset: toDto(await load(tx, row.id)) };
+          return { asset: toDto(await load(tx, tenantId, row.id)) };
         });
       } catch (e) {
         await stored.store.delete(stored.key).catch(() => undefined);
@@ -566,7 +573,7 @@ export function createAssetsService(deps: {
     ) {
       const notArchive = () =>
         appError('conflict', 'This image comes from a registry reference; only images added as archives take uploads.');
-      const current = await asMember(tenantId, caller, false, (tx) => load(tx, assetId));
+      const current = await asMember(tenantId, caller, false, (tx) => load(tx, tenantId, assetId));
       if (current.source !== 'archive') throw notArchive();
       if (current.archived_at)
         throw appError('conflict', 'This asset is archived; restore it before uploading a new version.');
@@ -576,7 +583,7 @@ export function createAssetsService(deps: {
       let result;
       try {
         result = await asMember(tenantId, caller, false, async (tx) => {
-          const fresh = await load(tx, assetId);
+          const fresh = await load(tx, tenantId, assetId);
           if (fresh.source !== 'archive') throw notArchive();
           const clash = await tx
             .selectFrom('assets')
@@ -626,7 +633,7 @@ export function createAssetsService(deps: {
             tx,
           );
           oldKey = fresh.archive_storage_key;
-          return { asset: toDto(await load(tx, assetId)) };
+          return { asset: toDto(await load(tx, tenantId, assetId)) };
         });
       } catch (e) {
         await stored.store.delete(stored.key).catch(() => undefined);
@@ -638,7 +645,7 @@ export function createAssetsService(deps: {
 
     /** The uploaded archive's bytes, streamed from the tenant's storage. */
     async openArchive(tenantId: string, caller: Caller, assetId: string) {
-      const asset = await asMember(tenantId, caller, false, (tx) => load(tx, assetId));
+      const asset = await asMember(tenantId, caller, false, (tx) => load(tx, tenantId, assetId));
       if (asset.source !== 'archive' || !asset.archive_storage_key)
         throw appError('object_not_found', 'This asset has no uploaded archive.');
       const { body, info } = await (await storage.forTenant(tenantId)).get(asset.archive_storage_key);
@@ -653,7 +660,7 @@ export function createAssetsService(deps: {
     /** Super-admin: allow scanning without proof. Written to the platform audit log and the verification log. */
     async bypass(assetId: string, actor: Caller, reason: string, revoke: boolean) {
       return withService(db, async (tx) => {
-        const asset = await load(tx, assetId);
+        const asset = await load(tx, null, assetId);
         const now = clock.now();
         if (asset.source === 'archive')
           throw appError(
@@ -712,7 +719,7 @@ export function createAssetsService(deps: {
           tx,
         );
         await refreshCoverage(tx, asset.tenant_id);
-        return { asset: toDto(await load(tx, assetId)) };
+        return { asset: toDto(await load(tx, asset.tenant_id, assetId)) };
       });
     },
 

@@ -179,6 +179,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
         const current = await tx
           .selectFrom('compliance_control_attestations')
           .select(['item_id', 'answer', 'note', 'answered_by_email', 'answered_at'])
+          .where('tenant_id', '=', tenantId)
           .where('profile_id', '=', p.id)
           .forUpdate()
           .execute();
@@ -227,6 +228,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
           const att = await tx
             .selectFrom('compliance_control_attestations')
             .select('id')
+            .where('tenant_id', '=', tenantId)
             .where('profile_id', '=', profileId)
             .where('item_id', '=', item.id)
             .executeTakeFirst();
@@ -270,6 +272,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
         tx
           .selectFrom('compliance_attestation_evidence')
           .select(['file_name', 'content_type', 'sha256', 'storage_key'])
+          .where('tenant_id', '=', tenantId)
           .where('id', '=', evidenceId)
           .where('deleted_at', 'is', null)
           .executeTakeFirst(),
@@ -297,6 +300,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
         const row = await tx
           .selectFrom('compliance_attestation_evidence')
           .select(['id', 'item_id', 'file_name', 'sha256', 'storage_key'])
+          .where('tenant_id', '=', tenantId)
           .where('id', '=', evidenceId)
           .where('deleted_at', 'is', null)
           .forUpdate()

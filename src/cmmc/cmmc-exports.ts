@@ -150,6 +150,7 @@ export function createCmmcExports(deps: ProgramDeps, state: ProgramState) {
         docs: await tx
           .selectFrom('cmmc_policy_documents')
           .select(['kind', 'version', 'title', 'status', 'body_markdown', 'effective_date'])
+          .where('tenant_id', '=', tenantId)
           .where('profile_id', '=', p.id)
           .orderBy('kind')
           .orderBy('version')
@@ -177,6 +178,7 @@ export function createCmmcExports(deps: ProgramDeps, state: ProgramState) {
             'sprs_proof_sha256',
             'sprs_proof_storage_key',
           ])
+          .where('tenant_id', '=', tenantId)
           .where('profile_id', '=', p.id)
           .orderBy('confirmed_at')
           .execute(),

@@ -135,7 +135,12 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
 
   function getPolicy(tenantId: string, caller: Caller, docId: string): Promise<PolicyDocWithBody> {
     return asMember(tenantId, caller, false, async (tx) => {
-      const d = await tx.selectFrom('cmmc_policy_documents').selectAll().where('id', '=', docId).executeTakeFirst();
+      const d = await tx
+        .selectFrom('cmmc_policy_documents')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', docId)
+        .executeTakeFirst();
       if (!d) throw appError('cmmc_policy_not_found', 'No such policy document in this tenant.');
       return { ...policyDto(d), body: d.body_markdown };
     });
@@ -182,6 +187,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
           const latest = await tx
             .selectFrom('cmmc_policy_documents')
             .select(['id', 'version', 'status'])
+            .where('tenant_id', '=', tenantId)
             .where('profile_id', '=', p.id)
             .where('kind', '=', kind)
             .orderBy('version', 'desc')
@@ -246,6 +252,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
         const d = await tx
           .selectFrom('cmmc_policy_documents')
           .selectAll()
+          .where('tenant_id', '=', tenantId)
           .where('id', '=', docId)
           .forUpdate()
           .executeTakeFirst();
@@ -281,6 +288,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
         const rows = await tx
           .selectFrom('cmmc_policy_documents')
           .selectAll()
+          .where('tenant_id', '=', tenantId)
           .where('id', 'in', ids)
           .orderBy('kind')
           .forUpdate()
@@ -330,6 +338,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
         const d = await tx
           .selectFrom('cmmc_policy_documents')
           .selectAll()
+          .where('tenant_id', '=', tenantId)
           .where('id', '=', docId)
           .forUpdate()
           .executeTakeFirst();

@@ -152,6 +152,7 @@ export function createProgramState(deps: ProgramDeps) {
     const answerRows = await tx
       .selectFrom('compliance_control_attestations')
       .selectAll()
+      .where('tenant_id', '=', p.tenant_id)
       .where('profile_id', '=', p.id)
       .execute();
     const answers = new Map(answerRows.map((a) => [a.item_id, { answer: a.answer as Answer, note: a.note }]));
@@ -170,6 +171,7 @@ export function createProgramState(deps: ProgramDeps) {
         'created_at',
         'updated_at',
       ])
+      .where('tenant_id', '=', p.tenant_id)
       .where('profile_id', '=', p.id)
       .orderBy('kind')
       .orderBy('version', 'desc')
@@ -201,6 +203,7 @@ export function createProgramState(deps: ProgramDeps) {
         'uploaded_by_email',
         'created_at',
       ])
+      .where('tenant_id', '=', p.tenant_id)
       .where('profile_id', '=', p.id)
       .where('deleted_at', 'is', null)
       .orderBy('created_at', 'desc')

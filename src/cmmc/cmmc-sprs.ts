@@ -252,6 +252,7 @@ export function createCmmcSprs(deps: ProgramDeps, state: ProgramState, events: C
         return tx
           .selectFrom('compliance_handoffs')
           .select(['id', 'sprs_proof_storage_key'])
+          .where('tenant_id', '=', tenantId)
           .where('profile_id', '=', p.id)
           .orderBy('confirmed_at', 'desc')
           .limit(1)

@@ -116,6 +116,7 @@ export function createOobService(deps: {
         const rows = await q
           .selectFrom('oob_interactions')
           .select(['id', 'token', 'protocol', 'remote_address', 'raw_request', 'received_at'])
+          .where('tenant_id', '=', w.tenantId)
           .where('scan_id', '=', scanId)
           .where('id', '>', after)
           .orderBy('id')

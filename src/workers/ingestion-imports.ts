@@ -366,6 +366,7 @@ export function createImportsService(deps: ImportsServiceDeps) {
               const asset = await tx
                 .selectFrom('assets')
                 .select('kind')
+                .where('tenant_id', '=', tenantId)
                 .where('id', '=', fields.assetId)
                 .executeTakeFirst();
               const fits = asset

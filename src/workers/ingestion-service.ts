@@ -132,6 +132,7 @@ export function createIngestionService(deps: IngestionServiceDeps) {
         const prior = await tx
           .selectFrom('report_ingestions')
           .select('id')
+          .where('tenant_id', '=', input.tenantId)
           .where('upload_id', '=', input.uploadId)
           .executeTakeFirst();
         if (prior) return { ingestionId: prior.id };
