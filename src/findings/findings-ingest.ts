@@ -237,6 +237,10 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
     let received = 0;
     let criticalReported = 0;
     let criticalOverflow = 0;
+    // Whether the last batch found none of its findings already known (a first import of a
+    // report): then the next batch inserts first and looks up only what conflicted, instead of
+    // probing every fingerprint before inserting. Either order writes the same rows and events.
+    let lastBatchAllNew = false;
     let finished: IngestSummary | null = start.prior ? { ...start.prior, replayed: true } : null;
 
     async function batch(input: NormalizedFindingInput[]): Promise<void> {
@@ -281,12 +285,14 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
           .where('scan_id', '=', scan.id)
           .executeTakeFirst();
         if (done) return;
-        const existingRows = await findingsByFingerprint(
-          tx,
-          scan.tenant_id,
-          prepared.map((p) => p.fingerprint),
-        );
-        const existing = new Map(existingRows.map((r) => [r.fingerprint, r]));
+        const existing = new Map<string, Existing>();
+        if (!lastBatchAllNew)
+          for (const r of await findingsByFingerprint(
+            tx,
+            scan.tenant_id,
+            prepared.map((p) => p.fingerprint),
+          ))
+            existing.set(r.fingerprint, r);
 
         type EventRow = {
           finding_id: string;
@@ -316,7 +322,8 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
                 r.evidence, r.remediation, r.reference_urls, r.fingerprint, r.tool, r.check_class, r.sla_due_at
               from json_to_recordset(${json}::json) as r(${CONTENT_COLUMNS}, sla_due_at timestamptz)
               -- A concurrent batch of this session may hold the same fingerprint (a duplicate
-              -- across batches): its row wins, and ours is folded into it below as a known one.
+              -- across batches), or the finding was known and not looked up first: the existing
+              -- row wins, and ours is folded into it below as a known one.
               on conflict (tenant_id, fingerprint) do nothing
               returning id, fingerprint, severity
             )
@@ -339,6 +346,7 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
         }
 
         const known = prepared.filter((p) => existing.has(p.fingerprint));
+        lastBatchAllNew = known.length === 0;
         if (known.length) {
           const rows = known.map((p0) => {
             const e = existing.get(p0.fingerprint)!;

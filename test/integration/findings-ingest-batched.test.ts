@@ -155,6 +155,50 @@ describe('batched findings ingest', () => {
     expect(await eventCounts(asset)).toEqual({ severity_changed: 2 });
   });
 
+  it('after an all-new batch inserts first: known, fixed and in-batch duplicate findings fold as before', async () => {
+    const asset = await addAsset();
+    // An earlier scan found 22 and 3306; the next one showed only 80, which closed both.
+    const first = await addScan(asset);
+    const s0 = await batched.begin(first);
+    await s0.batch([port(22), port(3306, 'low')]);
+    await s0.finish();
+    const second = await addScan(asset);
+    const s1 = await batched.begin(second);
+    await s1.batch([port(80)]);
+    expect(await s1.finish()).toMatchObject({ fixed: 2, created: 1 });
+    expect(await criticalReports(asset)).toBe(0);
+
+    const scan = await addScan(asset);
+    const s = await batched.begin(scan);
+    // All new: the next batch is written insert-first.
+    await s.batch([port(1), port(2)]);
+    // Two fixed findings come back (22 twice in the batch, folded), one changes severity to
+    // critical, and one is new.
+    await s.batch([port(3306, 'critical', { cwe: [200] }), port(22), port(22, 'high', { cwe: [319] }), port(4)]);
+    // Known again: looked up first.
+    await s.batch([port(80), port(2, 'medium')]);
+    const summary = await s.finish();
+    expect(summary).toMatchObject({ received: 8, distinct: 6, created: 3, seen: 3, reopened: 2, fixed: 0 });
+
+    const rows = await rowsOf(asset);
+    expect(rows.map((r) => [r.port, r.status, r.severity])).toEqual([
+      [1, 'open', 'info'],
+      [2, 'open', 'medium'],
+      [4, 'open', 'info'],
+      [22, 'open', 'high'],
+      [80, 'open', 'info'],
+      [3306, 'open', 'critical'],
+    ]);
+    const p22 = rows.find((r) => r.port === 22)!;
+    expect([p22.reopened_count, p22.fixed_at, [...p22.cwe_ids]]).toEqual([1, null, [319]]);
+    const p3306 = rows.find((r) => r.port === 3306)!;
+    expect([p3306.reopened_count, p3306.first_scan_id, p3306.scan_id]).toEqual([1, first, scan]);
+    expect(rows.filter((r) => r.first_scan_id === scan).map((r) => r.port)).toEqual([1, 2, 4]);
+    // Closed twice, reopened twice; severities 22 info → high, 3306 low → critical, 2 info → medium.
+    expect(await eventCounts(asset)).toEqual({ fixed: 2, reopened: 2, severity_changed: 3 });
+    expect(await criticalReports(asset)).toBe(1);
+  });
+
   it('converges after a crash mid-way: no duplicate rows, events or critical reports; closing still right', async () => {
     const asset = await addAsset();
     // An earlier full scan found 22, 3306 and 8080 (8080 fixed since).
