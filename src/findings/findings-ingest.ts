@@ -92,7 +92,7 @@ interface Prepared {
 
 const rank: Record<Severity, number> = { info: 0, low: 1, medium: 2, high: 3, critical: 4 };
 
-/** In-report duplicates fold into one (DefectDojo #3958): the worst severity, all CWE/CVE ids. */
+/** In-report duplicates fold into one: the worst severity, all CWE/CVE ids. */
 function fold(a: Prepared, b: Prepared): Prepared {
   const worse = rank[b.f.severity] > rank[a.f.severity] ? b : a;
   const cwe = [...new Set([...(a.f.cwe ?? []), ...(b.f.cwe ?? [])])].sort((x, y) => x - y);
