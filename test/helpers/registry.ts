@@ -90,7 +90,7 @@ export interface TestRegistry {
 
 export async function startRegistry(o: { tokenAuth?: boolean } = {}): Promise<TestRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'rampart-registry-'));
-  const port = await freePort();
+  let port = await freePort();
   let tokens: TokenServer | null = null;
   let auth = '';
   if (o.tokenAuth) {
@@ -120,22 +120,41 @@ export async function startRegistry(o: { tokenAuth?: boolean } = {}): Promise<Te
     });
     auth = `auth:\n  token:\n    realm: ${tokens.realm}\n    service: rampart-test-registry\n    issuer: rampart-test-issuer\n    rootcertbundle: ${join(dir, 'token.pem')}\n`;
   }
-  writeFileSync(
-    join(dir, 'config.yml'),
-    `version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: ${join(dir, 'data')}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:${port}\n${auth}`,
-  );
-  const child = spawn(REGISTRY_BIN, ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString().slice(0, 2_000)));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i += 1) {
-    const up = await fetch(`${url}/v2/`).then(
-      (r) => r.status === 200 || r.status === 401,
-      () => false,
+  // A free port can be taken by another process before the registry binds it (seen once in a
+  // full run): start again on a new port, at most three times.
+  let child: ReturnType<typeof spawn> | undefined;
+  let url = '';
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      ({ child, url } = await launch(port));
+      break;
+    } catch (e) {
+      if (attempt >= 3 || !String(e).includes('address already in use')) throw e;
+      port = await freePort();
+    }
+  }
+  async function launch(at: number) {
+    writeFileSync(
+      join(dir, 'config.yml'),
+      `version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: ${join(dir, 'data')}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:${at}\n${auth}`,
     );
-    if (up) break;
-    if (i > 100 || child.exitCode !== null) throw new Error(`docker-registry did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
+    const child = spawn(REGISTRY_BIN, ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString().slice(0, 2_000)));
+    const url = `http://127.0.0.1:${at}`;
+    for (let i = 0; ; i += 1) {
+      const up = await fetch(`${url}/v2/`).then(
+        (r) => r.status === 200 || r.status === 401,
+        () => false,
+      );
+      if (up) break;
+      if (i > 100 || child.exitCode !== null) {
+        child.kill();
+        throw new Error(`docker-registry did not start: ${stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return { child, url };
   }
   return {
     host: `127.0.0.1:${port}`,
