@@ -11,6 +11,32 @@ interface Report {
   numFailedTests: number;
   numPendingTests: number;
   numTodoTests: number;
+  testResults?: {
+    name: string;
+    status: string;
+    message?: string;
+    assertionResults?: { fullName: string; status: string; failureMessages?: string[] }[];
+  }[];
+}
+
+/** The first line of a failure, short enough for one line of the closing summary. */
+function firstLine(text: string | undefined): string {
+  const line = (text ?? '').split('\n').find((l) => l.trim()) ?? '';
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
+
+/** One line per failed test, and per file that failed outside its tests (a suite that did not
+ *  start, a fork that died), so the end of a long CI log names what went wrong. */
+function failureLines(report: Report): string[] {
+  const lines: string[] = [];
+  const root = process.cwd() + '/';
+  for (const file of report.testResults ?? []) {
+    const name = file.name.startsWith(root) ? file.name.slice(root.length) : file.name;
+    const failed = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+    for (const t of failed) lines.push(`failed: ${name} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+    if (file.status === 'failed' && !failed.length) lines.push(`failed: ${name}: ${firstLine(file.message)}`);
+  }
+  return lines;
 }
 
 /** Seconds Vitest may take to exit once its report is written before what is left is ended. */
@@ -76,5 +102,6 @@ const summary = report
 const code = exitCode ?? (report?.success ? 0 : 1);
 rmSync(dir, { recursive: true, force: true });
 console.log(`\n${process.env.DATABASE_URL ? '(PostgreSQL) ' : '(PGlite) '}database run`);
+if (report) for (const line of failureLines(report)) console.log(line);
 console.log(summary);
 process.exit(code);
