@@ -24,14 +24,14 @@ import {
   type Lease,
   type OkResult,
   type ProgressResult,
-  type ScanKindForLease,
   type WorkerReportFormat,
 } from '../lib/worker-wire.ts';
 import { WorkerApiError, WorkerNetworkError } from './errors.ts';
 
 // The wire types are the server's response schemas (src/lib/worker-wire.ts), under the worker's names.
 export type { HeldLease, Lease, LeaseState } from '../lib/worker-wire.ts';
-export type ScanKind = ScanKindForLease;
+import type { ScanKind } from '../lib/scan-kinds.ts';
+export type { ScanKind };
 export type ReportFormat = WorkerReportFormat;
 
 export interface RetryPolicy {

@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import type { AuditService } from '../audit/index.ts';
 import type { AssetsTable, DB } from '../db/schema.ts';
 import type { StorageService } from '../storage/index.ts';
-import { ADMIN_ACCESS, type Caller, type Tx, withService, withTenantAccess } from '../db/tenant.ts';
+import { type Caller, type Tx, withService, tenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError } from '../lib/errors.ts';
 import { assetVerificationFailedReport, type Reporter } from '../reporter/reporter.ts';
@@ -90,12 +90,7 @@ export function createAssetsService(deps: {
 }) {
   const { db, verifier, reporter, audit, clock, storage } = deps;
 
-  const asMember = <T>(
-    tenantId: string,
-    caller: Caller,
-    admin: boolean,
-    fn: (tx: Tx, role: string) => Promise<T>,
-  ): Promise<T> => withTenantAccess(db, tenantId, caller, fn, admin ? ADMIN_ACCESS : null);
+  const { asMember, asManager } = tenantAccess(db);
 
   const selectAsset = (tx: Tx) =>
     tx
@@ -267,7 +262,7 @@ export function createAssetsService(deps: {
 
   return {
     async list(tenantId: string, caller: Caller, q: z.output<typeof listAssetsQuerySchema>) {
-      return asMember(tenantId, caller, false, async (tx) => {
+      return asMember(tenantId, caller, async (tx) => {
         let query = selectAsset(tx)
           .select(
             sql<string>`to_char(a.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'),
@@ -311,7 +306,7 @@ export function createAssetsService(deps: {
           });
         throw e;
       }
-      return asMember(tenantId, caller, false, async (tx) => {
+      return asMember(tenantId, caller, async (tx) => {
         const exists = await tx
           .selectFrom('assets')
           .select('id')
@@ -364,7 +359,7 @@ export function createAssetsService(deps: {
     },
 
     async get(tenantId: string, caller: Caller, assetId: string) {
-      return asMember(tenantId, caller, false, async (tx) => {
+      return asMember(tenantId, caller, async (tx) => {
         const asset = await load(tx, tenantId, assetId);
         const entries = await tx
           .selectFrom('asset_verification_log')
@@ -396,7 +391,7 @@ export function createAssetsService(deps: {
     },
 
     async update(tenantId: string, caller: Caller, assetId: string, body: z.output<typeof updateAssetBodySchema>) {
-      return asMember(tenantId, caller, false, async (tx) => {
+      return asMember(tenantId, caller, async (tx) => {
         await load(tx, tenantId, assetId);
         await tx
           .updateTable('assets')
@@ -414,7 +409,7 @@ export function createAssetsService(deps: {
     },
 
     async setArchived(tenantId: string, caller: Caller, assetId: string, archived: boolean) {
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const asset = await load(tx, tenantId, assetId);
         await tx
           .updateTable('assets')
@@ -440,11 +435,11 @@ export function createAssetsService(deps: {
 
     /** Checks the proof now. The DNS query runs outside any transaction. */
     async verifyNow(tenantId: string, caller: Caller, assetId: string) {
-      const asset = await asMember(tenantId, caller, false, (tx) => load(tx, tenantId, assetId));
+      const asset = await asMember(tenantId, caller, (tx) => load(tx, tenantId, assetId));
       let result: CheckResult;
       if (asset.kind === 'domain') result = await verifier.check(asset.target, asset.verification_token);
       else result = { outcome: 'pending', detail: '' };
-      return asMember(tenantId, caller, false, async (tx) => {
+      return asMember(tenantId, caller, async (tx) => {
         const fresh = await load(tx, tenantId, assetId);
         if (fresh.kind === 'domain') await applyCheck(tx, fresh, result, caller);
         else await refreshCoverage(tx, tenantId);
@@ -486,13 +481,13 @@ export function createAssetsService(deps: {
       declaredLength: number | null,
     ) {
       // Refuse non-members before a byte is stored.
-      await asMember(tenantId, caller, false, async () => undefined);
+      await asMember(tenantId, caller, async () => undefined);
       const assetId = randomUUID();
       const stored = await storeArchive(tenantId, assetId, body, declaredLength);
       const target = archiveTarget(stored.sha256);
       const exists = () => appError('asset_exists', 'This image archive is already registered.');
       try {
-        return await asMember(tenantId, caller, false, async (tx) => {
+        return await asMember(tenantId, caller, async (tx) => {
           const dup = await tx
             .selectFrom('assets')
             .select('id')
@@ -573,7 +568,7 @@ export function createAssetsService(deps: {
     ) {
       const notArchive = () =>
         appError('conflict', 'This image comes from a registry reference; only images added as archives take uploads.');
-      const current = await asMember(tenantId, caller, false, (tx) => load(tx, tenantId, assetId));
+      const current = await asMember(tenantId, caller, (tx) => load(tx, tenantId, assetId));
       if (current.source !== 'archive') throw notArchive();
       if (current.archived_at)
         throw appError('conflict', 'This asset is archived; restore it before uploading a new version.');
@@ -582,7 +577,7 @@ export function createAssetsService(deps: {
       let oldKey: string | null = null;
       let result;
       try {
-        result = await asMember(tenantId, caller, false, async (tx) => {
+        result = await asMember(tenantId, caller, async (tx) => {
           const fresh = await load(tx, tenantId, assetId);
           if (fresh.source !== 'archive') throw notArchive();
           const clash = await tx
@@ -645,7 +640,7 @@ export function createAssetsService(deps: {
 
     /** The uploaded archive's bytes, streamed from the tenant's storage. */
     async openArchive(tenantId: string, caller: Caller, assetId: string) {
-      const asset = await asMember(tenantId, caller, false, (tx) => load(tx, tenantId, assetId));
+      const asset = await asMember(tenantId, caller, (tx) => load(tx, tenantId, assetId));
       if (asset.source !== 'archive' || !asset.archive_storage_key)
         throw appError('object_not_found', 'This asset has no uploaded archive.');
       const { body, info } = await (await storage.forTenant(tenantId)).get(asset.archive_storage_key);

@@ -54,7 +54,7 @@ const NOTE_REQUIRED = 'A note is required for not applicable.';
 
 export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
   const { clock, storage } = deps;
-  const { asMember, requireProfile, loadState } = state;
+  const { asMember, asManager, requireProfile, loadState } = state;
 
   /** Stores one answer in the caller's transaction: the row, its pending evidence files, the audit record. */
   async function store(tx: Tx, tenantId: string, caller: Caller, profileId: string, itemId: string, body: AnswerBody) {
@@ -102,7 +102,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
 
   return {
     attestations(tenantId: string, caller: Caller): Promise<AttestationsResponse> {
-      return asMember(tenantId, caller, false, async (tx, role) => {
+      return asMember(tenantId, caller, async (tx, role) => {
         const p = await requireProfile(tx, tenantId);
         const st = await loadState(tx, p);
         const byItem = new Map(st.answerRows.map((a) => [a.item_id, a]));
@@ -135,7 +135,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
         throw new AppError('validation_failed', 'Say why this item does not apply.', {
           details: [{ path: 'body.note', message: NOTE_REQUIRED }],
         });
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const p = await requireProfile(tx, tenantId);
         return store(tx, tenantId, caller, p.id, itemId, body);
       });
@@ -174,7 +174,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
           `${problems.length} of the ${body.answers.length} answers cannot be saved; nothing was saved.`,
           { details: problems },
         );
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const p = await requireProfile(tx, tenantId);
         const current = await tx
           .selectFrom('compliance_control_attestations')
@@ -216,7 +216,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
       file: EvidenceUpload,
     ): Promise<EvidenceUploadResponse> {
       const item = itemOf(itemId);
-      const profileId = await asMember(tenantId, caller, true, async (tx) => (await requireProfile(tx, tenantId)).id);
+      const profileId = await asManager(tenantId, caller, async (tx) => (await requireProfile(tx, tenantId)).id);
       const fileName = safeFileName(file.fileName);
       const kind = evidenceKindFor(fileName);
       const id = randomUUID();
@@ -224,7 +224,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
       const store = await storage.forTenant(tenantId);
       const put = await putChecked(store, key, file, fileName, kind, deps.evidenceMaxBytes);
       try {
-        return await asMember(tenantId, caller, true, async (tx) => {
+        return await asManager(tenantId, caller, async (tx) => {
           const att = await tx
             .selectFrom('compliance_control_attestations')
             .select('id')
@@ -268,7 +268,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
     },
 
     async openEvidence(tenantId: string, caller: Caller, evidenceId: string) {
-      const row = await asMember(tenantId, caller, false, (tx) =>
+      const row = await asMember(tenantId, caller, (tx) =>
         tx
           .selectFrom('compliance_attestation_evidence')
           .select(['file_name', 'content_type', 'sha256', 'storage_key'])
@@ -296,7 +296,7 @@ export function createCmmcAttestations(deps: ProgramDeps, state: ProgramState) {
     },
 
     async deleteEvidence(tenantId: string, caller: Caller, evidenceId: string) {
-      const key = await asMember(tenantId, caller, true, async (tx) => {
+      const key = await asManager(tenantId, caller, async (tx) => {
         const row = await tx
           .selectFrom('compliance_attestation_evidence')
           .select(['id', 'item_id', 'file_name', 'sha256', 'storage_key'])

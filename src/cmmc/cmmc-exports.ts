@@ -146,7 +146,7 @@ export function createCmmcExports(deps: ProgramDeps, state: ProgramState) {
     async evidencePack(tenantId: string, caller: Caller) {
       const { p, st, dto } = await state.controlsRows(tenantId, caller);
       const now = clock.now();
-      const { docs, confirmations } = await state.asMember(tenantId, caller, false, async (tx) => ({
+      const { docs, confirmations } = await state.asMember(tenantId, caller, async (tx) => ({
         docs: await tx
           .selectFrom('cmmc_policy_documents')
           .select(['kind', 'version', 'title', 'status', 'body_markdown', 'effective_date'])

@@ -140,10 +140,9 @@ export function createCmmcHandoff(deps: ProgramDeps, state: ProgramState) {
      * details for comparison instead of filling them in.
      */
     async claimHandoff(tenantId: string, caller: Caller, token: string): Promise<HandoffClaimResponse> {
-      const profileExists = await state.asMember(
+      const profileExists = await state.asManager(
         tenantId,
         caller,
-        true,
         async (tx) => (await cmmcRepo.profileByTenant(tx, tenantId)) !== undefined,
       );
       const now = clock.now();

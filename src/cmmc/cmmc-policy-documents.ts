@@ -56,7 +56,7 @@ interface PolicyRow {
 
 export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState) {
   const { clock } = deps;
-  const { asMember, requireProfile, loadState, today } = state;
+  const { asMember, asManager, requireProfile, loadState, today } = state;
 
   const policyDto = (d: PolicyRow): PolicyDocDto => {
     const t = today();
@@ -134,7 +134,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
   }
 
   function getPolicy(tenantId: string, caller: Caller, docId: string): Promise<PolicyDocWithBody> {
-    return asMember(tenantId, caller, false, async (tx) => {
+    return asMember(tenantId, caller, async (tx) => {
       const d = await tx
         .selectFrom('cmmc_policy_documents')
         .selectAll()
@@ -148,7 +148,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
 
   return {
     policies(tenantId: string, caller: Caller): Promise<PoliciesResponse> {
-      return asMember(tenantId, caller, false, async (tx, role) => {
+      return asMember(tenantId, caller, async (tx, role) => {
         const p = await requireProfile(tx, tenantId);
         const st = await loadState(tx, p);
         // The newest version per kind, plus the version in force when that one is a newer draft.
@@ -178,7 +178,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
      */
     generatePolicies(tenantId: string, caller: Caller, kinds: PolicyKind[] | null): Promise<{ generated: number }> {
       const now = clock.now();
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const p = await requireProfile(tx, tenantId);
         const company = companyOf(p);
         const generated: string[] = [];
@@ -248,7 +248,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
       effectiveDate: string,
       reviewDate?: string | null,
     ): Promise<PolicyDocDto> {
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const d = await tx
           .selectFrom('cmmc_policy_documents')
           .selectAll()
@@ -279,7 +279,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
       caller: Caller,
       body: { documentIds: string[]; effectiveDate: string; reviewDate?: string | null },
     ): Promise<{ documents: PolicyDocDto[] }> {
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const profile = await requireProfile(tx, tenantId);
         state.requireAffirmingOfficial(profile, caller, 'approve policies');
         const review = body.reviewDate ?? oneYearAfter(today());
@@ -334,7 +334,7 @@ export function createCmmcPolicyDocuments(deps: ProgramDeps, state: ProgramState
      */
     setReviewDate(tenantId: string, caller: Caller, docId: string, reviewDate: string): Promise<PolicyDocDto> {
       const now = clock.now();
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const d = await tx
           .selectFrom('cmmc_policy_documents')
           .selectAll()

@@ -259,10 +259,11 @@ export function createProgramState(deps: ProgramDeps) {
     };
   }
 
-  const latestHandoff = (tx: Tx, profileId: string): Promise<LatestConfirmation | undefined> =>
+  const latestHandoff = (tx: Tx, tenantId: string, profileId: string): Promise<LatestConfirmation | undefined> =>
     tx
       .selectFrom('compliance_handoffs')
       .select(['status_date', 'next_due', 'confirmed_at', 'affirmed_in_sprs_on', 'sprs_proof_file_name'])
+      .where('tenant_id', '=', tenantId)
       .where('profile_id', '=', profileId)
       .orderBy('confirmed_at', 'desc')
       .limit(1)
@@ -270,10 +271,10 @@ export function createProgramState(deps: ProgramDeps) {
 
   /** The profile, its scoring state and score view, and the caller's role, in one tenant transaction. */
   function controlsRows(tenantId: string, caller: Caller) {
-    return asMember(tenantId, caller, false, async (tx, role) => {
+    return asMember(tenantId, caller, async (tx, role) => {
       const p = await requireProfile(tx, tenantId);
       const st = await loadState(tx, p);
-      const handoff = await latestHandoff(tx, p.id);
+      const handoff = await latestHandoff(tx, tenantId, p.id);
       return { p, st, role, dto: scoreDto(p, st, handoff) };
     });
   }
@@ -329,7 +330,8 @@ export function createProgramState(deps: ProgramDeps) {
   return {
     today,
     audited,
-    asMember,
+    asMember: access.asMember,
+    asManager: access.asManager,
     requireProfile,
     loadState,
     scoreDto,

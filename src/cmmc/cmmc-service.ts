@@ -131,7 +131,7 @@ export function createCmmcService(deps: {
     return r;
   };
 
-  const { asMember, requireProfile } = createCmmcAccess(db);
+  const { asMember, asManager, requireProfile } = createCmmcAccess(db);
 
   function toDevice(r: RunRow, now: Date): DeviceDto {
     const results = parseJson<Record<string, 'pass' | 'fail' | 'unknown'>>(r.results, {});
@@ -185,7 +185,7 @@ export function createCmmcService(deps: {
     },
 
     getProfile(tenantId: string, caller: Caller): Promise<ProfileResponse> {
-      return asMember(tenantId, caller, false, async (tx, role) => {
+      return asMember(tenantId, caller, async (tx, role) => {
         const p = await cmmcRepo.profileByTenant(tx, tenantId);
         return {
           profile: p ? toProfileDto(asOf(p, dayOf(clock.now()))) : null,
@@ -199,7 +199,7 @@ export function createCmmcService(deps: {
       const now = clock.now();
       return changed(
         tenantId,
-        asMember(tenantId, caller, true, async (tx) => {
+        asManager(tenantId, caller, async (tx) => {
           const extra = [...new Set(body.additionalCageCodes.filter((c) => c !== body.cageCode))];
           const { created } = await cmmcRepo.upsertProfile(
             tx,
@@ -255,7 +255,7 @@ export function createCmmcService(deps: {
     issueDeviceToken(tenantId: string, caller: Caller): Promise<IssuedTokenDto> {
       const signer = deps.signer();
       const now = clock.now();
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const p = await requireProfile(tx, tenantId);
         const token = `${TOKEN_PREFIX}${randomToken(32)}`;
         const warning = baseUrlWarning(publicBaseUrl);
@@ -308,7 +308,7 @@ export function createCmmcService(deps: {
     /** The latest run per hostname (retired computers included, marked); a run older than DEVICE_STALE_DAYS is pending. */
     listDevices(tenantId: string, caller: Caller): Promise<DeviceListDto> {
       const now = clock.now();
-      return asMember(tenantId, caller, false, async (tx) => {
+      return asMember(tenantId, caller, async (tx) => {
         const p = await requireProfile(tx, tenantId);
         const runs = await cmmcRepo.latestRunsPerHost(tx, p.id, { includeRetired: true });
         return {
@@ -340,7 +340,7 @@ export function createCmmcService(deps: {
       const now = clock.now();
       return changed(
         tenantId,
-        asMember(tenantId, caller, true, async (tx) => {
+        asManager(tenantId, caller, async (tx) => {
           const p = await lockedProfile(tx, tenantId);
           const entry: DeviceAttestation = {
             hostname: body.hostname,
@@ -390,7 +390,7 @@ export function createCmmcService(deps: {
       const now = clock.now();
       return changed(
         tenantId,
-        asMember(tenantId, caller, true, async (tx) => {
+        asManager(tenantId, caller, async (tx) => {
           const p = await lockedProfile(tx, tenantId);
           const all = storedAttestations(p);
           const rest = all.filter((a) => a.hostname.toLowerCase() !== hostname.toLowerCase());
@@ -429,7 +429,7 @@ export function createCmmcService(deps: {
       const now = clock.now();
       return changed(
         tenantId,
-        asMember(tenantId, caller, true, async (tx) => {
+        asManager(tenantId, caller, async (tx) => {
           if (retire && !note?.trim()) throw cmmcErrors.retireReasonRequired();
           const p = await requireProfile(tx, tenantId);
           const latest = (await cmmcRepo.latestRunsPerHost(tx, p.id, { includeRetired: true })).find(

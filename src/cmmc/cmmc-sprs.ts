@@ -38,7 +38,7 @@ export interface SprsConfirmInput {
 
 export function createCmmcSprs(deps: ProgramDeps, state: ProgramState, events: CmmcEvents) {
   const { db, clock, storage, outbox } = deps;
-  const { asMember, requireProfile, loadState, today } = state;
+  const { asMember, asManager, requireProfile, loadState, today } = state;
 
   /** A profile saved before CAGE codes with I or O were refused: SPRS would not know the code. */
   function refuseInvalidCageCodes(p: { cage_code: string; additional_cage_codes: string[] }) {
@@ -81,7 +81,7 @@ export function createCmmcSprs(deps: ProgramDeps, state: ProgramState, events: C
       body: SprsConfirmInput,
       client: { address: string | null; userAgent: string | null },
     ): Promise<SprsConfirmationResponse> {
-      await asMember(tenantId, caller, true, async () => undefined);
+      await asManager(tenantId, caller, async () => undefined);
       const t = today();
       if (body.statusDate > t || body.affirmedInSprsOn > t)
         throw new AppError('validation_failed', 'Dates cannot be in the future.', {
@@ -247,7 +247,7 @@ export function createCmmcSprs(deps: ProgramDeps, state: ProgramState, events: C
         file.stream.resume();
         throw appError('evidence_type_not_allowed', 'The SPRS proof must be a PDF, PNG or JPEG file.');
       }
-      const handoff = await asMember(tenantId, caller, true, async (tx) => {
+      const handoff = await asManager(tenantId, caller, async (tx) => {
         const p = await requireProfile(tx, tenantId);
         return tx
           .selectFrom('compliance_handoffs')
@@ -288,7 +288,7 @@ export function createCmmcSprs(deps: ProgramDeps, state: ProgramState, events: C
     },
 
     async openSprsProof(tenantId: string, caller: Caller) {
-      const row = await asMember(tenantId, caller, false, (tx) =>
+      const row = await asMember(tenantId, caller, (tx) =>
         tx
           .selectFrom('compliance_handoffs')
           .select(['sprs_proof_storage_key', 'sprs_proof_file_name', 'sprs_proof_sha256'])

@@ -10,7 +10,7 @@ import { sql, type Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { AuditService } from '../audit/index.ts';
 import type { DB } from '../db/schema.ts';
-import { type Caller, isTenantAdmin, type Tx, withTenantAccess } from '../db/tenant.ts';
+import { type Caller, isTenantAdmin, type Tx, tenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError, isAppError } from '../lib/errors.ts';
 import type { StorageService } from '../storage/index.ts';
@@ -148,8 +148,7 @@ interface FindingGroup {
 export function createComplianceService(deps: ComplianceDeps) {
   const { db, storage, audit, clock, evidenceMaxBytes } = deps;
 
-  const asMember = <T>(tenantId: string, caller: Caller, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> =>
-    withTenantAccess(db, tenantId, caller, fn);
+  const { asMember } = tenantAccess(db);
 
   /** Open findings grouped by what the mapping looks at, so each distinct class is mapped once. */
   async function openFindingGroups(tx: Tx, tenantId: string): Promise<FindingGroup[]> {

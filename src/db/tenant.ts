@@ -83,6 +83,22 @@ export function withTenantAccess<T>(
 }
 
 /**
+ * withTenantAccess bound to one database, as each tenant service keeps it:
+ * `const { asMember, asManager } = tenantAccess(db)`. `asMember` lets any member in; `asManager`
+ * only a member with one of `manage`'s roles (owners and admins unless the service manages its
+ * records with other roles).
+ */
+export function tenantAccess(db: Kysely<DB>, manage: AccessNeed = ADMIN_ACCESS) {
+  type Fn<T> = (tx: Tx, role: string) => Promise<T>;
+  return {
+    asMember: <T>(tenantId: string, caller: Pick<Caller, 'userId'>, fn: Fn<T>): Promise<T> =>
+      withTenantAccess(db, tenantId, caller, fn),
+    asManager: <T>(tenantId: string, caller: Pick<Caller, 'userId'>, fn: Fn<T>): Promise<T> =>
+      withTenantAccess(db, tenantId, caller, fn, manage),
+  };
+}
+
+/**
  * On PostgreSQL, service work runs on its own small pool whose connections switch to
  * rampart_service once, when they are opened (client.ts). Transactions there need no role
  * statement, and single statements need no transaction: fewer round trips on hot paths (mesh

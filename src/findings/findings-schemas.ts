@@ -1,6 +1,7 @@
 // Shapes of findings: what scanners hand to ingestion (NormalizedFinding), and the findings API's
 // requests and responses, shared with the web app (type-only imports there).
 import { z } from 'zod';
+import { SCAN_KINDS } from '../lib/scan-kinds.ts';
 
 export const SEVERITIES = ['info', 'low', 'medium', 'high', 'critical'] as const;
 export const severitySchema = z.enum(SEVERITIES);
@@ -11,7 +12,8 @@ export const FINDING_STATUSES = ['open', 'fixed', 'accepted_risk', 'false_positi
 export const findingStatusSchema = z.enum(FINDING_STATUSES);
 export type FindingStatus = z.infer<typeof findingStatusSchema>;
 
-export const SCANNERS = ['port', 'template', 'webapp', 'container', 'edge'] as const;
+/** The scanner a finding came from: one of the scan kinds. */
+export const SCANNERS = SCAN_KINDS;
 export const scannerSchema = z.enum(SCANNERS);
 export type Scanner = z.infer<typeof scannerSchema>;
 

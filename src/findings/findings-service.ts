@@ -4,7 +4,7 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { DB, FindingsTable } from '../db/schema.ts';
-import { type Caller, isTenantAdmin, type Tx, withTenantAccess } from '../db/tenant.ts';
+import { type Caller, isTenantAdmin, type Tx, tenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError } from '../lib/errors.ts';
 import { expireAcceptedRisks } from './findings-ingest.ts';
@@ -176,8 +176,7 @@ const readCosts = (tx: Tx) => sql`select set_config('random_page_cost', '1.1', t
 export function createFindingsService(deps: { db: Kysely<DB>; audit: AuditService; clock: Clock }) {
   const { db, audit, clock } = deps;
 
-  const asMember = <T>(tenantId: string, caller: Caller, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> =>
-    withTenantAccess(db, tenantId, caller, fn);
+  const { asMember } = tenantAccess(db);
 
   const selectRows = (tx: Tx) =>
     tx

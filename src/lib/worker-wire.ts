@@ -4,6 +4,7 @@
 // and node:crypto here, so the worker binary carries no server code.
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
+import { SCAN_KINDS } from './scan-kinds.ts';
 
 /** Where every worker route lives. */
 export const WORKER_API_PREFIX = '/api/public/worker/v1';
@@ -37,7 +38,6 @@ export const heartbeatBodySchema = signedEnvelopeSchema.extend({
 export const heartbeatResponseSchema = z.object({ ok: z.literal(true), workerId: z.uuid(), serverTime: z.string() });
 
 // Leasing and uploads.
-export const SCAN_KINDS_FOR_LEASE = ['port', 'template', 'webapp', 'container', 'edge'] as const;
 export const REPORT_FORMAT_NAMES = ['native', 'nmap', 'nuclei', 'zap', 'trivy', 'sarif'] as const;
 const sha256Schema = z
   .string()
@@ -46,7 +46,7 @@ const sha256Schema = z
 const leaseTokenSchema = z.uuid();
 
 export const leaseBodySchema = signedEnvelopeSchema.extend({
-  kinds: z.array(z.enum(SCAN_KINDS_FOR_LEASE)).min(1).max(5),
+  kinds: z.array(z.enum(SCAN_KINDS)).min(1).max(5),
   waitSeconds: z.number().int().min(0).max(25).default(25),
 });
 export const leaseSchema = z.object({
@@ -57,7 +57,7 @@ export const leaseSchema = z.object({
   heartbeatSeconds: z.number(),
   attempt: z.number(),
   maxAttempts: z.number(),
-  kind: z.enum(SCAN_KINDS_FOR_LEASE),
+  kind: z.enum(SCAN_KINDS),
   options: z.record(z.string(), z.unknown()),
   chunk: z.object({ index: z.number(), count: z.number(), spec: z.record(z.string(), z.unknown()) }).nullable(),
   asset: z.object({ id: z.uuid(), kind: z.string(), target: z.string(), name: z.string() }),
@@ -162,7 +162,6 @@ export const interactionsResponseSchema = z.object({
 });
 
 // What the worker program reads, as the server's response schemas give it.
-export type ScanKindForLease = (typeof SCAN_KINDS_FOR_LEASE)[number];
 export type WorkerReportFormat = (typeof REPORT_FORMAT_NAMES)[number];
 export type EnrollResult = z.infer<typeof enrollResponseSchema>;
 export type Lease = z.infer<typeof leaseSchema>;

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import type { Kysely, Selectable } from 'kysely';
 import type { DB, LlmExplanationsTable } from '../db/schema.ts';
-import { type Caller, type Tx, withTenantAccess } from '../db/tenant.ts';
+import { type Caller, tenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { appError, isAppError } from '../lib/errors.ts';
@@ -98,8 +98,7 @@ export function createLlmService(deps: {
   const { db, gateway, clock } = deps;
   const defaultRequirements = deps.requirements ?? CMMC_L1_REQUIREMENTS;
 
-  const asMember = <T>(tenantId: string, caller: Caller, fn: (tx: Tx) => Promise<T>): Promise<T> =>
-    withTenantAccess(db, tenantId, caller, fn);
+  const { asMember } = tenantAccess(db);
 
   /** Stores the answer with the uploaded file, in one transaction, and drops entries past HISTORY_LIMIT. */
   async function saveExplanation(
@@ -199,7 +198,7 @@ export function createLlmService(deps: {
       input: DeviceCheckInput,
       signal: AbortSignal,
     ): Promise<AnswerStream> {
-      const stored = await withTenantAccess(db, tenantId, caller, (tx) => latestDeviceRuns(tx, tenantId));
+      const stored = await asMember(tenantId, caller, (tx) => latestDeviceRuns(tx, tenantId));
       const wanted = input.hostnames?.length ? new Set(input.hostnames.map((h) => h.toLowerCase())) : null;
       const pasted = input.pastedOutput?.trim() ? parsePastedOutput(input.pastedOutput) : null;
       const runs = combineRuns(wanted ? stored.filter((r) => wanted.has(r.hostname.toLowerCase())) : stored, pasted);

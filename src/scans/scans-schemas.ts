@@ -1,10 +1,11 @@
 // Request and response shapes of the scans and schedules APIs, shared with the web app
 // (type-only imports there). Options are validated per scanner kind.
 import { z } from 'zod';
+import { CHUNKABLE_KINDS, SCAN_KINDS } from '../lib/scan-kinds.ts';
 import { reportCoverageSchema } from '../findings/findings-schemas.ts';
 import { TEMPLATE_VARIABLES } from '../agent/scanners/template/variables.ts';
 
-export const scanKindSchema = z.enum(['port', 'template', 'webapp', 'container', 'edge']);
+export const scanKindSchema = z.enum(SCAN_KINDS);
 export type ScanKind = z.infer<typeof scanKindSchema>;
 export const scanStatusSchema = z.enum([
   'queued',
@@ -45,7 +46,7 @@ export const KINDS_FOR_ASSET = {
   webapp: ['webapp', 'template', 'edge'],
   container_image: ['container'],
 } as const satisfies Record<string, readonly ScanKind[]>;
-export const CHUNKABLE_KINDS: readonly ScanKind[] = ['port', 'template', 'webapp'];
+export { CHUNKABLE_KINDS };
 
 const port = z.int().min(PORT_MIN).max(PORT_MAX);
 export const portRangeSchema = z

@@ -6,7 +6,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { DB, ScansTable } from '../db/schema.ts';
 import type { ReportCoverage } from '../findings/index.ts';
-import { type Caller, type Tx, withTenantAccess } from '../db/tenant.ts';
+import { type Caller, type Tx, tenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError } from '../lib/errors.ts';
 import {
@@ -183,10 +183,11 @@ async function admitBehind(tx: Tx, input: QueueInput): Promise<{ quotaDay: strin
  * touched, the same child-then-parent order as the aggregation trigger, so a worker updating a
  * chunk at the same moment cannot deadlock with us. The quota is refunded when no work started.
  */
-export async function cancelScan(tx: Tx, scanId: string, now: Date): Promise<void> {
+export async function cancelScan(tx: Tx, tenantId: string, scanId: string, now: Date): Promise<void> {
   const scan = await tx
     .selectFrom('scans')
     .select(['id', 'status', 'parent_id', 'chunk_count'])
+    .where('tenant_id', '=', tenantId)
     .where('id', '=', scanId)
     .executeTakeFirst();
   if (!scan) throw appError('scan_not_found', 'No such scan in this tenant.');
@@ -200,6 +201,7 @@ export async function cancelScan(tx: Tx, scanId: string, now: Date): Promise<voi
     const chunks = await tx
       .selectFrom('scans')
       .select(['id', 'attempts', 'status'])
+      .where('tenant_id', '=', tenantId)
       .where('parent_id', '=', scanId)
       .orderBy('id')
       .forUpdate()
@@ -208,6 +210,7 @@ export async function cancelScan(tx: Tx, scanId: string, now: Date): Promise<voi
     const updated = await tx
       .updateTable('scans')
       .set({ status: 'cancelled', finished_at: now, updated_at: now, ...(untouched ? { quota_day: null } : {}) })
+      .where('tenant_id', '=', tenantId)
       .where('id', '=', scanId)
       .where('status', 'not in', TERMINAL)
       .returning('id')
@@ -217,6 +220,7 @@ export async function cancelScan(tx: Tx, scanId: string, now: Date): Promise<voi
     await tx
       .updateTable('scans')
       .set({ status: 'cancelled', finished_at: now, updated_at: now, lease_token: null, lease_expires_at: null })
+      .where('tenant_id', '=', tenantId)
       .where('parent_id', '=', scanId)
       .where('status', 'not in', TERMINAL)
       .execute();
@@ -232,6 +236,7 @@ export async function cancelScan(tx: Tx, scanId: string, now: Date): Promise<voi
       lease_expires_at: null,
       quota_day: sql<string | null>`case when attempts = 0 then null else quota_day end`,
     })
+    .where('tenant_id', '=', tenantId)
     .where('id', '=', scanId)
     .where('status', 'not in', TERMINAL)
     .returning('id')
@@ -242,8 +247,7 @@ export async function cancelScan(tx: Tx, scanId: string, now: Date): Promise<voi
 export function createScansService(deps: { db: Kysely<DB>; audit: AuditService; clock: Clock }) {
   const { db, audit, clock } = deps;
 
-  const asMember = <T>(tenantId: string, caller: Caller, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> =>
-    withTenantAccess(db, tenantId, caller, fn);
+  const { asMember } = tenantAccess(db);
 
   async function load(tx: Tx, tenantId: string, scanId: string) {
     const row = await selectScans(tx).where('s.id', '=', scanId).where('s.tenant_id', '=', tenantId).executeTakeFirst();
@@ -360,7 +364,7 @@ export function createScansService(deps: { db: Kysely<DB>; audit: AuditService; 
     async cancel(tenantId: string, caller: Caller, scanId: string) {
       return asMember(tenantId, caller, async (tx) => {
         const before = await load(tx, tenantId, scanId);
-        await cancelScan(tx, scanId, clock.now());
+        await cancelScan(tx, tenantId, scanId, clock.now());
         await audit.record(
           {
             tenantId,

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { AuditService } from '../audit/index.ts';
 import type { DB, ScanSchedulesTable } from '../db/schema.ts';
-import { type Caller, type Tx, withService, withTenantAccess } from '../db/tenant.ts';
+import { type Caller, type Tx, withService, tenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError } from '../lib/errors.ts';
 import { assertAssetScannable } from './scans-admission.ts';
@@ -80,8 +80,7 @@ export function createSchedulesService(deps: {
 }) {
   const { db, audit, clock } = deps;
 
-  const asMember = <T>(tenantId: string, caller: Caller, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> =>
-    withTenantAccess(db, tenantId, caller, fn);
+  const { asMember } = tenantAccess(db);
 
   const selectSchedules = (tx: Tx) =>
     tx

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import type { Kysely, Selectable } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { DB, TenantStorageSettingsTable } from '../db/schema.ts';
-import { ADMIN_ACCESS, type Caller, isTenantAdmin, type Tx, withService, withTenantAccess } from '../db/tenant.ts';
+import { type Caller, isTenantAdmin, type Tx, withService, tenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { SecretBox } from '../lib/crypto.ts';
 import { AppError, appError } from '../lib/errors.ts';
@@ -127,12 +127,7 @@ export function createStorage(deps: StorageDeps) {
     },
   };
 
-  const asMember = <T>(
-    tenantId: string,
-    caller: Caller,
-    admin: boolean,
-    fn: (tx: Tx, role: string) => Promise<T>,
-  ): Promise<T> => withTenantAccess(db, tenantId, caller, fn, admin ? ADMIN_ACCESS : null);
+  const { asMember, asManager } = tenantAccess(db);
 
   const readRow = (tx: Tx, tenantId: string) =>
     tx.selectFrom('tenant_storage_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
@@ -205,13 +200,11 @@ export function createStorage(deps: StorageDeps) {
 
   const settings = {
     get(tenantId: string, caller: Caller): Promise<StorageSettingsDto> {
-      return asMember(tenantId, caller, false, async (tx, role) =>
-        toDto(await readRow(tx, tenantId), isTenantAdmin(role)),
-      );
+      return asMember(tenantId, caller, async (tx, role) => toDto(await readRow(tx, tenantId), isTenantAdmin(role)));
     },
 
     put(tenantId: string, caller: Caller, body: S3SettingsBody): Promise<StorageSettingsDto> {
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const before = await readRow(tx, tenantId);
         const missing = [
           !body.accessKeyId && !before ? 'accessKeyId' : null,
@@ -295,7 +288,7 @@ export function createStorage(deps: StorageDeps) {
 
     /** Back to built-in storage. Objects already in the bucket stay there (they are the tenant's). */
     remove(tenantId: string, caller: Caller): Promise<StorageSettingsDto> {
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const before = await tx
           .deleteFrom('tenant_storage_settings')
           .where('tenant_id', '=', tenantId)
@@ -327,7 +320,7 @@ export function createStorage(deps: StorageDeps) {
      * (keys it omits come from the saved settings). Answers ok, or throws the storage_* error.
      */
     async test(tenantId: string, caller: Caller, candidate: z.output<typeof storageTestBodySchema>) {
-      const saved = await asMember(tenantId, caller, true, (tx) => readRow(tx, tenantId));
+      const saved = await asManager(tenantId, caller, (tx) => readRow(tx, tenantId));
       if (!candidate && !saved)
         throw appError('storage_not_configured', 'No bucket is configured; enter its settings first.');
       let target: S3Settings;
@@ -366,7 +359,7 @@ export function createStorage(deps: StorageDeps) {
       }
       const message = failure ? failure.message : `Wrote, read back and deleted a probe object in ${target.bucket}.`;
       if (!candidate) {
-        await asMember(tenantId, caller, true, (tx) =>
+        await asManager(tenantId, caller, (tx) =>
           tx
             .updateTable('tenant_storage_settings')
             .set({

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { DB, ScanTemplatesTable } from '../db/schema.ts';
-import { type AccessNeed, ADMIN_ACCESS, type Caller, isTenantAdmin, type Tx, withTenantAccess } from '../db/tenant.ts';
+import { type AccessNeed, ADMIN_ACCESS, type Caller, isTenantAdmin, type Tx, tenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError } from '../lib/errors.ts';
 import type { OobSupport } from '../agent/scanners/template/build-http.ts';
@@ -126,12 +126,7 @@ export function createTemplatesService(deps: {
 }) {
   const { db, audit, clock } = deps;
 
-  const asMember = <T>(
-    tenantId: string,
-    caller: Caller,
-    write: boolean,
-    fn: (tx: Tx, role: string) => Promise<T>,
-  ): Promise<T> => withTenantAccess(db, tenantId, caller, fn, write ? MANAGE_TEMPLATES : null);
+  const { asMember, asManager } = tenantAccess(db, MANAGE_TEMPLATES);
 
   const select = (tx: Tx) =>
     tx
@@ -214,7 +209,7 @@ export function createTemplatesService(deps: {
 
   return {
     async list(tenantId: string, caller: Caller) {
-      return asMember(tenantId, caller, false, async (tx, role) => {
+      return asMember(tenantId, caller, async (tx, role) => {
         const rows = await select(tx)
           .select([
             't.id',
@@ -248,12 +243,12 @@ export function createTemplatesService(deps: {
     },
 
     async get(tenantId: string, caller: Caller, id: string) {
-      return asMember(tenantId, caller, false, async (tx) => detail(await load(tx, tenantId, id)));
+      return asMember(tenantId, caller, async (tx) => detail(await load(tx, tenantId, id)));
     },
 
     async create(tenantId: string, caller: Caller, body: TemplateBody) {
       const now = clock.now();
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const files = body.payloadFiles ?? {};
         const t = validated(body.yaml, deps.oob, files);
         assertNotBuiltin(t.id);
@@ -295,7 +290,7 @@ export function createTemplatesService(deps: {
 
     /** Replaces a template's YAML; the new text must keep the template's id. */
     async replace(tenantId: string, caller: Caller, id: string, body: TemplateBody) {
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         await lockTenant(tx, tenantId);
         const current = await load(tx, tenantId, id);
         const files = body.payloadFiles ?? current.payload_files;
@@ -339,7 +334,7 @@ export function createTemplatesService(deps: {
     },
 
     async remove(tenantId: string, caller: Caller, id: string) {
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const current = await load(tx, tenantId, id);
         await tx.deleteFrom('scan_templates').where('id', '=', id).execute();
         await audit.record(

@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import type { AuditService } from '../audit/audit-service.ts';
 import type { AuditQuery } from '../audit/audit-schemas.ts';
 import type { DB } from '../db/schema.ts';
-import { type Caller, TENANT_ADMIN_ROLES, type Tx, withService, withTenantAccess } from '../db/tenant.ts';
+import { type Caller, isTenantAdmin, type Tx, withService, tenantAccess } from '../db/tenant.ts';
 import type {
   membersResponseSchema,
   membershipSchema,
@@ -14,8 +14,6 @@ import type {
   TenantSettingsDto,
   TenantSettingsInput,
 } from './tenants-schemas.ts';
-
-const ADMIN_ROLES = TENANT_ADMIN_ROLES as readonly TenantRole[];
 
 export const TENANT_SETTING_DEFAULTS = {
   dailyScanQuota: 200,
@@ -26,20 +24,7 @@ export const TENANT_SETTING_DEFAULTS = {
 export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService }) {
   const { db, audit } = deps;
 
-  /** Runs `fn` as the tenant, after checking the caller is a member with one of `roles`. */
-  const asMember = <T>(
-    tenantId: string,
-    caller: Caller,
-    roles: readonly TenantRole[] | 'any',
-    fn: (tx: Tx, role: TenantRole) => Promise<T>,
-  ): Promise<T> =>
-    withTenantAccess(
-      db,
-      tenantId,
-      caller,
-      (tx, role) => fn(tx, role as TenantRole),
-      roles === 'any' ? null : { roles },
-    );
+  const { asMember, asManager } = tenantAccess(db);
 
   async function readSettings(tx: Tx, tenantId: string, canEdit: boolean): Promise<TenantSettingsDto> {
     const row = await tx.selectFrom('tenant_settings').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
@@ -65,8 +50,6 @@ export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService
   }
 
   return {
-    asMember,
-
     async membershipsOf(userId: string): Promise<z.infer<typeof membershipSchema>[]> {
       const rows = await withService(db, (tx) =>
         tx
@@ -81,7 +64,7 @@ export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService
     },
 
     listMembers(tenantId: string, caller: Caller): Promise<z.infer<typeof membersResponseSchema>> {
-      return asMember(tenantId, caller, 'any', async (tx, role) => {
+      return asMember(tenantId, caller, async (tx, role) => {
         // No tenant filter on purpose in neither query's join: RLS scopes member and user rows.
         const members = await tx
           .selectFrom('member as m')
@@ -90,7 +73,7 @@ export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService
           .where('m.organizationId', '=', tenantId)
           .orderBy('u.email')
           .execute();
-        const invitations = ADMIN_ROLES.includes(role)
+        const invitations = isTenantAdmin(role)
           ? await tx
               .selectFrom('invitation')
               .select(['id', 'email', 'role', 'status', 'expiresAt', 'createdAt'])
@@ -122,14 +105,14 @@ export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService
     },
 
     getSettings(tenantId: string, caller: Caller): Promise<TenantSettingsDto> {
-      return asMember(tenantId, caller, 'any', (tx, role) => readSettings(tx, tenantId, ADMIN_ROLES.includes(role)));
+      return asMember(tenantId, caller, (tx, role) => readSettings(tx, tenantId, isTenantAdmin(role)));
     },
 
     /** Also the read path the scans module uses for enforcement (inside its own tenant transaction). */
     settingsIn: (tx: Tx, tenantId: string) => readSettings(tx, tenantId, false),
 
     updateSettings(tenantId: string, caller: Caller, input: TenantSettingsInput): Promise<TenantSettingsDto> {
-      return asMember(tenantId, caller, ADMIN_ROLES, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const before = await readSettings(tx, tenantId, true);
         const sla = input.slaDays ?? before.slaDays;
         const slaColumns = {
@@ -190,7 +173,7 @@ export function createTenantsService(deps: { db: Kysely<DB>; audit: AuditService
     },
 
     auditLog(tenantId: string, caller: Caller, query: Omit<AuditQuery, 'tenantId'>) {
-      return asMember(tenantId, caller, ADMIN_ROLES, (tx) => audit.list({ ...query, tenantId }, tx));
+      return asManager(tenantId, caller, (tx) => audit.list({ ...query, tenantId }, tx));
     },
   };
 }

@@ -8,15 +8,7 @@ import { sql, type Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { AuditService } from '../audit/index.ts';
 import type { DB } from '../db/schema.ts';
-import {
-  ADMIN_ACCESS,
-  asService,
-  type Caller,
-  isTenantAdmin,
-  type Tx,
-  withService,
-  withTenantAccess,
-} from '../db/tenant.ts';
+import { asService, type Caller, isTenantAdmin, type Tx, withService, tenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { appError } from '../lib/errors.ts';
@@ -50,12 +42,7 @@ export const hashWorkerToken = (token: string): string => sha256Hex(`rampart-wor
 export function createEnrollmentService(deps: { db: Kysely<DB>; audit: AuditService; clock: Clock }) {
   const { db, audit, clock } = deps;
 
-  const asMember = <T>(
-    tenantId: string,
-    caller: Caller,
-    admin: boolean,
-    fn: (tx: Tx, role: string) => Promise<T>,
-  ): Promise<T> => withTenantAccess(db, tenantId, caller, fn, admin ? ADMIN_ACCESS : null);
+  const { asMember, asManager } = tenantAccess(db);
 
   async function insertEnrollment(
     tx: Tx,
@@ -166,7 +153,7 @@ export function createEnrollmentService(deps: { db: Kysely<DB>; audit: AuditServ
   return {
     /** Tenant owner/admin: a code for a worker of their own. */
     createEnrollment(tenantId: string, caller: Caller): Promise<EnrollmentCreatedDto> {
-      return asMember(tenantId, caller, true, (tx) => insertEnrollment(tx, tenantId, caller, false));
+      return asManager(tenantId, caller, (tx) => insertEnrollment(tx, tenantId, caller, false));
     },
 
     /** Super-admin: a code for a Rampart-hosted worker that serves this tenant (docs/decisions.md). */
@@ -265,14 +252,14 @@ export function createEnrollmentService(deps: { db: Kysely<DB>; audit: AuditServ
     },
 
     list(tenantId: string, caller: Caller): Promise<WorkerListDto> {
-      return asMember(tenantId, caller, false, async (tx, role) => ({
+      return asMember(tenantId, caller, async (tx, role) => ({
         workers: await listIn(tx, tenantId),
         canManage: isTenantAdmin(role),
       }));
     },
 
     revoke(tenantId: string, caller: Caller, workerId: string): Promise<WorkerDto> {
-      return asMember(tenantId, caller, true, async (tx) => {
+      return asManager(tenantId, caller, async (tx) => {
         const row = await tx
           .updateTable('workers')
           .set({

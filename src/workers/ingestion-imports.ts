@@ -11,12 +11,13 @@
 // Over 500 lines on purpose: the import service and its streaming format detection belong together: the detection runs
 // on the bytes the service stores.
 import { cleanFileName } from '../lib/file-names.ts';
+import { isScanKind } from '../lib/scan-kinds.ts';
 import { randomUUID } from 'node:crypto';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
 import type { AuditService } from '../audit/index.ts';
 import type { DB } from '../db/schema.ts';
-import { type Caller, type Tx, withTenantAccess } from '../db/tenant.ts';
+import { type Caller, type Tx, tenantAccess } from '../db/tenant.ts';
 import type { Clock } from '../lib/clock.ts';
 import { AppError, appError, isAppError } from '../lib/errors.ts';
 import { assertAssetScannable, KINDS_FOR_ASSET, type ScanKind } from '../scans/index.ts';
@@ -141,8 +142,7 @@ export function scannerOfHead(format: ReportFormat, head: Buffer): Scanner {
     const first = text.split('\n', 1)[0] ?? '';
     try {
       const rec = JSON.parse(first) as { scanner?: unknown };
-      if (typeof rec.scanner === 'string' && ['port', 'template', 'webapp', 'container', 'edge'].includes(rec.scanner))
-        return rec.scanner as Scanner;
+      if (isScanKind(rec.scanner)) return rec.scanner;
     } catch {
       /* a header over several lines: the default */
     }
@@ -291,8 +291,7 @@ const selectIngestions = (tx: Tx) =>
 export function createImportsService(deps: ImportsServiceDeps) {
   const { db, storage, ingestion, audit, clock, reportMaxBytes } = deps;
 
-  const asMember = <T>(tenantId: string, caller: Caller, fn: (tx: Tx, role: string) => Promise<T>): Promise<T> =>
-    withTenantAccess(db, tenantId, caller, fn);
+  const { asMember } = tenantAccess(db);
 
   async function load(tx: Tx, tenantId: string, id: string): Promise<IngestionDto> {
     const row = await selectIngestions(tx)

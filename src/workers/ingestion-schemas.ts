@@ -1,5 +1,6 @@
 // Report ingestion and "Import results": request and response schemas, shared with the web app.
 import { z } from 'zod';
+import { SCAN_KINDS } from '../lib/scan-kinds.ts';
 
 /** The report formats the importers read (src/workers/importers REPORT_FORMATS). */
 export const IMPORT_FORMATS = [
@@ -46,15 +47,13 @@ export const importFieldsSchema = z.object({
 });
 export type ImportFields = z.output<typeof importFieldsSchema>;
 
-const SCANNER_KINDS = ['port', 'template', 'webapp', 'container', 'edge'] as const;
-
 /** What an import says it looked at (src/workers/importers/coverage.ts). */
 export const coverageSchema = z.object({
   tools: z.array(
     z.object({
       name: z.string(),
       version: z.string().nullable(),
-      scanner: z.enum(SCANNER_KINDS),
+      scanner: z.enum(SCAN_KINDS),
       key: z.string().nullable(),
     }),
   ),

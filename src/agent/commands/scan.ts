@@ -2,12 +2,11 @@
 // owns --target, --format and --help; each kind brings its own flags and output lines
 // (src/agent/scanners/<kind>/cli.ts).
 import { parseArgs } from 'node:util';
+import { isScanKind } from '../../lib/scan-kinds.ts';
 import { OUTPUT_FORMATS, progressLine, type OutputFormat } from '../output-text.ts';
 import { LOCAL_SCAN_KINDS, loadScanCli, loadScanClis } from '../scanners/index.ts';
 import { ScannerError } from '../scanners/types.ts';
 import { EXIT, UsageError, type CliIo } from './common.ts';
-
-const ALL_KINDS = ['port', 'template', 'webapp', 'container', 'edge'];
 
 /** The help of `scan`: every kind's own options (loads every scanner's command-line face). */
 export async function scanHelp(): Promise<string> {
@@ -36,7 +35,7 @@ export async function scanCommand(args: string[], io: CliIo): Promise<number> {
     );
   const cli = await loadScanCli(kind);
   if (!cli) {
-    const known = ALL_KINDS.includes(kind);
+    const known = isScanKind(kind);
     throw new UsageError(
       `${known ? `The ${kind} scanner is not available in this worker` : `Unknown scanner kind ${JSON.stringify(kind)}`}; available kinds: ${LOCAL_SCAN_KINDS.join(', ')}`,
     );

@@ -15,7 +15,6 @@ import { Coverage, type CoverageJson } from './coverage.ts';
 
 /** The findings model's scanner kinds (findings-schemas.ts SCANNERS). */
 export type Scanner = 'port' | 'template' | 'webapp' | 'container' | 'edge';
-export const SCANNER_KINDS: readonly Scanner[] = ['port', 'template', 'webapp', 'container', 'edge'];
 const CVE_RE = /^CVE-\d{4}-\d{4,9}$/i;
 
 export const REPORT_FORMATS = [

@@ -6,9 +6,9 @@
 // Values PostgreSQL cannot store (NUL, lone surrogates, nesting past MAX_NESTING) are cleaned.
 import { normalizedFindingSchema, reportCoverageSchema } from '../../findings/index.ts';
 import { cleanValue } from './clean.ts';
+import { isScanKind, SCAN_KINDS } from '../../lib/scan-kinds.ts';
 import {
   ImportError,
-  SCANNER_KINDS,
   isObject,
   parseJsonLine,
   readLines,
@@ -38,8 +38,7 @@ export async function* parseNative(
         throw bad(
           `Unsupported report version ${JSON.stringify(rec.version)}; this server reads version ${NATIVE_VERSION}`,
         );
-      if (!SCANNER_KINDS.includes(rec.scanner as Scanner))
-        throw bad(`"scanner" must be one of ${SCANNER_KINDS.join(', ')}`);
+      if (!isScanKind(rec.scanner)) throw bad(`"scanner" must be one of ${SCAN_KINDS.join(', ')}`);
       meta.scanner = rec.scanner as Scanner;
       const tool = isObject(rec.tool) ? rec.tool : {};
       if (str(rec.partial)) meta.partial = str(rec.partial)!.slice(0, 500);

@@ -1,11 +1,12 @@
 // Shared pieces of the findings pages: severity and status badges, labels, URL parsers, and links
 // to the public CWE and CVE entries.
 import { Anchor, Badge, Group, Text } from '@mantine/core';
+import { SCAN_KINDS } from '../../../lib/scan-kinds.ts';
 import type { FindingEvent, FindingSort, FindingStatus, Scanner, Severity } from '../../lib/findings-api.ts';
 
 export const SEVERITIES: Severity[] = ['critical', 'high', 'medium', 'low', 'info'];
 export const STATUSES: FindingStatus[] = ['open', 'fixed', 'accepted_risk', 'false_positive'];
-export const SCANNERS: Scanner[] = ['port', 'template', 'webapp', 'container', 'edge'];
+export const SCANNERS: readonly Scanner[] = SCAN_KINDS;
 export const SORTS: FindingSort[] = ['severity', 'first_seen', 'last_seen', 'sla_due'];
 
 export const SEVERITY_LABELS: Record<Severity, string> = {

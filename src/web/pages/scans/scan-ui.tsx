@@ -30,8 +30,9 @@ import type {
   Severity,
 } from '../../lib/scans-api.ts';
 import type { Asset, AssetKind } from '../../lib/types.ts';
+import { CHUNKABLE_KINDS, isScanKind, SCAN_KINDS } from '../../../lib/scan-kinds.ts';
 
-export const SCAN_KINDS: ScanKind[] = ['port', 'template', 'webapp', 'container', 'edge'];
+export { SCAN_KINDS };
 export const SCAN_STATUSES: ScanStatus[] = [
   'queued',
   'leased',
@@ -69,7 +70,6 @@ export const KINDS_FOR_ASSET: Record<AssetKind, ScanKind[]> = {
   webapp: ['webapp', 'template', 'edge'],
   container_image: ['container'],
 };
-export const CHUNKABLE: ScanKind[] = ['port', 'template', 'webapp'];
 
 export const STATUS_LABELS: Record<ScanStatus, string> = {
   queued: 'Queued',
@@ -97,9 +97,7 @@ const STATUS_COLORS: Record<ScanStatus, string> = {
 export function isScanStatus(v: unknown): v is ScanStatus {
   return typeof v === 'string' && (SCAN_STATUSES as string[]).includes(v);
 }
-export function isScanKind(v: unknown): v is ScanKind {
-  return typeof v === 'string' && (SCAN_KINDS as string[]).includes(v);
-}
+export { isScanKind };
 
 /**
  * A scan's status; a succeeded scan whose result was inconclusive (nothing was looked at) or
@@ -321,7 +319,7 @@ export function checkScanForm(v: ScanFormValues): FormErrors<ScanFormValues> {
 
 /** The request fields for a scan definition. */
 export function scanDefinition(v: ScanFormValues): CreateScanBody {
-  const chunkCount = v.chunkCount && CHUNKABLE.includes(v.kind as ScanKind) ? Number(v.chunkCount) : undefined;
+  const chunkCount = v.chunkCount && CHUNKABLE_KINDS.includes(v.kind as ScanKind) ? Number(v.chunkCount) : undefined;
   const base = { assetId: v.assetId, ...(chunkCount ? { chunkCount } : {}) };
   switch (v.kind) {
     case 'port':
@@ -440,7 +438,7 @@ export function ScanDefinitionFields<V extends ScanFormValues>({ form, assets, l
   const kinds = asset ? KINDS_FOR_ASSET[asset.kind] : [];
   const set = <K extends keyof ScanFormValues & string>(key: K, value: ScanFormValues[K]) =>
     form.setValue(key, value as V[K]);
-  const chunkable = v.kind !== '' && CHUNKABLE.includes(v.kind);
+  const chunkable = v.kind !== '' && CHUNKABLE_KINDS.includes(v.kind);
   const err = form.errors as FormErrors<ScanFormValues>;
 
   return (
@@ -481,7 +479,7 @@ export function ScanDefinitionFields<V extends ScanFormValues>({ form, assets, l
         error={err.kind}
         onChange={(e) => {
           set('kind', e.currentTarget.value as ScanKind);
-          if (!CHUNKABLE.includes(e.currentTarget.value as ScanKind)) set('chunkCount', '');
+          if (!CHUNKABLE_KINDS.includes(e.currentTarget.value as ScanKind)) set('chunkCount', '');
         }}
       />
       {v.kind === 'port' && (
