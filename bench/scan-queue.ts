@@ -7,7 +7,8 @@
 //               quota of 1,000 and 3 per asset): exactly 300 admitted; the database is then read
 //               directly for quota or per-asset violations (target: zero).
 // Fresh tenants every phase (tenants are created through /api/auth, limited to 300 calls a minute:
-// with BENCH_TENANTS=100 run one round). BENCH_TENANTS (10; the 100 assets are shared out among them), BENCH_ROUNDS (3), BENCH_PG_ADMIN_URL, BENCH_POOL_MAX (20). Prints JSON.
+// with BENCH_TENANTS=100 run one round). BENCH_TENANTS (10; the 100 assets are shared out among them),
+// BENCH_ROUNDS (3), BENCH_PG_ADMIN_URL, BENCH_POOL_MAX (20). Prints JSON.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -98,7 +98,10 @@ export type AskStreamEvent =
       };
     }
   | { event: 'delta'; data: { text: string } }
-  /** The model's answer was not used (it cited evidence that does not exist, or was empty): `text` is the offline summary that replaces it, and is what was stored. */
+  /**
+   * The model's answer was not used (it cited evidence that does not exist, or was empty): `text` is the offline
+   * summary that replaces it, and is what was stored.
+   */
   | { event: 'fallback'; data: { source: 'offline'; label: string; reason: string; text: string } }
   /**
    * `check` is the check of the answer as streamed (the model's, when a fallback replaced it); `markdown` is what was stored.

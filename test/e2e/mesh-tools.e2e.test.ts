@@ -6,7 +6,8 @@
 // error), drills into a peer, keeps the window in the URL, sends a console call and retries it
 // with the same id (replayed), and asks a question (model answer with its citations checked; one
 // citing evidence that does not exist, or a failing model, falls back to the offline summary,
-// labelled; a busy model's friendly message shows with "Try again", which then gets the model's answer). Every API answer, page (the Mesh records page included) and export is scanned for
+// labelled; a busy model's friendly message shows with "Try again", which then gets the model's answer).
+// Every API answer, page (the Mesh records page included) and export is scanned for
 // each configured secret value: the mesh peer secrets, the model key and every platform secret.
 // Over 500 lines on purpose: the three staff mesh tools share one browser, one second Rampart instance and the
 // loopback peers; a file per tool would start them three times.

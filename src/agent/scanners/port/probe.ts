@@ -369,7 +369,10 @@ type ProbeName = keyof typeof PROBES;
 const TLS_PORTS = new Set([
   443, 465, 563, 636, 853, 989, 990, 992, 993, 994, 995, 2376, 4443, 5061, 5986, 6443, 8443, 9443,
 ]);
-/** Probes in the order worth trying for a port: the likeliest first; TLS before plain HTTP, since a TLS server may answer plain HTTP with an HTTP error page. */
+/**
+ * Probes in the order worth trying for a port: the likeliest first; TLS before plain HTTP, since a TLS server
+ * may answer plain HTTP with an HTTP error page.
+ */
 export function probeOrder(port: number): ProbeName[] {
   const first: ProbeName[] =
     port === 6379 || port === 6380
