@@ -177,3 +177,75 @@ describe('scoped HTTP client', () => {
     c.close();
   });
 });
+
+describe('requests in flight', () => {
+  /** A target that counts connections and requests in flight, answering each after `delay()`. */
+  async function target(delay: () => Promise<void>) {
+    let connections = 0;
+    let inFlight = 0;
+    let most = 0;
+    const server = http.createServer((_req, res) => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      void delay().then(() => {
+        inFlight -= 1;
+        res.end('ok');
+      });
+    });
+    server.on('connection', () => (connections += 1));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const stats = () => ({ connections, most });
+    const close = () => {
+      server.closeAllConnections();
+      server.close();
+    };
+    return { url, stats, close };
+  }
+  const scan = (url: string) =>
+    createScopedHttp({
+      inScope: sameOrigin(new URL(url)),
+      signal: new AbortController().signal,
+      ratePerSecond: 1_000_000,
+      concurrency: 25,
+    });
+
+  it('grows to the concurrency asked for while a slow target keeps requests waiting', async () => {
+    // Every answer waits until 25 requests are in flight at once: the scan must get there.
+    const waiters: (() => void)[] = [];
+    let inFlight = 0;
+    const t = await target(
+      () =>
+        new Promise<void>((resolve) => {
+          inFlight += 1;
+          waiters.push(resolve);
+          if (inFlight === 25) for (const w of waiters.splice(0)) w();
+        }),
+    );
+    const c = scan(t.url);
+    const answers = await Promise.all(Array.from({ length: 25 }, () => c.request({ url: t.url })));
+    expect(answers.map((a) => a.status)).toEqual(Array(25).fill(200));
+    expect(t.stats()).toEqual({ connections: 25, most: 25 });
+    c.close();
+    t.close();
+  });
+
+  it('keeps to a few reused connections while its own work, not the target, is the limit', async () => {
+    const t = await target(async () => undefined);
+    const c = scan(t.url);
+    // 25 workers, each spending 3 ms of CPU on every answer, as a busy engine would.
+    const worker = async () => {
+      for (let i = 0; i < 8; i++) {
+        await c.request({ url: t.url });
+        const until = performance.now() + 3;
+        while (performance.now() < until);
+      }
+    };
+    await Promise.all(Array.from({ length: 25 }, worker));
+    expect(t.stats().most).toBeLessThanOrEqual(6);
+    expect(t.stats().connections).toBeLessThanOrEqual(6);
+    expect(c.sent).toBe(200);
+    c.close();
+    t.close();
+  });
+});

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { guardedAgents, type EgressPolicy } from '../../../lib/egress.ts';
 
@@ -121,18 +122,64 @@ export function sameHost(host: string): (url: URL) => boolean {
     url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1') === h;
 }
 
-/** Spaces request starts `1000 / rate` ms apart and caps how many run at once. */
+/** Requests a scan may have in flight from its start; more are allowed as shown below. */
+const START_CONCURRENCY = 6;
+/** How often the cap may grow, and the event-loop utilisation under which it does. */
+const GROW_EVERY_MS = 20;
+const GROW_BELOW_UTILISATION = 0.8;
+
+/**
+ * Spaces request starts `1000 / rate` ms apart and caps how many run at once. The cap starts at
+ * START_CONCURRENCY and doubles, up to `concurrency`, while requests wait for a slot and this
+ * process has CPU to spare: then the target's latency, not our own work, limits the rate, and more
+ * requests in flight help. Against a fast target (loopback, a LAN) the process is the limit, the
+ * cap stays low, and a scan reuses a few keep-alive connections instead of opening `concurrency`
+ * of them: each new connection costs more CPU than a request on an open one, and is one more the
+ * target has to accept.
+ */
 function pacer(ratePerSecond: number, concurrency: number, signal: AbortSignal) {
   const gap = 1000 / ratePerSecond;
   let next = 0;
   let active = 0;
+  let limit = Math.min(START_CONCURRENCY, concurrency);
+  let checkedAt = performance.now();
+  let loopBefore = performance.eventLoopUtilization();
   const waiting: (() => void)[] = [];
   const abortError = () => signal.reason ?? new DOMException('The scan was cancelled', 'AbortError');
+  /** Raises the cap when requests wait and the event loop was mostly idle since the last look. */
+  const maybeGrow = () => {
+    const now = performance.now();
+    if (limit >= concurrency || now - checkedAt < GROW_EVERY_MS) return;
+    const loopNow = performance.eventLoopUtilization();
+    const busy = performance.eventLoopUtilization(loopNow, loopBefore).utilization;
+    checkedAt = now;
+    loopBefore = loopNow;
+    if (busy >= GROW_BELOW_UTILISATION) return;
+    limit = Math.min(concurrency, limit * 2);
+    while (waiting.length && active < limit) {
+      active += 1; // taken on behalf of the waiter woken here
+      waiting.shift()!();
+    }
+  };
+  // While requests wait, look again every GROW_EVERY_MS: a slow target may not answer for seconds.
+  let growTimer: NodeJS.Timeout | null = null;
+  const scheduleGrow = () => {
+    if (growTimer || limit >= concurrency) return;
+    growTimer = setTimeout(() => {
+      growTimer = null;
+      maybeGrow();
+      if (waiting.length) scheduleGrow();
+    }, GROW_EVERY_MS);
+    growTimer.unref();
+  };
   return {
     async acquire(): Promise<void> {
       if (signal.aborted) throw abortError();
-      if (active >= concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
-      active += 1;
+      if (active >= limit) maybeGrow();
+      if (active >= limit) {
+        scheduleGrow();
+        await new Promise<void>((resolve) => waiting.push(resolve));
+      } else active += 1;
       const now = Date.now();
       const at = Math.max(now, next);
       next = at + gap;
@@ -143,8 +190,10 @@ function pacer(ratePerSecond: number, concurrency: number, signal: AbortSignal) 
       }
     },
     release(): void {
-      active -= 1;
-      waiting.shift()?.();
+      // A waiter inherits the finished request's slot, so `active` stays as it is.
+      const wake = waiting.shift();
+      if (wake) wake();
+      else active -= 1;
     },
   };
 }
