@@ -242,8 +242,8 @@ describe('requests in flight', () => {
       }
     };
     await Promise.all(Array.from({ length: 25 }, worker));
-    expect(t.stats().most).toBeLessThanOrEqual(6);
-    expect(t.stats().connections).toBeLessThanOrEqual(6);
+    expect(t.stats().most).toBeLessThanOrEqual(12);
+    expect(t.stats().connections).toBeLessThanOrEqual(12);
     expect(c.sent).toBe(200);
     c.close();
     t.close();

@@ -123,10 +123,10 @@ export function sameHost(host: string): (url: URL) => boolean {
 }
 
 /** Requests a scan may have in flight from its start; more are allowed as shown below. */
-const START_CONCURRENCY = 6;
+const START_CONCURRENCY = 12;
 /** How often the cap may grow, and the event-loop utilisation under which it does. */
-const GROW_EVERY_MS = 20;
-const GROW_BELOW_UTILISATION = 0.8;
+const GROW_EVERY_MS = 5;
+const GROW_BELOW_UTILISATION = 0.9;
 
 /**
  * Spaces request starts `1000 / rate` ms apart and caps how many run at once. The cap starts at
