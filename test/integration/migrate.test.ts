@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.ts';
-import { listMigrations, migrate } from '../../src/db/migrate.ts';
+import { listMigrations, migrate, REWORDED_COMMENTS } from '../../src/db/migrate.ts';
 
 const PG = process.env.DATABASE_URL;
 const CLI = join(import.meta.dirname, '../../src/db/migrate-cli.ts');
@@ -64,6 +64,29 @@ describe('forward-only migrations', () => {
       version: string;
     }>`select version from schema_migrations order by applied_at, version`.execute(database.db);
     expect(rows.rows.map((r) => r.version)).toEqual(all.map((m) => m.version));
+  });
+
+  it('takes a migration whose comments were reworded as applied, and records its new checksum', async () => {
+    // A database that applied 0013 and 0016 before their comments stopped naming issue numbers.
+    const stored = async (version: string) =>
+      (
+        await sql<{ checksum: string }>`select checksum from schema_migrations where version = ${version}`.execute(
+          database.db,
+        )
+      ).rows[0]!.checksum;
+    for (const [version, [earlier]] of Object.entries(REWORDED_COMMENTS))
+      await sql`update schema_migrations set checksum = ${earlier!} where version = ${version}`.execute(database.db);
+    expect((await migrate(database)).applied).toEqual([]);
+    for (const version of Object.keys(REWORDED_COMMENTS)) {
+      expect(await stored(version)).toBe(all.find((m) => m.version === version)!.checksum);
+      expect(REWORDED_COMMENTS[version]).not.toContain(await stored(version));
+    }
+    // Only the listed earlier checksums: another one of the same migration is still an edit.
+    await sql`update schema_migrations set checksum = ${'c'.repeat(64)} where version = '0013'`.execute(database.db);
+    await expect(migrate(database)).rejects.toThrow('migration 0013_hosted_workers was edited after it was applied');
+    await sql`update schema_migrations set checksum = ${all.find((m) => m.version === '0013')!.checksum} where version = '0013'`.execute(
+      database.db,
+    );
   });
 
   it('refuses to start when an applied migration was edited, and changes nothing', async () => {

@@ -1,4 +1,4 @@
--- The embedded hosted worker (issue 5): a hosted worker the server runs in-process keeps its
+-- The embedded hosted worker: a hosted worker the server runs in-process keeps its
 -- bearer token here, sealed with the secret box (AES-256-GCM under APP_ENCRYPTION_KEY), because
 -- the server must present it on every request like a remote worker would. workers.token_hash
 -- still holds only the hash; this table is the one place a worker token can be recovered, so

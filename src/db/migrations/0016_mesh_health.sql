@@ -1,4 +1,4 @@
--- Staff mesh tools (issue 8): the daily histogram and indexes behind the mesh health rollup, and
+-- Staff mesh tools: the daily histogram and indexes behind the mesh health rollup, and
 -- the table of stored "ask operations" answers (written by the service role only; staff read
 -- them through it).
 -- Answers are a record of what was asked and answered: nothing updates or deletes them.
