@@ -16,9 +16,15 @@ const LOCK_KEY = 7_261_706_172; // arbitrary, stable across releases
  * other difference is still an edit. Add to this only when the SQL itself is unchanged.
  */
 export const REWORDED_COMMENTS: Readonly<Record<string, readonly string[]>> = {
-  // Comments no longer name the tracker's issue numbers.
+  // Comments no longer name tracker issues or documents outside the repository.
+  '0006': ['41e6f37034a3f2320f0e31e6d6400a124867857ba3c2780adadde5914b3ce5c7'],
+  '0009': ['a3df28ce935fbf019fe65b837b43d2f70cc2a5db68422aada3a55ad20a1eab60'],
+  '0010': ['adf1af915beda20122bc91f6b659091368c2bef4634485d78a4aa1c73e371fd6'],
+  '0011': ['b2bec25f34eb1f0b8b998d2a8ed0651c52ed59366726f8b59f94175a7c4ef491'],
+  '0012': ['0c337d730da1cd694ffda2c70787d40a4012d2f0454a4f2070072e0227e06a9e'],
   '0013': ['dc0e5dd082381c52f092e52b455099d3d661a27bf1ba9d9e64ef902eecf19a50'],
   '0016': ['003db5504db4f5db91f52900c1d67b9133db321b9414ac59f88825bbafb6f010'],
+  '0017': ['7cb95cb29805964113525af75b972d7512a58dd786ef03ba56bc7073a05351bf'],
 };
 
 export interface Migration {

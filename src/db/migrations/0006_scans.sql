@@ -46,7 +46,7 @@ create table scans (
   -- cleared when a scan is cancelled before any work started (the quota is refunded).
   quota_day date,
   error text,
-  -- Lease (the workers issue): fencing token, holder, expiry, attempts.
+  -- Lease: fencing token, holder, expiry, attempts.
   lease_token uuid,
   leased_by uuid,
   lease_expires_at timestamptz,

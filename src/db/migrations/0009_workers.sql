@@ -1,4 +1,4 @@
--- Scan workers (DESIGN §5.3): one-time enrollment codes, enrolled workers with a hashed bearer,
+-- Scan workers (docs/worker-protocol.md): one-time enrollment codes, enrolled workers with a hashed bearer,
 -- the tenant's webhook signing secret (current + previous during a rotation grace period),
 -- remembered nonces, and the per-address throttle on failed enrollments. Codes, bearers and
 -- nonces are written by public worker routes, which run as rampart_service; tenant pages read

@@ -1,4 +1,4 @@
--- Leasing and report uploads (the workers issue, DESIGN §5.3, research/workers.md §(a)).
+-- Leasing and report uploads (docs/worker-protocol.md).
 -- A scan a worker has finished and uploaded is `ingesting` until its findings are in; the lease
 -- ends at finalize, so no lease expiry can re-queue a scan whose report is being read.
 alter table scans drop constraint scans_status_check;

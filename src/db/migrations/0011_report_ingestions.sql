@@ -1,4 +1,4 @@
--- Report ingestion jobs (the workers issue, point 5): a stored raw report (a worker upload or a
+-- Report ingestion jobs: a stored raw report (a worker upload or a
 -- person's "Import results") is streamed into findings by whichever replica claims the job.
 -- Claims take FOR UPDATE SKIP LOCKED and a lock that runs out (locked_until), so a job of a
 -- crashed replica is taken over once its lock expires; attempts bound the retries.

@@ -3,7 +3,7 @@
 -- scan_admission() is the one decision of whether a scan may be queued (phase 'queue'), may start
 -- (phase 'lease'), or whether its asset can be scanned at all (phase 'check', no locks, no
 -- counts). src/scans/scans-admission.ts calls it and turns its verdict into messages; lease_scan()
--- calls it for each candidate. Concurrency (research/workers.md §(a)): transaction-scoped advisory
+-- calls it for each candidate. Concurrency: transaction-scoped advisory
 -- locks serialise admissions per tenant (queue phase: the daily quota) and per asset
 -- (concurrency), always tenant first; the counts are read by the NEXT statement, which in a
 -- volatile function under READ COMMITTED takes a fresh snapshot that includes every scan committed

@@ -12,7 +12,7 @@ create table compliance_profiles (
   id uuid primary key default gen_random_uuid(),
   tenant_id uuid not null unique references "organization" (id) on delete cascade,
   -- Primary CAGE code (5 upper-case letters or digits) plus any further CAGE codes in scope
-  -- (HLO + children, research/compliance.md §2).
+  -- (the highest-level owner and its children).
   cage_code text not null check (cage_code ~ '^[0-9A-Z]{5}$'),
   additional_cage_codes text[] not null default '{}',
   company_name text not null check (length(company_name) between 1 and 200),
@@ -133,8 +133,8 @@ create table cmmc_policy_documents (
   check (status = 'draft' or (approved_at is not null and effective_date is not null))
 );
 
--- The officer's confirmation that the score was entered in SPRS (research/compliance.md §2,
--- SprsL1Confirmation). The service never files; this records what the officer declares.
+-- The officer's confirmation that the score was entered in SPRS (docs/cmmc.md). The service
+-- never files; this records what the officer declares.
 create table compliance_handoffs (
   id uuid primary key default gen_random_uuid(),
   tenant_id uuid not null references "organization" (id) on delete cascade,
