@@ -8,8 +8,15 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScopedHttp, HttpTransportError, OutOfScopeError, sameHost, sameOrigin } from './scoped-http.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  createPacer,
+  createScopedHttp,
+  HttpTransportError,
+  OutOfScopeError,
+  sameHost,
+  sameOrigin,
+} from './scoped-http.ts';
 
 let base = '';
 let other = '';
@@ -247,5 +254,58 @@ describe('requests in flight', () => {
     expect(c.sent).toBe(200);
     c.close();
     t.close();
+  });
+});
+
+describe('request pacing', () => {
+  // A frozen clock: a start that waits on a timer stays waiting until the test moves time on.
+  afterEach(() => vi.useRealTimers());
+  const frozen = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+  const fakeNow = () => globalThis.performance.now();
+  /** Whether `p` settles before the event loop's next turn, i.e. without any timer firing. */
+  const settlesNow = (p: Promise<void>) =>
+    Promise.race([p.then(() => true), new Promise<boolean>((r) => setImmediate(() => r(false)))]);
+
+  it('starts requests at once when the rate allows it, even many in the same millisecond', async () => {
+    frozen();
+    const pace = createPacer(1_000_000, 25, new AbortController().signal, fakeNow);
+    // One after another in one instant, as a scan's templates ask: none may wait for a timer.
+    for (let i = 0; i < 40; i++) {
+      expect(await settlesNow(pace.acquire())).toBe(true);
+      pace.release();
+    }
+  });
+
+  it('spaces starts 1000 / rate ms apart, none more than a millisecond early', async () => {
+    frozen();
+    const pace = createPacer(100, 25, new AbortController().signal, fakeNow);
+    const startedAt: number[] = [];
+    const all = Array.from({ length: 6 }, () =>
+      pace.acquire().then(() => {
+        startedAt.push(performance.now());
+        pace.release();
+      }),
+    );
+    const t0 = performance.now();
+    for (let step = 0; step < 60 && startedAt.length < 6; step++) await vi.advanceTimersByTimeAsync(1);
+    await Promise.all(all);
+    expect(startedAt.map((t) => t - t0)).toEqual([0, 10, 20, 30, 40, 50]);
+
+    // At 1,000 per second (a 1 ms gap, the timer's resolution) the average rate holds and
+    // starts come at most 1 ms early: never more than 11 in any 10 ms.
+    const fast = createPacer(1000, 25, new AbortController().signal, fakeNow);
+    const times: number[] = [];
+    const t1 = performance.now();
+    const many = Array.from({ length: 50 }, () =>
+      fast.acquire().then(() => {
+        times.push(performance.now() - t1);
+        fast.release();
+      }),
+    );
+    for (let step = 0; step < 200 && times.length < 50; step++) await vi.advanceTimersByTimeAsync(0.25);
+    await Promise.all(many);
+    times.forEach((t, k) => expect(t).toBeGreaterThanOrEqual(k - 1));
+    for (const t of times) expect(times.filter((u) => u >= t && u < t + 10).length).toBeLessThanOrEqual(11);
+    expect(times.at(-1)!).toBeGreaterThanOrEqual(48);
   });
 });

@@ -127,6 +127,8 @@ const START_CONCURRENCY = 12;
 /** How often the cap may grow, and the event-loop utilisation under which it does. */
 const GROW_EVERY_MS = 5;
 const GROW_BELOW_UTILISATION = 0.9;
+/** The shortest wait a timer can make. */
+const TIMER_RESOLUTION_MS = 1;
 
 /**
  * Spaces request starts `1000 / rate` ms apart and caps how many run at once. The cap starts at
@@ -137,7 +139,13 @@ const GROW_BELOW_UTILISATION = 0.9;
  * of them: each new connection costs more CPU than a request on an open one, and is one more the
  * target has to accept.
  */
-function pacer(ratePerSecond: number, concurrency: number, signal: AbortSignal) {
+export function createPacer(
+  ratePerSecond: number,
+  concurrency: number,
+  signal: AbortSignal,
+  /** The clock request starts are spaced by (tests give a fake one). */
+  clock: () => number = () => performance.now(),
+) {
   const gap = 1000 / ratePerSecond;
   let next = 0;
   let active = 0;
@@ -180,10 +188,15 @@ function pacer(ratePerSecond: number, concurrency: number, signal: AbortSignal) 
         scheduleGrow();
         await new Promise<void>((resolve) => waiting.push(resolve));
       } else active += 1;
-      const now = Date.now();
+      // Fractional milliseconds: with a whole-millisecond clock every second request of the same
+      // millisecond looked due in the future, and a timer cannot fire sooner than 1 ms, so a scan
+      // with no limit stalled a millisecond at a time with nothing in flight. A start due less than
+      // a timer's resolution from now goes now; `next` still advances by `gap` from its due time, so
+      // the average rate is kept and no start is more than 1 ms early.
+      const now = clock();
       const at = Math.max(now, next);
       next = at + gap;
-      if (at > now) await new Promise((r) => setTimeout(r, at - now));
+      if (at - now >= TIMER_RESOLUTION_MS) await new Promise((r) => setTimeout(r, at - now));
       if (signal.aborted) {
         this.release();
         throw abortError();
@@ -212,7 +225,7 @@ export function createScopedHttp(opts: ScopedHttpOptions) {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const maxBody = opts.maxBodyBytes ?? 1024 * 1024;
   const concurrency = opts.concurrency ?? 25;
-  const pace = pacer(opts.ratePerSecond ?? 150, concurrency, opts.signal);
+  const pace = createPacer(opts.ratePerSecond ?? 150, concurrency, opts.signal);
   const userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
   // Keep-alive agents: template and crawl scans send thousands of small requests to one origin.
   const agentOptions = {
