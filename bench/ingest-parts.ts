@@ -10,14 +10,14 @@
 //   read  — json_to_recordset alone, the document read and converted into rows, nothing written.
 // Then, cumulatively, the findings table loses the five list indexes that carry search_text, the
 // GIN and asset indexes, and its four foreign keys, and the rounds are repeated after each step.
-// Prints medians of 7 rounds in ms per 1,000 findings: what each part of the table costs an
-// insert. BENCH_DBS (pglite,postgres), BENCH_ROUNDS (7).
+// Prints medians of 15 rounds in ms per 1,000 findings: what each part of the table costs an
+// insert. BENCH_DBS (pglite,postgres), BENCH_ROUNDS (15; 7 left the embedded figures noisy).
 import { sql } from 'kysely';
 import { childKind, openIngestBench, runBenchChild, type BenchDb } from './ingest-setup.ts';
 import { median, round } from './lib.ts';
 import { reportStream } from './nuclei-report.ts';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const DBS = (process.env.BENCH_DBS ?? 'pglite,postgres')
   .split(',')
   .map((s) => s.trim())
