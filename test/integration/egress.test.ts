@@ -84,7 +84,8 @@ afterAll(async () => {
   await new Promise((r) => web.close(r));
 });
 
-async function waitFor<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, tries = 600): Promise<T> {
+// At most 25 s: under the test's 30 s timeout, so a wait that runs out says what it saw last.
+async function waitFor<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, tries = 250): Promise<T> {
   let v = await read();
   for (let i = 0; i < tries && !done(v); i += 1) {
     await new Promise((r) => setTimeout(r, 100));
