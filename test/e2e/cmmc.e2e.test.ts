@@ -157,6 +157,8 @@ describeBrowser('CMMC Level 1 in the browser', () => {
       }) as typeof crypto.subtle.importKey;
     });
     await fallback.goto('/verify-script');
+    // The page first, as above: a file chosen before it has rendered can be lost with the DOM.
+    await fallback.getByRole('heading', { name: 'Verify a device-check script' }).waitFor();
     const input = fallback.locator('input[type="file"]');
     await input.setInputFiles({
       name: 'fallback-good.sh',
