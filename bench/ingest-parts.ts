@@ -13,6 +13,7 @@
 // Prints medians of 15 rounds in ms per 1,000 findings: what each part of the table costs an
 // insert. BENCH_DBS (pglite,postgres), BENCH_ROUNDS (15; 7 left the embedded figures noisy).
 import { sql } from 'kysely';
+import { CONTENT_RECORD } from '../src/findings/findings-ingest.ts';
 import { childKind, openIngestBench, runBenchChild, type BenchDb } from './ingest-setup.ts';
 import { median, round } from './lib.ts';
 import { reportStream } from './nuclei-report.ts';
@@ -23,10 +24,11 @@ const DBS = (process.env.BENCH_DBS ?? 'pglite,postgres')
   .map((s) => s.trim())
   .filter(Boolean);
 
-const COLUMNS =
-  'rule_id, tool, check_class, title, description, severity, cvss_score, cvss_vector, cwe_ids, cve_ids, location, location_text, search_text, port, path, evidence, remediation, reference_urls, fingerprint, sla_due_at';
-const RECORD =
-  'rule_id text, tool text, check_class text, title text, description text, severity text, cvss_score numeric, cvss_vector text, cwe_ids integer[], cve_ids text[], location jsonb, location_text text, search_text text, port integer, path text, evidence jsonb, remediation text, reference_urls text[], fingerprint text, sla_due_at timestamptz';
+// The ingest's own record of a batch row (and its column names), plus the due date it adds.
+const RECORD = `${CONTENT_RECORD}, sla_due_at timestamptz`;
+const COLUMNS = RECORD.split(',')
+  .map((c) => c.trim().split(/\s+/)[0])
+  .join(', ');
 
 const STEPS: [string, string[]][] = [
   ['every index and foreign key (as migrated)', []],

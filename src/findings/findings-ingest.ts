@@ -161,9 +161,10 @@ const content = (p: Prepared) => ({
   fingerprint: p.fingerprint,
 });
 
-const CONTENT_COLUMNS =
-  sql.raw(`rule_id text, tool text, check_class text, title text, description text, severity text, cvss_score numeric, cvss_vector text, cwe_ids integer[], cve_ids text[],
-  location jsonb, location_text text, search_text text, port integer, path text, evidence jsonb, remediation text, reference_urls text[], fingerprint text`);
+/** The record a batch's JSON rows are read as: the columns content() fills, with their types. */
+export const CONTENT_RECORD = `rule_id text, tool text, check_class text, title text, description text, severity text, cvss_score numeric, cvss_vector text, cwe_ids integer[], cve_ids text[],
+  location jsonb, location_text text, search_text text, port integer, path text, evidence jsonb, remediation text, reference_urls text[], fingerprint text`;
+const CONTENT_COLUMNS = sql.raw(CONTENT_RECORD);
 
 // ---- the session ----------------------------------------------------------------------------
 //
