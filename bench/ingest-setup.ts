@@ -141,7 +141,12 @@ export async function openIngestBench(
     const ingestion = createIngestionService({
       db,
       storage,
-      findings: createBatchedFindingsIngest({ db, reporter, clock }),
+      findings: createBatchedFindingsIngest({
+        db,
+        reporter,
+        clock,
+        ...(database.blobStatement ? { blobStatement: database.blobStatement } : {}),
+      }),
       clock,
       log: { warn: () => undefined, error: (e: unknown, m?: string) => console.error(m, e), info: () => undefined },
       writers: o.writers ?? (kind === 'postgres' ? 2 : 1),

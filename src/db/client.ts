@@ -37,6 +37,12 @@ export interface Database {
     columns: readonly CopyColumn[],
     rows: readonly (readonly CopyValue[])[] | CopyStream,
   ) => Promise<void>;
+  /**
+   * The embedded database only: runs one statement with `data` as PGlite's /dev/blob device, on
+   * the connection as it is, so inside the caller's transaction when called from one (the
+   * connection is held by that transaction, so no other caller's statement interleaves).
+   */
+  readonly blobStatement?: (statement: string, data: Uint8Array) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -207,6 +213,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
         const data = rows instanceof CopyStream ? rows.finish() : copyBinary(columns, rows);
         return db.connection().execute(() => pglite.copyFrom(statement, data));
       },
+      blobStatement: (statement, data) => pglite.copyFrom(statement, data),
       close: async () => {
         try {
           await db.destroy();

@@ -2,10 +2,12 @@
 // parsed): begin → batch()* → finish(). Each batch is its own short transaction as the service
 // role that upserts by fingerprint, reopens what came back, records the history and enqueues
 // finding.critical reports through the outbox in the same transaction (so they exist exactly when
-// the findings do). finish() closes what the result covered and no longer reports
+// the findings do). On the embedded database new findings are written with one COPY per batch
+// (findings-copy.ts, blobStatement). finish() closes what the result covered and no longer reports
 // (findings-closing.ts) and records the summary; a second ingest of the same scan replays it.
 // Over 500 lines on purpose: begin → batch → finish is one protocol over the same upsert, reopen and close statements;
 // split, its SQL would be read apart.
+import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { withService, type Tx } from '../db/tenant.ts';
@@ -20,6 +22,7 @@ import {
   type Scanner,
   type Severity,
 } from './findings-schemas.ts';
+import { encodeFindingRows, type CopyFindingRow } from './findings-copy.ts';
 import { checkClassOf, coverageCondition, SHARED_TOOLS_ONLY, type ClosingCoverage } from './findings-coverage.ts';
 import { resolveScope, scopeCondition, scopeKey, scopeOfScan } from './findings-scope.ts';
 import { findingFingerprint, normaliseLocation } from './fingerprint.ts';
@@ -203,8 +206,22 @@ export interface BatchIngestSession {
   finish(opts?: FinishOptions): Promise<IngestSummary>;
 }
 
-export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Reporter; clock: Clock }) {
-  const { db, reporter, clock } = deps;
+/**
+ * Runs `statement` on the connection of the transaction in progress with `data` as PGlite's
+ * /dev/blob (the embedded database only: Database.pglite.copyFrom).
+ */
+export type BlobStatement = (statement: string, data: Uint8Array) => Promise<void>;
+
+const isUniqueViolation = (e: unknown) => (e as { code?: unknown } | null)?.code === '23505';
+
+export function createBatchedFindingsIngest(deps: {
+  db: Kysely<DB>;
+  reporter: Reporter;
+  clock: Clock;
+  /** Present on the embedded database: new findings are written with one COPY per batch. */
+  blobStatement?: BlobStatement;
+}) {
+  const { db, reporter, clock, blobStatement } = deps;
 
   async function begin(
     scanId: string,
@@ -274,6 +291,22 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
       // Sorted: concurrent writers of overlapping rows lock them in the same order.
       const prepared = [...byFingerprint.values()].sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : 1));
       const now = clock.now();
+      // COPY cannot skip a conflicting row: a batch that meets a fingerprint written meanwhile (a
+      // concurrent batch of this session) is rolled back whole and written again by the insert.
+      try {
+        await write(prepared, byFingerprint, now, blobStatement);
+      } catch (e) {
+        if (!blobStatement || !isUniqueViolation(e)) throw e;
+        await write(prepared, byFingerprint, now, undefined);
+      }
+    }
+
+    async function write(
+      prepared: Prepared[],
+      byFingerprint: Map<string, Prepared>,
+      now: Date,
+      copy: BlobStatement | undefined,
+    ): Promise<void> {
       await withService(db, async (tx) => {
         // Shared: batches of this session may be written concurrently (the ingestion runner runs
         // one session per asset and scanner at a time); the closing step takes the lock
@@ -306,7 +339,27 @@ export function createBatchedFindingsIngest(deps: { db: Kysely<DB>; reporter: Re
         const critical: { id: string; p: Prepared }[] = [];
 
         let fresh = prepared.filter((p) => !existing.has(p.fingerprint));
-        if (fresh.length) {
+        if (fresh.length && copy) {
+          // Ids are made here: COPY returns nothing. No 'created' events, as below.
+          const rows: CopyFindingRow[] = fresh.map((p) => ({
+            ...content(p),
+            id: randomUUID(),
+            tenant_id: scan.tenant_id,
+            asset_id: scan.asset_id,
+            scan_id: scan.id,
+            first_scan_id: scan.id,
+            scanner,
+            scope_key: key,
+            status: 'open',
+            first_seen_at: now,
+            last_seen_at: now,
+            sla_due_at: slaDueAt(now, p.f.severity, sla),
+          }));
+          await copy('select copy_findings_from_blob()', encodeFindingRows(rows));
+          rows.forEach((r, i) => {
+            if (r.severity === 'critical') critical.push({ id: r.id as string, p: fresh[i]! });
+          });
+        } else if (fresh.length) {
           const json = JSON.stringify(
             fresh.map((p) => ({ ...content(p), sla_due_at: slaDueAt(now, p.f.severity, sla)?.toISOString() ?? null })),
           );

@@ -512,7 +512,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const findings = createFindingsService({ db: database.db, audit, clock });
   registerFindingRoutes(app, { guards, findings, baseUrl: config.PUBLIC_BASE_URL });
-  const findingsIngest = createBatchedFindingsIngest({ db: database.db, reporter: mesh.reporter, clock });
+  const findingsIngest = createBatchedFindingsIngest({
+    db: database.db,
+    reporter: mesh.reporter,
+    clock,
+    ...(database.blobStatement ? { blobStatement: database.blobStatement } : {}),
+  });
   const compliance = createComplianceService({
     db: database.db,
     storage,

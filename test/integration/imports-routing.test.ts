@@ -26,6 +26,8 @@ beforeAll(async () => {
     db: t.database.db,
     reporter: t.app.services.reporter,
     clock: { now: () => new Date() },
+    // As the server: the embedded database writes new findings with COPY.
+    ...(t.database.blobStatement ? { blobStatement: t.database.blobStatement } : {}),
   });
   const findings = batched;
   runner = createIngestionService({
