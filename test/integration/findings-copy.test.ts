@@ -92,40 +92,25 @@ const hostile = (host: string): NormalizedFindingInput => ({
   discriminator: 'matcher\\1',
 });
 
-const COLUMNS = [
-  'rule_id',
-  'tool',
-  'check_class',
-  'title',
-  'description',
-  'severity',
-  'severity_rank',
-  'cvss_score',
-  'cvss_vector',
-  'cwe_ids',
-  'cve_ids',
-  'location',
-  'location_text',
-  'search_text',
-  'port',
-  'path',
-  'evidence',
-  'remediation',
-  'reference_urls',
-  'status',
-  'scope_key',
-  'scanner',
-  'reopened_count',
-] as const;
+// What differs between two findings of two assets and scans by construction; every other column
+// must be equal whichever path wrote it.
+const OWN = [
+  'id',
+  'asset_id',
+  'scan_id',
+  'first_scan_id',
+  'fingerprint',
+  'first_seen_at',
+  'last_seen_at',
+  'sla_due_at',
+  'created_at',
+  'updated_at',
+];
+const content = (r: Record<string, unknown>) => Object.fromEntries(Object.entries(r).filter(([k]) => !OWN.includes(k)));
 
 const stored = (asset: string) =>
   withService(t.database.db, (tx) =>
-    tx
-      .selectFrom('findings')
-      .select([...COLUMNS, 'id', 'scan_id', 'first_scan_id', 'first_seen_at', 'last_seen_at', 'sla_due_at'])
-      .where('asset_id', '=', asset)
-      .orderBy('title')
-      .execute(),
+    tx.selectFrom('findings').selectAll().where('asset_id', '=', asset).orderBy('title').execute(),
   );
 
 describe.runIf(process.env.DATABASE_URL)('new findings on PostgreSQL', () => {
@@ -153,7 +138,8 @@ describe.skipIf(process.env.DATABASE_URL)('new findings written with COPY (embed
     const [json, copy] = [await stored(a.asset), await stored(b.asset)];
     expect(copy).toHaveLength(2);
     for (let i = 0; i < 2; i++) {
-      for (const c of COLUMNS) expect(copy[i]![c], c).toEqual(json[i]![c]);
+      expect(content(copy[i]!)).toEqual(content(json[i]!));
+      expect(Object.keys(content(copy[i]!)).length).toBeGreaterThan(25);
       expect(copy[i]!.scan_id).toBe(b.scan);
       expect(copy[i]!.first_scan_id).toBe(b.scan);
       expect(new Date(copy[i]!.first_seen_at).getTime()).toBe(new Date(copy[i]!.last_seen_at).getTime());
