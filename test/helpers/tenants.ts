@@ -12,11 +12,17 @@ export interface TenantCast {
   otherTenant: string;
 }
 
-export async function tenantCast(t: TestApp, label: string): Promise<TenantCast> {
+/** An owner, signed in, with a tenant of their own ("<label> Co"). */
+export async function ownerWithTenant(t: TestApp, label: string): Promise<{ owner: Client; tenant: string }> {
   const owner = new Client(t.app);
   await owner.signUp(uniqueEmail(`${label}-owner`));
   const tenant = await owner.createTenant(`${label} Co`);
   await owner.me();
+  return { owner, tenant };
+}
+
+export async function tenantCast(t: TestApp, label: string): Promise<TenantCast> {
+  const { owner, tenant } = await ownerWithTenant(t, label);
   const member = new Client(t.app);
   const m = await member.signUp(uniqueEmail(`${label}-member`));
   await t.database.db

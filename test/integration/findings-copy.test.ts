@@ -11,8 +11,9 @@ import {
   type BatchedFindingsIngest,
   type NormalizedFindingInput,
 } from '../../src/findings/index.ts';
-import { createTestApp, uniqueEmail, type TestApp } from '../helpers/app.ts';
-import { Client } from '../helpers/client.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import type { Client } from '../helpers/client.ts';
+import { ownerWithTenant } from '../helpers/tenants.ts';
 
 const RUN = Math.random().toString(36).slice(2, 8);
 let t: TestApp;
@@ -25,10 +26,7 @@ const copies: { ok: number; failed: number } = { ok: 0, failed: 0 };
 beforeAll(async () => {
   // A management peer, so that critical findings are announced through the outbox.
   t = await createTestApp({ env: { SVC_MANAGEMENT_PEER: `mgmt-${RUN}` } });
-  owner = new Client(t.app);
-  await owner.signUp(uniqueEmail('copy-owner'));
-  tenant = await owner.createTenant('Copy Co');
-  await owner.me();
+  ({ owner, tenant } = await ownerWithTenant(t, 'Copy'));
   const deps = { db: t.database.db, reporter: t.app.services.reporter, clock: { now: () => new Date() } };
   viaJson = createBatchedFindingsIngest(deps);
   const blob = t.database.blobStatement;

@@ -11,8 +11,9 @@ import {
   type BatchedFindingsIngest,
   type NormalizedFindingInput,
 } from '../../src/findings/index.ts';
-import { createTestApp, uniqueEmail, type TestApp } from '../helpers/app.ts';
-import { Client } from '../helpers/client.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import type { Client } from '../helpers/client.ts';
+import { ownerWithTenant } from '../helpers/tenants.ts';
 
 const RUN = Math.random().toString(36).slice(2, 8);
 
@@ -23,10 +24,7 @@ let batched: BatchedFindingsIngest;
 
 beforeAll(async () => {
   t = await createTestApp({ env: { SVC_MANAGEMENT_PEER: `mgmt-${RUN}` } });
-  owner = new Client(t.app);
-  await owner.signUp(uniqueEmail('batched-owner'));
-  tenant = await owner.createTenant('Batched Co');
-  await owner.me();
+  ({ owner, tenant } = await ownerWithTenant(t, 'Batched'));
   batched = createBatchedFindingsIngest({
     db: t.database.db,
     reporter: t.app.services.reporter,
