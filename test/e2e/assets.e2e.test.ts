@@ -276,6 +276,9 @@ describeBrowser('assets in the browser', () => {
     await staff.getByLabel('Tenant name', { exact: true }).fill(uniqueTenantName('Local Lab'));
     await staff.getByRole('button', { name: 'Create tenant' }).click();
     await expect.poll(() => staff.url()).toMatch(/\/home$/);
+    // The URL reads /home from the sign-in on, before the tenant exists; loading another page then
+    // would abort its creation. The empty tenant's home page shows once it is the active one.
+    await staff.getByText('Start by adding an asset').waitFor();
     await staff.goto('/assets');
     await addAsset(staff, { kind: 'Host', target: '127.0.0.1' });
     await staff.getByRole('heading', { level: 1, name: '127.0.0.1' }).waitFor();
