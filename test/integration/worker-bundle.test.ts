@@ -88,23 +88,33 @@ describe('rampart-worker launcher in a checkout', () => {
     const openInProcess = async () =>
       (await scanPorts({ host: '127.0.0.1', ports: range, identify: false })).open.map((p) => p.port);
     // Other processes on this machine open and close ports too: what was open both before and
-    // after the CLI's scan must be in its answer, and nothing that was open in neither.
-    const before = await openInProcess();
-    const { stdout } = await worker(
-      'scan',
-      'port',
-      '--target',
-      '127.0.0.1',
-      '--ports',
-      `${from}-${to}`,
-      '--no-identify',
-      '--format',
-      'json',
+    // after the CLI's scan must be in its answer, and nothing that was open in neither. A port
+    // another test held only while the CLI scanned is open in neither, so a scan that reports
+    // such a port is repeated (up to three times): a port the CLI invents would be reported in
+    // every attempt, another process's short-lived one not again.
+    const unexplained: number[][] = [];
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const before = await openInProcess();
+      const { stdout } = await worker(
+        'scan',
+        'port',
+        '--target',
+        '127.0.0.1',
+        '--ports',
+        `${from}-${to}`,
+        '--no-identify',
+        '--format',
+        'json',
+      );
+      const after = await openInProcess();
+      const cli = (JSON.parse(stdout) as { openPorts: { port: number }[] }).openPorts.map((p) => p.port);
+      expect(cli).toEqual(expect.arrayContaining(held));
+      expect(cli).toEqual(expect.arrayContaining(before.filter((p) => after.includes(p))));
+      unexplained.push(cli.filter((p) => !before.includes(p) && !after.includes(p)));
+      if (unexplained.at(-1)!.length === 0) break;
+    }
+    expect(unexplained.at(-1), `open in neither in-process scan, per attempt: ${JSON.stringify(unexplained)}`).toEqual(
+      [],
     );
-    const after = await openInProcess();
-    const cli = (JSON.parse(stdout) as { openPorts: { port: number }[] }).openPorts.map((p) => p.port);
-    expect(cli).toEqual(expect.arrayContaining(held));
-    expect(cli).toEqual(expect.arrayContaining(before.filter((p) => after.includes(p))));
-    expect(cli.filter((p) => !before.includes(p) && !after.includes(p))).toEqual([]);
   }, 120_000);
 });
