@@ -79,7 +79,7 @@ export async function openIngestBench(
   const { openDatabase } = await import('../src/db/client.ts');
   const { migrate } = await import('../src/db/migrate.ts');
   const { withService } = await import('../src/db/tenant.ts');
-  const { createBatchedFindingsIngest } = await import('../src/findings/index.ts');
+  const { bulkWritesOf, createBatchedFindingsIngest } = await import('../src/findings/index.ts');
   const { createBuiltinStore } = await import('../src/storage/index.ts');
   const { createIngestionService } = await import('../src/workers/ingestion-service.ts');
 
@@ -145,7 +145,7 @@ export async function openIngestBench(
         db,
         reporter,
         clock,
-        ...(database.blobStatement ? { blobStatement: database.blobStatement } : {}),
+        ...bulkWritesOf(database),
       }),
       clock,
       log: { warn: () => undefined, error: (e: unknown, m?: string) => console.error(m, e), info: () => undefined },

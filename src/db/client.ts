@@ -14,6 +14,7 @@ import pg from 'pg';
 import type { PGlite as PGliteInstance } from '@electric-sql/pglite';
 import { PGLITE_SHARED_BUFFERS_DEFAULT } from '../lib/config.ts';
 import { copyBinary, CopyStream, type CopyColumn, type CopyValue } from './copy-binary.ts';
+import { copyFromStdin, enableCopyFromStdin } from './pg-copy.ts';
 import { ThreadedPGlite } from './pglite-thread.ts';
 import type { DB } from './schema.ts';
 import { registerServiceDb } from './tenant.ts';
@@ -43,6 +44,12 @@ export interface Database {
    * connection is held by that transaction, so no other caller's statement interleaves).
    */
   readonly blobStatement?: (statement: string, data: Uint8Array) => Promise<void>;
+  /**
+   * PostgreSQL only: runs `statement` (COPY … FROM STDIN) with `data` in COPY's format on the
+   * connection of `q` (a transaction of this database or of its service role; pg-copy.ts).
+   * Returns the rows copied.
+   */
+  readonly copyIn?: (q: Kysely<DB>, statement: string, data: Uint8Array) => Promise<number>;
   close(): Promise<void>;
 }
 
@@ -161,10 +168,12 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     // Service work (mesh, records, staff reads) gets its own smaller pool whose connections are
     // rampart_service for their whole life: see registerServiceDb in tenant.ts.
     const servicePool = new pg.Pool({ connectionString: opts.databaseUrl, max: Math.max(2, Math.ceil(max / 2)) });
-    for (const p of [pool, servicePool])
+    for (const p of [pool, servicePool]) {
       p.on('error', () => {
         /* idle client errors surface on the next query; never crash the process */
       });
+      p.on('connect', (client) => enableCopyFromStdin(client));
+    }
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const serviceDb = new Kysely<DB>({
       dialect: new PostgresDialect({
@@ -180,6 +189,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
     return {
       db,
       kind: 'postgres',
+      copyIn: copyFromStdin,
       close: async () => {
         await Promise.all([db.destroy(), serviceDb.destroy()]);
       },

@@ -22,7 +22,7 @@ import {
   type Scanner,
   type Severity,
 } from './findings-schemas.ts';
-import { encodeFindingRows, type CopyFindingRow } from './findings-copy.ts';
+import { COPY_COLUMNS, encodeFindingRows, type CopyFindingRow } from './findings-copy.ts';
 import { checkClassOf, coverageCondition, SHARED_TOOLS_ONLY, type ClosingCoverage } from './findings-coverage.ts';
 import { resolveScope, scopeCondition, scopeKey, scopeOfScan } from './findings-scope.ts';
 import { findingFingerprint, normaliseLocation } from './fingerprint.ts';
@@ -168,6 +168,7 @@ const content = (p: Prepared) => ({
 export const CONTENT_RECORD = `rule_id text, tool text, check_class text, title text, description text, severity text, cvss_score numeric, cvss_vector text, cwe_ids integer[], cve_ids text[],
   location jsonb, location_text text, search_text text, port integer, path text, evidence jsonb, remediation text, reference_urls text[], fingerprint text`;
 const CONTENT_COLUMNS = sql.raw(CONTENT_RECORD);
+const COPY_COLUMN_LIST = sql.raw(COPY_COLUMNS.join(', '));
 
 // ---- the session ----------------------------------------------------------------------------
 //
@@ -212,6 +213,15 @@ export interface BatchIngestSession {
  */
 export type BlobStatement = (statement: string, data: Uint8Array) => Promise<void>;
 
+/** Runs COPY … FROM STDIN with `data` on the connection of `q` (PostgreSQL: Database.copyIn). */
+export type CopyIn = (q: Kysely<DB>, statement: string, data: Uint8Array) => Promise<number>;
+
+/** A database's bulk paths for new findings (Database.blobStatement, Database.copyIn), as the ingest takes them. */
+export const bulkWritesOf = (d: { blobStatement?: BlobStatement | undefined; copyIn?: CopyIn | undefined }) => ({
+  ...(d.blobStatement ? { blobStatement: d.blobStatement } : {}),
+  ...(d.copyIn ? { copyIn: d.copyIn } : {}),
+});
+
 const isUniqueViolation = (e: unknown) => (e as { code?: unknown } | null)?.code === '23505';
 
 export function createBatchedFindingsIngest(deps: {
@@ -220,8 +230,10 @@ export function createBatchedFindingsIngest(deps: {
   clock: Clock;
   /** Present on the embedded database: new findings are written with one COPY per batch. */
   blobStatement?: BlobStatement;
+  /** Present on PostgreSQL: new findings are copied into a temporary table, then inserted from it. */
+  copyIn?: CopyIn;
 }) {
-  const { db, reporter, clock, blobStatement } = deps;
+  const { db, reporter, clock, blobStatement, copyIn } = deps;
 
   async function begin(
     scanId: string,
@@ -339,9 +351,9 @@ export function createBatchedFindingsIngest(deps: {
         const critical: { id: string; p: Prepared }[] = [];
 
         let fresh = prepared.filter((p) => !existing.has(p.fingerprint));
-        if (fresh.length && copy) {
-          // Ids are made here: COPY returns nothing. No 'created' events, as below.
-          const rows: CopyFindingRow[] = fresh.map((p) => ({
+        // Rows as COPY reads them. Ids are made here: COPY returns nothing.
+        const copyRows = (): CopyFindingRow[] =>
+          fresh.map((p) => ({
             ...content(p),
             id: randomUUID(),
             tenant_id: scan.tenant_id,
@@ -355,19 +367,40 @@ export function createBatchedFindingsIngest(deps: {
             last_seen_at: now,
             sla_due_at: slaDueAt(now, p.f.severity, sla),
           }));
+        if (fresh.length && copy) {
+          // No 'created' events, as below.
+          const rows = copyRows();
           await copy('select copy_findings_from_blob()', encodeFindingRows(rows));
           rows.forEach((r, i) => {
             if (r.severity === 'critical') critical.push({ id: r.id as string, p: fresh[i]! });
           });
         } else if (fresh.length) {
-          const json = JSON.stringify(
-            fresh.map((p) => ({ ...content(p), sla_due_at: slaDueAt(now, p.f.severity, sla)?.toISOString() ?? null })),
-          );
-          // json (not jsonb) to recordset: the document is read once, lazily, instead of being built
-          // into a jsonb tree first (a third faster on PGlite). No 'created' events: the history
-          // derives them from the row (decision 27; writing them was a sixth of a large import).
-          const { rows } = await sql<{ id: string; fingerprint: string; critical: boolean }>`
-            with ins as (
+          let inserted: { id: string; fingerprint: string; critical: boolean }[];
+          if (copyIn) {
+            // PostgreSQL: the rows go into a temporary table by COPY (COPY FROM refuses a table with
+            // row-level security) and from there into findings by the same insert as below.
+            await sql`create temp table if not exists finding_rows on commit delete rows as
+              select ${COPY_COLUMN_LIST} from findings with no data`.execute(tx);
+            await copyIn(
+              tx,
+              `copy pg_temp.finding_rows (${COPY_COLUMNS.join(', ')}) from stdin`,
+              encodeFindingRows(copyRows()),
+            );
+            ({ rows: inserted } = await sql<{ id: string; fingerprint: string; critical: boolean }>`
+              insert into findings (${COPY_COLUMN_LIST}) select ${COPY_COLUMN_LIST} from pg_temp.finding_rows
+              on conflict (tenant_id, fingerprint) do nothing
+              returning id, fingerprint, severity = 'critical' as critical`.execute(tx));
+          } else {
+            const json = JSON.stringify(
+              fresh.map((p) => ({
+                ...content(p),
+                sla_due_at: slaDueAt(now, p.f.severity, sla)?.toISOString() ?? null,
+              })),
+            );
+            // json (not jsonb) to recordset: the document is read once, lazily, instead of being built
+            // into a jsonb tree first (a third faster on PGlite). No 'created' events: the history
+            // derives them from the row (decision 27; writing them was a sixth of a large import).
+            ({ rows: inserted } = await sql<{ id: string; fingerprint: string; critical: boolean }>`
               insert into findings (tenant_id, asset_id, scan_id, first_scan_id, scanner, scope_key, status, first_seen_at, last_seen_at,
                 rule_id, title, description, severity, cvss_score, cvss_vector, cwe_ids, cve_ids, location, location_text, search_text, port, path,
                 evidence, remediation, reference_urls, fingerprint, tool, check_class, sla_due_at)
@@ -379,15 +412,14 @@ export function createBatchedFindingsIngest(deps: {
               -- across batches), or the finding was known and not looked up first: the existing
               -- row wins, and ours is folded into it below as a known one.
               on conflict (tenant_id, fingerprint) do nothing
-              returning id, fingerprint, severity
-            )
-            select id, fingerprint, severity = 'critical' as critical from ins`.execute(tx);
-          const inserted = new Set<string>();
-          for (const r of rows) {
-            inserted.add(r.fingerprint);
+              returning id, fingerprint, severity = 'critical' as critical`.execute(tx));
+          }
+          const written = new Set<string>();
+          for (const r of inserted) {
+            written.add(r.fingerprint);
             if (r.critical) critical.push({ id: r.id, p: byFingerprint.get(r.fingerprint)! });
           }
-          const lost = fresh.filter((p) => !inserted.has(p.fingerprint));
+          const lost = fresh.filter((p) => !written.has(p.fingerprint));
           if (lost.length) {
             for (const r of await findingsByFingerprint(
               tx,
@@ -395,7 +427,7 @@ export function createBatchedFindingsIngest(deps: {
               lost.map((p) => p.fingerprint),
             ))
               existing.set(r.fingerprint, r);
-            fresh = fresh.filter((p) => inserted.has(p.fingerprint));
+            fresh = fresh.filter((p) => written.has(p.fingerprint));
           }
         }
 

@@ -1,6 +1,7 @@
 export { createFindingsService, type FindingsService } from './findings-service.ts';
 export { registerFindingRoutes } from './findings-routes.ts';
 export {
+  bulkWritesOf,
   createBatchedFindingsIngest,
   MAX_CRITICAL_REPORTS_PER_INGEST,
   DEFAULT_SLA_DAYS,

@@ -75,6 +75,7 @@ import {
   type TemplatesService,
 } from '../templates/index.ts';
 import {
+  bulkWritesOf,
   createBatchedFindingsIngest,
   createFindingsService,
   registerFindingRoutes,
@@ -516,7 +517,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     db: database.db,
     reporter: mesh.reporter,
     clock,
-    ...(database.blobStatement ? { blobStatement: database.blobStatement } : {}),
+    ...bulkWritesOf(database),
   });
   const compliance = createComplianceService({
     db: database.db,

@@ -3,7 +3,7 @@
 // through the ingestion runner (nmap, nuclei, SARIF of two tools, Trivy vulnerabilities then
 // licenses) and Rampart's own scan reports (port ranges, edge ports, crawled URLs).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBatchedFindingsIngest } from '../../src/findings/index.ts';
+import { bulkWritesOf, createBatchedFindingsIngest } from '../../src/findings/index.ts';
 import { createIngestionService, type IngestionService } from '../../src/workers/ingestion-service.ts';
 import {
   gitleaksSarif,
@@ -34,7 +34,7 @@ beforeAll(async () => {
       reporter: t.app.services.reporter,
       clock: { now: () => new Date() },
       // As the server: the embedded database writes new findings with COPY.
-      ...(t.database.blobStatement ? { blobStatement: t.database.blobStatement } : {}),
+      ...bulkWritesOf(t.database),
     }),
     clock: { now: () => new Date() },
     log: { warn: () => undefined, error: () => undefined, info: () => undefined },

@@ -1,12 +1,15 @@
-// The embedded database writes a batch's new findings with one COPY (copy_findings_from_blob):
-// what it stores must be exactly what the JSON insert stores, whatever the text holds (tabs, line
-// breaks, backslashes, quotes in array elements, non-ASCII, NUL), and a batch whose COPY meets a
-// fingerprint already written falls back to the insert, which folds it. PostgreSQL has no
-// /dev/blob device and always uses the insert, so these run on the embedded database only.
+// A batch's new findings are written with COPY: on the embedded database straight into findings
+// (copy_findings_from_blob), on PostgreSQL into a temporary table by COPY FROM STDIN and from there
+// by an insert. What either stores must be exactly what the JSON insert stores, whatever the text
+// holds (tabs, line breaks, backslashes, quotes in array elements, non-ASCII, NUL), and a batch
+// whose rows meet a fingerprint already written folds it (on the embedded database the COPY fails
+// and the batch is written again by the insert).
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withService, withTenant } from '../../src/db/tenant.ts';
 import { COPY_COLUMNS, encodeFindingRows } from '../../src/findings/findings-copy.ts';
 import {
+  bulkWritesOf,
   createBatchedFindingsIngest,
   type BatchedFindingsIngest,
   type NormalizedFindingInput,
@@ -29,22 +32,24 @@ beforeAll(async () => {
   ({ owner, tenant } = await ownerWithTenant(t, 'Copy'));
   const deps = { db: t.database.db, reporter: t.app.services.reporter, clock: { now: () => new Date() } };
   viaJson = createBatchedFindingsIngest(deps);
-  const blob = t.database.blobStatement;
+  // The database's own bulk path, counting its calls and failures.
+  const counted =
+    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      try {
+        const r = await f(...a);
+        copies.ok += 1;
+        return r;
+      } catch (e) {
+        copies.failed += 1;
+        throw e;
+      }
+    };
+  const { blobStatement, copyIn } = bulkWritesOf(t.database);
   viaCopy = createBatchedFindingsIngest({
     ...deps,
-    ...(blob
-      ? {
-          blobStatement: async (statement: string, data: Uint8Array) => {
-            try {
-              await blob(statement, data);
-              copies.ok += 1;
-            } catch (e) {
-              copies.failed += 1;
-              throw e;
-            }
-          },
-        }
-      : {}),
+    ...(blobStatement ? { blobStatement: counted(blobStatement) } : {}),
+    ...(copyIn ? { copyIn: counted(copyIn) } : {}),
   });
 });
 afterAll(() => t.close());
@@ -111,15 +116,20 @@ const stored = (asset: string) =>
     tx.selectFrom('findings').selectAll().where('asset_id', '=', asset).orderBy('title').execute(),
   );
 
-describe.runIf(process.env.DATABASE_URL)('new findings on PostgreSQL', () => {
-  it('are written by the insert: the server has no /dev/blob device', () => {
-    expect(t.database.blobStatement).toBeUndefined();
+describe('new findings written with COPY', () => {
+  it("uses the database's own path: /dev/blob on the embedded database, COPY FROM STDIN on PostgreSQL", () => {
+    if (process.env.DATABASE_URL) {
+      expect(t.database.blobStatement).toBeUndefined();
+      expect(t.database.copyIn).toBeDefined();
+    } else {
+      expect(t.database.blobStatement).toBeDefined();
+      expect(t.database.copyIn).toBeUndefined();
+    }
   });
-});
 
-describe.skipIf(process.env.DATABASE_URL)('new findings written with COPY (embedded database)', () => {
   it('stores exactly what the JSON insert stores, for every column and hostile text', async () => {
-    expect(t.database.blobStatement).toBeDefined();
+    copies.ok = 0;
+    copies.failed = 0;
     const a = await assetWithScan();
     const b = await assetWithScan();
     // The same host in both, so that the location and search text are the same too.
@@ -159,7 +169,7 @@ describe.skipIf(process.env.DATABASE_URL)('new findings written with COPY (embed
     expect(announced).toContain(json.find((r) => r.severity === 'critical')!.id);
   });
 
-  it('falls back to the insert when the COPY meets a fingerprint already written, and folds it', async () => {
+  it('folds a row whose fingerprint is already written (the embedded database through the insert)', async () => {
     const { asset, scan } = await assetWithScan();
     const f = (title: string, severity: NormalizedFindingInput['severity']): NormalizedFindingInput => ({
       ruleId: title,
@@ -172,9 +182,11 @@ describe.skipIf(process.env.DATABASE_URL)('new findings written with COPY (embed
     const s = await viaCopy.begin(scan);
     await s.batch([f('a', 'low')]);
     // All new so far: the next batch is written without looking its fingerprints up first, so
-    // its COPY meets 'a' and fails; the insert writes 'b' and folds 'a' into the known row.
+    // its rows meet 'a'. On the embedded database the COPY fails and the insert writes 'b' and
+    // folds 'a' into the known row; on PostgreSQL the insert from the copied rows skips 'a',
+    // which is folded the same way.
     await s.batch([f('a', 'high'), f('b', 'medium')]);
-    expect(copies).toEqual({ ok: 1, failed: 1 });
+    expect(copies).toEqual(process.env.DATABASE_URL ? { ok: 2, failed: 0 } : { ok: 1, failed: 1 });
     expect(await s.finish()).toMatchObject({ received: 3, distinct: 2, created: 2 });
     const rows = await stored(asset);
     expect(rows.map((r) => [r.title, r.severity])).toEqual([
@@ -188,5 +200,60 @@ describe.skipIf(process.env.DATABASE_URL)('new findings written with COPY (embed
     const row = Object.fromEntries(COPY_COLUMNS.map((k) => [k, 'x']));
     expect(encodeFindingRows([row as never])).toHaveLength(COPY_COLUMNS.length * 2);
     expect(() => encodeFindingRows([{ ...row, cvss_score: Number.NaN } as never])).toThrow(/finite/);
+  });
+});
+
+describe.runIf(process.env.DATABASE_URL)('COPY FROM STDIN on PostgreSQL (Database.copyIn)', () => {
+  const probe = sql`create temp table if not exists copy_probe (n integer, s text) on commit delete rows`;
+
+  it("copies on the transaction's own connection, as part of that transaction", async () => {
+    const copyIn = t.database.copyIn!;
+    await withService(t.database.db, async (tx) => {
+      await probe.execute(tx);
+      // Escapes and nulls of COPY's text format read back as written.
+      expect(
+        await copyIn(tx, 'copy pg_temp.copy_probe (n, s) from stdin', Buffer.from('1\ta\\tb\\\\c\n2\t\\N\n')),
+      ).toBe(2);
+      const { rows } = await sql<{
+        n: number;
+        s: string | null;
+      }>`select n, s from pg_temp.copy_probe order by n`.execute(tx);
+      expect(rows).toEqual([
+        { n: 1, s: 'a\tb\\c' },
+        { n: 2, s: null },
+      ]);
+      // Undone with the transaction's own state: a rolled-back savepoint takes the copied rows with it.
+      await sql`savepoint before_copy`.execute(tx);
+      expect(await copyIn(tx, 'copy pg_temp.copy_probe (n, s) from stdin', Buffer.from('3\tc\n'))).toBe(1);
+      await sql`rollback to savepoint before_copy`.execute(tx);
+      const { rows: after } = await sql<{ n: number }>`select n from pg_temp.copy_probe order by n`.execute(tx);
+      expect(after.map((r) => r.n)).toEqual([1, 2]);
+    });
+  });
+
+  it("fails with the database's error on data COPY cannot read, and the connection serves on", async () => {
+    const copyIn = t.database.copyIn!;
+    const failed = await withService(t.database.db, async (tx) => {
+      await probe.execute(tx);
+      await copyIn(tx, 'copy pg_temp.copy_probe (n, s) from stdin', Buffer.from('not a number\tx\n'));
+    }).catch((e: unknown) => e);
+    expect(failed).toMatchObject({ code: '22P02' });
+    // Every service connection still answers (the failed one among them).
+    for (let i = 0; i < 4; i++) {
+      const { rows } = await withService(t.database.db, (tx) => sql<{ one: number }>`select 1 as one`.execute(tx));
+      expect(rows).toEqual([{ one: 1 }]);
+    }
+  });
+
+  it('sends any other statement with a byte-array parameter as an ordinary query', async () => {
+    const { rows } = await withService(t.database.db, (tx) =>
+      sql<{ b: Buffer; t: string }>`select ${Buffer.from([0, 1, 255])}::bytea as b, 'copy x from stdin' as t`.execute(
+        tx,
+      ),
+    );
+    expect([...rows[0]!.b]).toEqual([0, 1, 255]);
+    await expect(
+      withService(t.database.db, (tx) => t.database.copyIn!(tx, 'select 1', Buffer.from(''))),
+    ).rejects.toThrow(/COPY … FROM STDIN/);
   });
 });

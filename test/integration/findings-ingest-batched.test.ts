@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withService, withTenant } from '../../src/db/tenant.ts';
 import { findingsByFingerprintQuery } from '../../src/findings/findings-ingest.ts';
 import {
+  bulkWritesOf,
   createBatchedFindingsIngest,
   type BatchedFindingsIngest,
   type NormalizedFindingInput,
@@ -30,7 +31,7 @@ beforeAll(async () => {
     reporter: t.app.services.reporter,
     clock: { now: () => new Date() },
     // As the server: the embedded database writes new findings with COPY.
-    ...(t.database.blobStatement ? { blobStatement: t.database.blobStatement } : {}),
+    ...bulkWritesOf(t.database),
   });
 });
 afterAll(() => t.close());

@@ -6,7 +6,7 @@
 // TXT records only); everything else is the real runner, storage and database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withService } from '../../src/db/tenant.ts';
-import { createBatchedFindingsIngest, type BatchedFindingsIngest } from '../../src/findings/index.ts';
+import { bulkWritesOf, createBatchedFindingsIngest, type BatchedFindingsIngest } from '../../src/findings/index.ts';
 import { createIngestionService, type IngestionService } from '../../src/workers/ingestion-service.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { importer } from './imports-fixtures.ts';
@@ -27,7 +27,7 @@ beforeAll(async () => {
     reporter: t.app.services.reporter,
     clock: { now: () => new Date() },
     // As the server: the embedded database writes new findings with COPY.
-    ...(t.database.blobStatement ? { blobStatement: t.database.blobStatement } : {}),
+    ...bulkWritesOf(t.database),
   });
   const findings = batched;
   runner = createIngestionService({
