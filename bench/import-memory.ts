@@ -8,7 +8,15 @@
 // BENCH_DB=pglite measures the embedded database in the same process. BENCH_RESULTS changes the
 // size. Prints JSON: results, report MB, wall seconds, peak and baseline RSS, job status.
 import { Readable } from 'node:stream';
-import { childKind, mb, openIngestBench, runBenchChild, sampleMemory, type BenchDb } from './ingest-setup.ts';
+import {
+  childKind,
+  mb,
+  openIngestBench,
+  runBenchChild,
+  sampleMemory,
+  settleMemory,
+  type BenchDb,
+} from './ingest-setup.ts';
 import { serverNodeFlags } from './lib.ts';
 
 const RESULTS = Number(process.env.BENCH_RESULTS ?? 1_000_000);
@@ -69,6 +77,7 @@ async function child(kind: BenchDb): Promise<void> {
       'big.sarif',
       1024 ** 3,
     );
+    await settleMemory();
     const memory = sampleMemory(50);
     const started = performance.now();
     await bench.drain();

@@ -186,6 +186,27 @@ export async function openIngestBench(
   }
 }
 
+/**
+ * Waits until the process is at rest: a GC, then RSS read every 100 ms until it has not fallen
+ * for a second (at most 5 s). Setting up a fresh embedded database leaves a few hundred MB that
+ * are returned to the system only within about a second of it (seen: 730 MB falling to 285 MB
+ * with a JavaScript heap of 37 MB throughout); a baseline taken before would count them.
+ */
+export async function settleMemory(): Promise<number> {
+  global.gc?.();
+  let low = process.memoryUsage().rss;
+  let still = 0;
+  for (let waited = 0; waited < 5_000 && still < 1_000; waited += 100) {
+    await new Promise((r) => setTimeout(r, 100));
+    const rss = process.memoryUsage().rss;
+    if (rss < low * 0.99) {
+      low = rss;
+      still = 0;
+    } else still += 100;
+  }
+  return low;
+}
+
 /** Samples RSS and heap every `everyMs` until stop(); the baseline is taken after a GC. */
 export function sampleMemory(everyMs: number): { baseline: number; stop(): { peakRss: number; peakHeap: number } } {
   global.gc?.();

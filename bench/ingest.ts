@@ -7,7 +7,8 @@
 // BENCH_PG_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres), or DATABASE_URL when
 // set (its schema is migrated; the data is a new tenant). Targets: ≤ 20 s and peak RSS ≤ 400 MB.
 // Prints JSON: per database wall time (ingest only), the report's size, findings, the rate, peak
-// RSS (sampled every 20 ms while ingesting; baselineRssMB is the process before the ingest, which
+// RSS (sampled every 20 ms while ingesting, from a process at rest: settleMemory waits for what
+// setting up the database leaves to be returned; baselineRssMB is the process before the ingest, which
 // on PGlite is mostly the embedded database itself, ~280 MB; ingestRssMB the difference) and the
 // time to parse the same file without a database (the parser's share). cpuSeconds: CPU time
 // spent during the ingest by each part of the process (main thread, pglite: the embedded
@@ -24,6 +25,7 @@ import {
   runBenchChild,
   sampleCpu,
   sampleMemory,
+  settleMemory,
   type BenchDb,
 } from './ingest-setup.ts';
 import { reportStream } from './nuclei-report.ts';
@@ -51,6 +53,7 @@ async function child(kind: BenchDb): Promise<void> {
     const { ingestionId, size } = await bench.enqueue(key, reportStream(FINDINGS), 'bench.jsonl', 4 * 1024 ** 3);
 
     const backendsBefore = kind === 'postgres' ? await postgresBackendCpu(db) : null;
+    await settleMemory();
     const memory = sampleMemory(20);
     const cpu = sampleCpu(20);
     const started = performance.now();
