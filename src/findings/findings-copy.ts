@@ -1,6 +1,7 @@
-// New findings in PostgreSQL's COPY text format, for the embedded database's bulk path
-// (copy_findings_from_blob, migration 0040): one COPY of a batch instead of an insert that parses
-// the batch as a JSON document first. Text rather than binary: every column type of a finding
+// New findings in PostgreSQL's COPY text format, for the bulk paths of both databases (the
+// embedded database's copy_findings_from_blob, migration 0040; PostgreSQL's COPY FROM STDIN into
+// a temporary table): one COPY of a batch instead of an insert that parses the batch as a JSON
+// document first. Text rather than binary: every column type of a finding
 // (uuid, arrays, jsonb, numeric) reads its ordinary text form, which needs no type-specific
 // encoder here, and the rows' bulk is text and JSON that binary COPY would carry as text anyway.
 //
