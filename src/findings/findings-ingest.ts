@@ -3,8 +3,9 @@
 // role that upserts by fingerprint, reopens what came back, records the history and enqueues
 // finding.critical reports through the outbox in the same transaction (so they exist exactly when
 // the findings do). New findings are written with COPY (findings-copy.ts): on the embedded
-// database straight into findings (blobStatement), on PostgreSQL through a temporary table (copyIn). finish() closes what the result covered and no longer reports
-// (findings-closing.ts) and records the summary; a second ingest of the same scan replays it.
+// database straight into findings (blobStatement), on PostgreSQL through a temporary table
+// (copyIn). finish() closes what the result covered and no longer reports (findings-closing.ts)
+// and records the summary; a second ingest of the same scan replays it.
 // Over 500 lines on purpose: begin → batch → finish is one protocol over the same upsert, reopen and close statements;
 // split, its SQL would be read apart.
 import { randomUUID } from 'node:crypto';
