@@ -169,7 +169,8 @@ const content = (p: Prepared) => ({
 export const CONTENT_RECORD = `rule_id text, tool text, check_class text, title text, description text, severity text, cvss_score numeric, cvss_vector text, cwe_ids integer[], cve_ids text[],
   location jsonb, location_text text, search_text text, port integer, path text, evidence jsonb, remediation text, reference_urls text[], fingerprint text`;
 const CONTENT_COLUMNS = sql.raw(CONTENT_RECORD);
-const COPY_COLUMN_LIST = sql.raw(COPY_COLUMNS.join(', '));
+const COPY_COLUMN_NAMES = COPY_COLUMNS.join(', ');
+const COPY_COLUMN_LIST = sql.raw(COPY_COLUMN_NAMES);
 
 // ---- the session ----------------------------------------------------------------------------
 //
@@ -384,7 +385,7 @@ export function createBatchedFindingsIngest(deps: {
               select ${COPY_COLUMN_LIST} from findings with no data`.execute(tx);
             await copyIn(
               tx,
-              `copy pg_temp.finding_rows (${COPY_COLUMNS.join(', ')}) from stdin`,
+              `copy pg_temp.finding_rows (${COPY_COLUMN_NAMES}) from stdin`,
               encodeFindingRows(copyRows()),
             );
             ({ rows: inserted } = await sql<{ id: string; fingerprint: string; critical: boolean }>`
