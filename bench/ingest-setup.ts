@@ -242,6 +242,7 @@ function cpuOfStat(path: string): number | null {
   }
 }
 const CLOCK_TICKS = 100;
+const MAIN_TID = String(process.pid);
 
 /** Which part of the process a thread is, by the name the kernel shows for it. */
 function threadGroup(comm: string): string {
@@ -275,17 +276,20 @@ export function sampleCpu(everyMs: number): {
     for (const tid of tids) {
       const cpu = cpuOfStat(`/proc/self/task/${tid}/stat`);
       if (cpu === null) continue;
-      // The name is read every time: a new thread is named by itself shortly after it starts,
-      // and until then shows its parent's name.
-      let comm: string;
-      try {
-        comm = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
-      } catch {
-        continue;
-      }
       const known = first.get(tid);
-      if (known) known.group = threadGroup(comm);
-      else first.set(tid, { group: threadGroup(comm), cpu: initial ? cpu : 0 });
+      // A new thread shows its parent's name until it names itself shortly after it starts, so
+      // the name is read again until it differs from the main thread's (the sampling itself
+      // runs on the main thread: reading every name every time cost it half a CPU second).
+      if (!known || (known.group === 'main' && tid !== MAIN_TID)) {
+        let comm: string;
+        try {
+          comm = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+        } catch {
+          continue;
+        }
+        if (known) known.group = threadGroup(comm);
+        else first.set(tid, { group: threadGroup(comm), cpu: initial ? cpu : 0 });
+      }
       last.set(tid, cpu);
     }
   };

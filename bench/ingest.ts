@@ -13,7 +13,7 @@
 // time to parse the same file without a database (the parser's share). cpuSeconds: CPU time
 // spent during the ingest by each part of the process (main thread, pglite: the embedded
 // database's thread, parse: the report's parse thread, v8: garbage collection and compiler
-// threads) and by the PostgreSQL backends serving it (Linux /proc); on a shared machine wall
+// threads) and by the PostgreSQL backends serving it (Linux /proc, read every 100 ms); on a shared machine wall
 // time mostly says how busy the machine was, CPU seconds what the ingest cost.
 // BENCH_FINDINGS (100000), BENCH_DBS (pglite,postgres), BENCH_BATCH (the runner's default),
 // BENCH_WRITERS (concurrent batch writers; as the server: 2 on PostgreSQL, 1 on PGlite).
@@ -55,7 +55,7 @@ async function child(kind: BenchDb): Promise<void> {
     const backendsBefore = kind === 'postgres' ? await postgresBackendCpu(db) : null;
     await settleMemory();
     const memory = sampleMemory(20);
-    const cpu = sampleCpu(20);
+    const cpu = sampleCpu(100);
     const started = performance.now();
     await bench.drain();
     const wallMs = performance.now() - started;
